@@ -1,0 +1,52 @@
+# Userbench: `make run` serves the demo, `make test` runs the whole suite.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+# The first interpreter that is at least 3.12 (Django 6 refuses older ones).
+PYTHON := $(shell for p in python3.13 python3.12 python3; do \
+	if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+	echo $$p; break; fi; done)
+DEMO_ENV := DEBUG=1 USERBENCH_DEMO=1
+
+.PHONY: run test test-sqlite test-postgres test-browser install browser messages clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-test.txt
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "Userbench needs Python 3.12 or newer; none of python3.13, python3.12, python3 is. Install one (e.g. pyenv install 3.13.0) and run make again." >&2; \
+		exit 1; fi
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	@touch $@
+
+run: install
+	@$(DEMO_ENV) $(PY) manage.py migrate --noinput -v 0
+	@$(DEMO_ENV) $(PY) manage.py seed_demo
+	@$(DEMO_ENV) scripts/serve-demo $(PY)
+
+test: test-sqlite test-postgres test-browser
+
+test-sqlite: install
+	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright
+
+# Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it).
+test-postgres: install
+	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
+		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
+		$(PY) -m pytest --ignore=tests/e2e -p no:playwright; \
+	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
+
+test-browser: install browser
+	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e
+
+# Playwright drives Debian's Chromium: browsers cannot be downloaded here.
+browser:
+	@command -v chromium >/dev/null 2>&1 || scripts/apt-install chromium
+
+messages: install
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests
+	$(PY) manage.py compilemessages --ignore=.venv
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

@@ -1,0 +1,10 @@
+"""Test overlay: same settings, fast hashing, immediate task backend optional per test."""
+
+import os
+
+os.environ.setdefault("DEBUG", "true")
+
+from config.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405

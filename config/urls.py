@@ -1,0 +1,33 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotation.api import CampaignListApi
+from config import views
+from config.api import ApiRootApi, MeApi
+from curation.api import DatasetListApi, StudyListApi
+from judging.api import RunListApi
+
+api_patterns = [
+    path("", ApiRootApi.as_view(), name="api-root"),
+    path("me/", MeApi.as_view(), name="api-me"),
+    path("studies/", StudyListApi.as_view(), name="api-studies"),
+    path("datasets/", DatasetListApi.as_view(), name="api-datasets"),
+    path("runs/", RunListApi.as_view(), name="api-runs"),
+    path("campaigns/", CampaignListApi.as_view(), name="api-campaigns"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    path("api/", include(api_patterns)),
+    path("", include("curation.urls")),
+    path("", include("annotation.urls")),
+]

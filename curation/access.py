@@ -1,0 +1,16 @@
+"""Who may see and change studies, submissions and datasets. Views and API both use these."""
+
+from config.roles import Role, has_role, role_permission, role_required
+
+researcher_required = role_required(Role.RESEARCHER)
+reviewer_required = role_required(Role.REVIEWER)
+ResearcherPermission = role_permission(Role.RESEARCHER)
+ReviewerPermission = role_permission(Role.REVIEWER)
+
+
+def can_manage_studies(user) -> bool:
+    return has_role(user, Role.RESEARCHER)
+
+
+def can_review(user) -> bool:
+    return has_role(user, Role.REVIEWER)

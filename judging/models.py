@@ -1,0 +1,161 @@
+"""Endpoints, candidate models and their answers, judge templates, runs and judgments."""
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from curation.models import Dataset, Item, Language
+
+# Only the *name* of an environment variable is stored: keys never reach the database.
+env_var_name = RegexValidator(r"^[A-Z_][A-Z0-9_]*$", _("Name an environment variable, e.g. OPENAI_API_KEY."))
+
+
+class Endpoint(models.Model):
+    """An OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, a gateway)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    base_url = models.URLField(max_length=300)
+    api_key_env = models.CharField(max_length=64, validators=[env_var_name], default="OPENAI_API_KEY")
+    default_model = models.CharField(max_length=128, blank=True)
+    max_in_flight = models.PositiveSmallIntegerField(default=16)
+    requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(max_in_flight__gte=1), name="endpoint_in_flight_positive")]
+
+    def __str__(self):
+        return self.name
+
+
+class CandidateModel(models.Model):
+    """An LLM or service whose answers are evaluated, named as the researcher knows it."""
+
+    name = models.CharField(max_length=128, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Answer(models.Model):
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", _("Imported")
+        GENERATED = "generated", _("Generated")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="answers")
+    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="answers")
+    text = models.TextField()
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.IMPORTED)
+    parameters = models.JSONField(default=dict, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "model"], name="one_answer_per_item_and_model")]
+
+    def __str__(self):
+        return f"{self.model.name} on {self.item_id}"
+
+
+class JudgeMode(models.TextChoices):
+    POINTWISE = "pointwise", _("Pointwise (reference-anchored scores)")
+    PAIRWISE = "pairwise", _("Pairwise (win rate against a reference model)")
+
+
+class JudgeTemplate(models.Model):
+    """A versioned judge prompt. Editing makes a new version; runs keep the one they used."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    mode = models.CharField(max_length=16, choices=JudgeMode.choices)
+    language = models.CharField(max_length=8, choices=Language.choices)
+    text = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="template_version_unique")]
+
+    def __str__(self):
+        return f"{self.name} v{self.version}"
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        CANCELLED = "cancelled", _("Cancelled")
+        FAILED = "failed", _("Failed")
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="judge_runs")
+    mode = models.CharField(max_length=16, choices=JudgeMode.choices)
+    judge_model = models.CharField(max_length=128)
+    endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    candidates = models.ManyToManyField(CandidateModel, related_name="judge_runs")
+    reference_model = models.ForeignKey(
+        CandidateModel, null=True, blank=True, on_delete=models.PROTECT, related_name="reference_in_runs"
+    )
+    both_orders = models.BooleanField(default=False)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(mode="pointwise") | Q(reference_model__isnull=False),
+                name="pairwise_run_has_reference_model",
+            )
+        ]
+
+    def __str__(self):
+        return f"run {self.pk} ({self.mode}, {self.judge_model})"
+
+
+class Judgment(models.Model):
+    """One judge call's outcome. A parse failure keeps its raw text and reason."""
+
+    class Outcome(models.TextChoices):
+        WIN = "win", _("Win")
+        LOSE = "lose", _("Lose")
+        TIE = "tie", _("Tie")
+        ERROR = "error", _("Error")
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
+    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="judgments")
+    # 0: the candidate is shown first (pairwise) or the only order (pointwise); 1: swapped.
+    order = models.PositiveSmallIntegerField(default=0)
+    template = models.ForeignKey(JudgeTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    raw_text = models.TextField(blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    final_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=8, choices=Outcome.choices, blank=True)
+    parse_error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item", "model", "order"], name="one_judgment_per_run_item_model_order"),
+            models.CheckConstraint(
+                condition=Q(final_score__isnull=True) | Q(final_score__gte=1, final_score__lte=10),
+                name="final_score_in_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.run_id}/{self.item_id}/{self.model_id}/{self.order}"
