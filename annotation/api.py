@@ -11,6 +11,9 @@ class CampaignListApi(ListAPIView):
     permission_classes = [ResearcherPermission]
 
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Campaign"
+
         slug = serializers.SlugField()
         title = serializers.CharField()
         dataset = serializers.CharField(source="dataset.name")

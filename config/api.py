@@ -32,6 +32,9 @@ class ApiRootApi(APIView):
 
 class MeApi(APIView):
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Me"
+
         username = serializers.CharField()
         roles = serializers.ListField(child=serializers.ChoiceField(choices=Role.choices))
 

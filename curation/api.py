@@ -9,6 +9,9 @@ class StudyListApi(ListAPIView):
     permission_classes = [ResearcherPermission]
 
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Study"
+
         slug = serializers.SlugField()
         title_en = serializers.CharField()
         title_zh = serializers.CharField()
@@ -30,6 +33,9 @@ class DatasetListApi(ListAPIView):
     permission_classes = [ResearcherPermission]
 
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Dataset"
+
         name = serializers.CharField()
         source = serializers.CharField()
         description = serializers.CharField()

@@ -9,6 +9,9 @@ class RunListApi(ListAPIView):
     permission_classes = [ResearcherPermission]
 
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Run"
+
         id = serializers.IntegerField()
         dataset = serializers.CharField(source="dataset.name")
         mode = serializers.CharField()

@@ -11,7 +11,7 @@ def run_list_with_progress() -> QuerySet[JudgeRun]:
         JudgeRun.objects.select_related("dataset", "reference_model")
         .annotate(
             judgment_count=Count("judgments"),
-            failure_count=Count("judgments", filter=~Q(parse_error="")),
+            failure_count=Count("judgments", filter=~Q(judgments__parse_error="")),
         )
         .order_by("-created_at")
     )

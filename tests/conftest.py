@@ -1,0 +1,29 @@
+import pytest
+
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="res", roles=["researcher"])
+
+
+@pytest.fixture
+def reviewer(db):
+    return UserFactory(username="rev", roles=["reviewer"])
+
+
+@pytest.fixture
+def annotator(db):
+    return UserFactory(username="ann", roles=["annotator"])
+
+
+@pytest.fixture
+def client_as(client):
+    """client_as(user) logs the test client in as that user and returns it."""
+
+    def log_in(user):
+        client.force_login(user)
+        return client
+
+    return log_in

@@ -1,0 +1,138 @@
+"""factory-boy factories for Userbench's models. Tests build exactly what they assert on."""
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from annotation.models import Campaign, ComparisonPair, Vote, Winner
+from curation.models import Case, Dataset, Intent, Item, Study, Submission
+from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ["username"]
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"person{n}")
+    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests")
+
+    @factory.post_generation
+    def roles(self, create, extracted, **kwargs):
+        """UserFactory(roles=["researcher"]) puts the user in those groups."""
+        if create and extracted:
+            self.groups.add(*Group.objects.filter(name__in=extracted))
+        self.save()
+
+
+class StudyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Study
+
+    slug = factory.Sequence(lambda n: f"study-{n}")
+    title_en = "A study"
+    title_zh = "一项研究"
+
+
+class SubmissionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Submission
+
+    study = factory.SubFactory(StudyFactory)
+    status = Submission.Status.SUBMITTED
+
+
+class CaseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Case
+
+    submission = factory.SubFactory(SubmissionFactory)
+    position = factory.Sequence(lambda n: n + 1)
+    service = "ChatGPT"
+    conversation = "Question: What is 2 + 2?\nAnswer: 4."
+    intent = Intent.FACTUAL_QA
+
+
+class DatasetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Dataset
+
+    name = factory.Sequence(lambda n: f"dataset-{n}")
+
+
+class ItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Item
+
+    dataset = factory.SubFactory(DatasetFactory)
+    external_id = factory.Sequence(lambda n: f"q{n:04d}")
+    question = "What is the capital of France?"
+    reference = "Paris."
+    intent = Intent.FACTUAL_QA
+
+
+class CandidateModelFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CandidateModel
+        django_get_or_create = ["name"]
+
+    name = factory.Sequence(lambda n: f"model-{n}")
+
+
+class AnswerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Answer
+
+    item = factory.SubFactory(ItemFactory)
+    model = factory.SubFactory(CandidateModelFactory)
+    text = "An answer."
+
+
+class JudgeRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = JudgeRun
+
+    dataset = factory.SubFactory(DatasetFactory)
+    mode = JudgeMode.POINTWISE
+    judge_model = "judge"
+
+
+class JudgmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Judgment
+
+    run = factory.SubFactory(JudgeRunFactory)
+    item = factory.SubFactory(ItemFactory)
+    model = factory.SubFactory(CandidateModelFactory)
+    final_score = 7
+
+
+class CampaignFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Campaign
+
+    slug = factory.Sequence(lambda n: f"campaign-{n}")
+    title = "A campaign"
+    dataset = factory.SubFactory(DatasetFactory)
+
+
+class ComparisonPairFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ComparisonPair
+
+    campaign = factory.SubFactory(CampaignFactory)
+    item = factory.SubFactory(ItemFactory)
+    model_a = factory.SubFactory(CandidateModelFactory)
+    model_b = factory.SubFactory(CandidateModelFactory)
+
+
+class VoteFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Vote
+
+    item = factory.SubFactory(ItemFactory)
+    model_a = factory.SubFactory(CandidateModelFactory)
+    model_b = factory.SubFactory(CandidateModelFactory)
+    winner = Winner.MODEL_A
+    annotator_label = "outside-annotator"
