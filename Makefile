@@ -44,9 +44,12 @@ test-browser: install browser
 browser:
 	@command -v chromium >/dev/null 2>&1 || scripts/apt-install chromium
 
+# Each app keeps its own catalogue in <app>/locale; the project one covers config/ and templates/.
+APPS := curation judging annotation
 messages: install
-	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests
-	$(PY) manage.py compilemessages --ignore=.venv
+	DEBUG=1 $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench $(addprefix --ignore=,$(APPS))
+	set -e; for app in $(APPS); do (cd $$app && DJANGO_SETTINGS_MODULE=config.settings DEBUG=1 PYTHONPATH=.. ../$(PY) -P -m django makemessages -l zh_Hans); done
+	DEBUG=1 $(PY) manage.py compilemessages --ignore=.venv
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

@@ -53,7 +53,7 @@ def demo_seed() -> bool:
         if created:
             user.set_password(account.password)
             user.save(update_fields=["password"])
-            user.groups.add(Group.objects.get(name=account.role.value))
+            user.groups.add(Group.objects.get_or_create(name=account.role.value)[0])
             loaded = True
     annotator = User.objects.get(username="annotator")
     for campaign in Campaign.objects.filter(slug="demo"):

@@ -1,0 +1,60 @@
+"""Browser tests: Playwright drives Debian's Chromium against pytest-django's live server.
+
+Browsers cannot be downloaded on these machines, so the launch points at the system
+Chromium. Run this folder in its own pytest process (see Makefile `test-browser`).
+"""
+
+import os
+import shutil
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--disable-sync",
+        ],
+    }
+
+
+@pytest.fixture
+def blocked_requests(page, live_server):
+    """Fail loudly if a page asks anything outside the live server (no CDN, no third party)."""
+    outside = []
+
+    def check(route):
+        url = route.request.url
+        if url.startswith(live_server.url) or url.startswith("data:"):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.route("**/*", check)
+    return outside
+
+
+@pytest.fixture
+def log_in(page, live_server):
+    """log_in(username, password) signs in through the real log-in form."""
+
+    def sign_in(username, password):
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.get_by_label("Username").or_(page.get_by_label("用户名")).fill(username)
+        page.get_by_label("Password").or_(page.get_by_label("密码")).fill(password)
+        page.get_by_role("button", name="Log in").or_(page.get_by_role("button", name="登录")).click()
+
+    return sign_in
