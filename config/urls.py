@@ -1,21 +1,19 @@
+"""The project's routes. Each app owns its pages (`<app>/urls.py`) and API (`<app>/api_urls.py`)."""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from annotation.api import CampaignListApi
 from config import views
 from config.api import ApiRootApi, MeApi
-from curation.api import DatasetListApi, StudyListApi
-from judging.api import RunListApi
 
 api_patterns = [
     path("", ApiRootApi.as_view(), name="api-root"),
     path("me/", MeApi.as_view(), name="api-me"),
-    path("studies/", StudyListApi.as_view(), name="api-studies"),
-    path("datasets/", DatasetListApi.as_view(), name="api-datasets"),
-    path("runs/", RunListApi.as_view(), name="api-runs"),
-    path("campaigns/", CampaignListApi.as_view(), name="api-campaigns"),
+    path("", include("curation.api_urls")),
+    path("", include("judging.api_urls")),
+    path("", include("annotation.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
@@ -29,5 +27,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("", include("curation.urls")),
+    path("", include("judging.urls")),
     path("", include("annotation.urls")),
 ]

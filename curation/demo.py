@@ -17,7 +17,8 @@ from annotation.models import Campaign
 from config.roles import Role
 from curation.models import Study
 
-DEMO_FIXTURE = settings.BASE_DIR / "fixtures" / "demo.json"
+# Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
+DEMO_FIXTURES = ["demo.json"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ def demo_seed() -> bool:
         raise ImproperlyConfigured("Demo data is only loaded with USERBENCH_DEMO=1.")
     loaded = False
     if not Study.objects.filter(slug="demo").exists():
-        call_command("loaddata", str(DEMO_FIXTURE), verbosity=0)
+        for fixture in DEMO_FIXTURES:
+            call_command("loaddata", str(settings.BASE_DIR / "fixtures" / fixture), verbosity=0)
         loaded = True
     User = get_user_model()
     for account in DEMO_ACCOUNTS:
