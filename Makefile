@@ -8,7 +8,7 @@ PYTHON := $(shell for p in python3.13 python3.12 python3; do \
 	echo $$p; break; fi; done)
 DEMO_ENV := DEBUG=1 USERBENCH_DEMO=1
 
-.PHONY: run test test-sqlite test-postgres test-browser install browser messages clean
+.PHONY: run test test-sqlite test-postgres test-browser install browser messages bench clean
 
 install: $(VENV)/.installed
 
@@ -50,6 +50,10 @@ messages: install
 	DEBUG=1 $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench $(addprefix --ignore=,$(APPS))
 	set -e; for app in $(APPS); do (cd $$app && DJANGO_SETTINGS_MODULE=config.settings DEBUG=1 PYTHONPATH=.. ../$(PY) -P -m django makemessages -l zh_Hans); done
 	DEBUG=1 $(PY) manage.py compilemessages --ignore=.venv
+
+# Side-by-side measurements (see bench/README.md); not part of `make test`.
+bench: install
+	@set -e; for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script; done
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles

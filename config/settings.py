@@ -163,6 +163,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # `?format=csv|jsonl` belongs to the export endpoints, not to renderer selection.
+    "URL_FORMAT_OVERRIDE": None,
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -200,6 +202,8 @@ LOGGING = {
     "loggers": {
         # httpx logs full request lines; keep it quiet so nothing sensitive leaks.
         "httpx": {"level": "WARNING"},
+        # openai 3.x ships its HTTP client as httpx2, which logs every request line at INFO.
+        "httpx2": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
     },
 }

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from curation.api import DatasetListApi, StudyListApi
+from curation.api import DatasetListApi, ExportApi, StudyListApi
 
 urlpatterns = [
     path("studies/", StudyListApi.as_view(), name="api-studies"),
     path("datasets/", DatasetListApi.as_view(), name="api-datasets"),
+    path("exports/<slug:what>/", ExportApi.as_view(), name="api-export"),
 ]

@@ -5,3 +5,7 @@ from django.utils.translation import gettext_lazy as _
 class CurationConfig(AppConfig):
     name = "curation"
     verbose_name = _("Studies and curation")
+
+    def ready(self):
+        # Register this app's export tables with the one export writer.
+        from curation import exports_dataset  # noqa: F401

@@ -196,6 +196,9 @@ class Item(models.Model):
     language = models.CharField(max_length=8, choices=Language.choices, default=Language.EN)
     country = models.CharField(max_length=64, blank=True)
     source_case = models.ForeignKey(Case, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    # What a public format carries beyond the columns above (AlignBench evidences, the English
+    # source of a ChineseAlpacaEval instruction), kept so an export gives the file back.
+    metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["dataset", "id"]

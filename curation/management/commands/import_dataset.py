@@ -1,0 +1,26 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.importers import DataImportError, dataset_import
+from curation.public_formats import PUBLIC_FORMATS
+
+
+class Command(BaseCommand):
+    help = "Import a public dataset file (URS CSV, AlignBench or ChineseAlpacaEval JSONL) as a frozen dataset version."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", required=True, choices=PUBLIC_FORMATS, dest="fmt")
+        parser.add_argument("--name", required=True, help="name of the new dataset version")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args, file, fmt, name, description, **options):
+        try:
+            with file.open(encoding="utf-8-sig", newline="") as stream:
+                dataset = dataset_import(fmt=fmt, stream=stream, name=name, description=description)
+        except FileNotFoundError:
+            raise CommandError(f"No such file: {file}") from None
+        except DataImportError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"Imported {dataset.items.count()} items into dataset {dataset.name!r}.")
