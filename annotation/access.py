@@ -15,3 +15,28 @@ def can_annotate_in(user, campaign) -> bool:
         and campaign.is_open
         and campaign.annotators.filter(pk=user.pk).exists()
     )
+
+
+def annotator_campaign(user, slug: str):
+    """The open campaign `slug` if this annotator works in it; 404 otherwise, so that
+    campaigns a person is not part of are not even confirmed to exist."""
+    from django.http import Http404
+
+    from annotation.selectors import campaign_get
+
+    campaign = campaign_get(slug=slug)
+    if campaign is None or not can_annotate_in(user, campaign):
+        raise Http404("No such campaign for you.")
+    return campaign
+
+
+def researcher_campaign(slug: str):
+    """The campaign `slug` for a researcher (the role is checked by the view's decorator)."""
+    from django.http import Http404
+
+    from annotation.selectors import campaign_get
+
+    campaign = campaign_get(slug=slug)
+    if campaign is None:
+        raise Http404("No such campaign.")
+    return campaign

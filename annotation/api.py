@@ -1,8 +1,17 @@
-from rest_framework import serializers
-from rest_framework.generics import ListAPIView
+"""The annotation API. Annotators' endpoints carry only assignment tokens and rendered text,
+never a model's name or id; researchers' endpoints may name models."""
 
-from annotation.access import ResearcherPermission
-from annotation.selectors import campaign_list_with_counts
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
+from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
+from annotation.selectors import annotator_progress, assignment_display, campaign_list_with_counts, can_undo
+from annotation.services import CHOICES, AnnotationError, assignment_next, assignment_skip, vote_cast, vote_undo
 
 
 class CampaignListApi(ListAPIView):
@@ -26,3 +35,199 @@ class CampaignListApi(ListAPIView):
 
     def get_queryset(self):
         return campaign_list_with_counts()
+
+
+def _annotator_campaign(request, slug):
+    from django.http import Http404
+
+    try:
+        return annotator_campaign(request.user, slug)
+    except Http404:
+        raise NotFound("No such campaign for you.")
+
+
+class ShownPairSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BlindPair"
+
+    token = serializers.CharField(help_text="Random per assignment; identifies nothing else.")
+    question_html = serializers.CharField()
+    left_html = serializers.CharField(help_text="Answer A, sanitised HTML.")
+    right_html = serializers.CharField(help_text="Answer B, sanitised HTML.")
+    language = serializers.CharField()
+    leased_until = serializers.DateTimeField()
+
+
+class NextPairApi(APIView):
+    """The annotator's current item, leased to them; 204 when nothing is left for them."""
+
+    permission_classes = [AnnotatorPermission]
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "NextPair"
+
+        pair = ShownPairSerializer()
+        voted = serializers.IntegerField()
+        pairs = serializers.IntegerField()
+        can_undo = serializers.BooleanField()
+
+    @extend_schema(responses={200: OutputSerializer, 204: None})
+    def get(self, request, slug):
+        campaign = _annotator_campaign(request, slug)
+        assignment = assignment_next(campaign=campaign, annotator=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        progress = annotator_progress(campaign=campaign, annotator=request.user)
+        data = {
+            "pair": assignment_display(assignment=assignment),
+            **progress,
+            "can_undo": can_undo(campaign=campaign, annotator=request.user),
+        }
+        return Response(self.OutputSerializer(data).data)
+
+
+class VoteApi(APIView):
+    """Vote on the leased item. Sending the same token again stores nothing new (200, not 201)."""
+
+    permission_classes = [AnnotatorPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "VoteInput"
+
+        token = serializers.CharField(max_length=32)
+        choice = serializers.ChoiceField(choices=CHOICES)
+        comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "VoteStored"
+
+        stored = serializers.BooleanField()
+        created = serializers.BooleanField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 200: OutputSerializer})
+    def post(self, request, slug):
+        _annotator_campaign(request, slug)
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            _vote, created = vote_cast(annotator=request.user, **given.validated_data)
+        except AnnotationError as error:
+            raise ValidationError({"detail": str(error)})
+        return Response(
+            {"stored": True, "created": created}, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class SkipApi(APIView):
+    """Give the leased item back; the annotator never sees it again."""
+
+    permission_classes = [AnnotatorPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "SkipInput"
+
+        token = serializers.CharField(max_length=32)
+
+    @extend_schema(request=InputSerializer, responses={204: None})
+    def post(self, request, slug):
+        _annotator_campaign(request, slug)
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            assignment_skip(annotator=request.user, token=given.validated_data["token"])
+        except AnnotationError as error:
+            raise ValidationError({"detail": str(error)})
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class UndoApi(APIView):
+    """Take back the latest vote; its item is leased to the annotator again."""
+
+    permission_classes = [AnnotatorPermission]
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, slug):
+        campaign = _annotator_campaign(request, slug)
+        try:
+            vote_undo(campaign=campaign, annotator=request.user)
+        except AnnotationError as error:
+            raise ValidationError({"detail": str(error)})
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _researcher_campaign(slug):
+    from django.http import Http404
+
+    try:
+        return researcher_campaign(slug)
+    except Http404:
+        raise NotFound("No such campaign.")
+
+
+def _bounded_int(request, name, default, low, high):
+    raw = request.query_params.get(name, default)
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise ValidationError({name: f"Expected a whole number from {low} to {high}."})
+    if not low <= value <= high:
+        raise ValidationError({name: f"Expected a whole number from {low} to {high}."})
+    return value
+
+
+ROUNDS = OpenApiParameter("rounds", int, description="Bootstrap rounds (0-5000, default 1000).")
+SEED = OpenApiParameter("seed", int, description="Bootstrap seed (default 0).")
+
+
+class CampaignBtApi(APIView):
+    """Bradley-Terry scores, bootstrap intervals and ranks from the campaign's votes."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(parameters=[ROUNDS, SEED], responses={200: dict})
+    def get(self, request, slug):
+        campaign = _researcher_campaign(slug)
+        rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
+        seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
+        return Response(bt_report(campaign=campaign, rounds=rounds, seed=seed))
+
+
+class CampaignAlignmentApi(APIView):
+    """BT against the judge, satisfaction against the judge per intent, and agreement."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("run", int, description="Judge run id (default: latest finished pointwise)."), ROUNDS, SEED],
+        responses={200: dict},
+    )
+    def get(self, request, slug):
+        from judging.models import JudgeRun
+
+        campaign = _researcher_campaign(slug)
+        rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
+        seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
+        if "run" in request.query_params:
+            run_id = _bounded_int(request, "run", 0, 1, 2**63 - 1)
+            run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
+            if run is None:
+                raise NotFound("No judge run with this id on the campaign's dataset.")
+        else:
+            run = default_run_for(dataset=campaign.dataset)
+            if run is None:
+                raise NotFound("No finished pointwise judge run on the campaign's dataset.")
+        return Response(alignment_report(dataset=campaign.dataset, campaign=campaign, run=run, rounds=rounds, seed=seed))
+
+
+class CampaignQualityApi(APIView):
+    """Per annotator: votes, gold accuracy, median seconds per item, flagged or not."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, slug):
+        return Response(annotator_quality(campaign=_researcher_campaign(slug)))

@@ -1,7 +1,14 @@
 from django.urls import path
 
-from annotation.api import CampaignListApi
+from annotation import api
 
 urlpatterns = [
-    path("campaigns/", CampaignListApi.as_view(), name="api-campaigns"),
+    path("campaigns/", api.CampaignListApi.as_view(), name="api-campaigns"),
+    path("campaigns/<slug:slug>/bt/", api.CampaignBtApi.as_view(), name="api-campaign-bt"),
+    path("campaigns/<slug:slug>/alignment/", api.CampaignAlignmentApi.as_view(), name="api-campaign-alignment"),
+    path("campaigns/<slug:slug>/quality/", api.CampaignQualityApi.as_view(), name="api-campaign-quality"),
+    path("annotate/<slug:slug>/next/", api.NextPairApi.as_view(), name="api-annotate-next"),
+    path("annotate/<slug:slug>/votes/", api.VoteApi.as_view(), name="api-annotate-vote"),
+    path("annotate/<slug:slug>/skip/", api.SkipApi.as_view(), name="api-annotate-skip"),
+    path("annotate/<slug:slug>/undo/", api.UndoApi.as_view(), name="api-annotate-undo"),
 ]

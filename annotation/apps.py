@@ -5,3 +5,7 @@ from django.utils.translation import gettext_lazy as _
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = _("Annotation")
+
+    def ready(self):
+        # Registers the "votes" table with the shared export writer.
+        from annotation import exports  # noqa: F401

@@ -1,5 +1,7 @@
 """Blind pairwise campaigns, assignments to annotators, and votes."""
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -20,10 +22,27 @@ class Campaign(models.Model):
     lease_seconds = models.PositiveIntegerField(default=600)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="campaigns")
     is_open = models.BooleanField(default=True)
+    # How the pairs were drawn, kept so a campaign can be described and re-created.
+    question_count = models.PositiveIntegerField(default=0)
+    pairs_per_question = models.PositiveSmallIntegerField(default=1)
+    seed = models.BigIntegerField(default=0)
+    # Every `gold_every`-th item an annotator sees is a gold pair (0: no gold pairs).
+    gold_every = models.PositiveSmallIntegerField(default=0)
+    # Annotators whose gold accuracy falls below this are flagged.
+    min_gold_accuracy = models.FloatField(default=0.7)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(votes_per_pair__gte=1), name="campaign_overlap_positive")]
+        constraints = [
+            models.CheckConstraint(condition=Q(votes_per_pair__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(min_gold_accuracy__gte=0, min_gold_accuracy__lte=1), name="campaign_gold_threshold_range"
+            ),
+            models.CheckConstraint(condition=Q(lease_seconds__gte=10), name="campaign_lease_at_least_10s"),
+        ]
 
     def __str__(self):
         return self.slug
@@ -36,16 +55,32 @@ class ComparisonPair(models.Model):
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+")
     model_a = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="+")
     model_b = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="+")
+    # Gold pairs have a known answer; every annotator sees them and they stay out of the statistics.
+    is_gold = models.BooleanField(default=False)
+    gold_winner = models.CharField(max_length=20, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "item", "model_a", "model_b"], name="pair_unique"),
+            models.UniqueConstraint(fields=["campaign", "item", "model_a", "model_b", "is_gold"], name="pair_unique"),
             models.CheckConstraint(condition=~Q(model_a=F("model_b")), name="pair_of_two_models"),
+            models.CheckConstraint(
+                condition=Q(is_gold=False, gold_winner="")
+                | Q(is_gold=True, gold_winner__in=["model_a", "model_b", "tie"]),
+                name="gold_pair_has_winner",
+            ),
         ]
 
 
+def new_assignment_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
 class Assignment(models.Model):
-    """A pair leased to one annotator, with the side each answer is shown on."""
+    """A pair leased to one annotator, with the side each answer is shown on.
+
+    Annotators only ever see `token`, a random string per assignment: neither the
+    pair's id nor anything else that maps to the models reaches their pages.
+    """
 
     class Status(models.TextChoices):
         LEASED = "leased", _("Leased")
@@ -54,13 +89,21 @@ class Assignment(models.Model):
 
     pair = models.ForeignKey(ComparisonPair, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    token = models.CharField(max_length=32, unique=True, default=new_assignment_token)
     model_a_on_left = models.BooleanField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
     leased_until = models.DateTimeField()
+    # Set when the annotator took back their vote; the pair then waits for their new vote,
+    # and no earlier vote can be undone.
+    undone_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pair", "annotator"], name="annotator_sees_pair_once")]
+        indexes = [
+            models.Index(fields=["pair", "status", "leased_until"], name="assignment_slot_idx"),
+            models.Index(fields=["annotator", "status"], name="assignment_annotator_idx"),
+        ]
 
 
 class Winner(models.TextChoices):
@@ -86,13 +129,21 @@ class Vote(models.Model):
     )
     # Imported votes name their annotator as the source file does.
     annotator_label = models.CharField(max_length=100, blank=True)
-    comment = models.TextField(blank=True)
+    comment = models.TextField(blank=True, max_length=2000)
+    # Time from the lease to the vote, for quality checks; null for imported votes.
+    seconds_spent = models.FloatField(null=True, blank=True)
+    # Imported votes: a digest of the source line, so importing a file again adds nothing twice.
+    source_key = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        indexes = [models.Index(fields=["campaign", "annotator"], name="vote_campaign_annotator_idx")]
         constraints = [
             models.CheckConstraint(condition=~Q(model_a=F("model_b")), name="vote_between_two_models"),
             models.CheckConstraint(
                 condition=Q(annotator__isnull=False) | ~Q(annotator_label=""), name="vote_names_its_annotator"
+            ),
+            models.UniqueConstraint(
+                fields=["source_key"], condition=~Q(source_key=""), name="imported_vote_once"
             ),
         ]

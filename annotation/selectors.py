@@ -1,8 +1,10 @@
-"""Reads of campaigns and votes for pages and the API. Nothing here names a model to annotators."""
+"""Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
 from django.db.models import Count, Q, QuerySet
 
-from annotation.models import Campaign
+from annotation.models import Assignment, Campaign, ComparisonPair, Vote
+from annotation.rendering import render_markdown
+from judging.models import Answer
 
 
 def campaign_list_with_counts() -> QuerySet[Campaign]:
@@ -19,9 +21,67 @@ def campaigns_for_annotator(user) -> QuerySet[Campaign]:
     return (
         Campaign.objects.filter(annotators=user, is_open=True)
         .annotate(
-            pair_count=Count("pairs", distinct=True),
+            pair_count=Count("pairs", filter=Q(pairs__is_gold=False), distinct=True),
             my_vote_count=Count("votes", filter=Q(votes__annotator=user), distinct=True),
         )
         .only("slug", "title")
         .order_by("title")
+    )
+
+
+def campaign_get(*, slug: str) -> Campaign | None:
+    """The campaign with this slug, or None."""
+    return Campaign.objects.select_related("dataset").filter(slug=slug).first()
+
+
+def annotator_progress(*, campaign: Campaign, annotator) -> dict:
+    """How many items this annotator has voted on, and how many pairs the campaign has (one query)."""
+    counts = ComparisonPair.objects.filter(campaign=campaign, is_gold=False).aggregate(
+        pairs=Count("pk", distinct=True),
+        mine=Count(
+            "assignments",
+            filter=Q(assignments__annotator=annotator, assignments__status=Assignment.Status.VOTED),
+            distinct=True,
+        ),
+    )
+    gold_done = Vote.objects.filter(campaign=campaign, annotator=annotator, assignment__pair__is_gold=True).count()
+    return {"voted": counts["mine"] + gold_done, "pairs": counts["pairs"]}
+
+
+def assignment_display(*, assignment: Assignment) -> dict:
+    """What an annotator sees of an assignment: the question and the two answers by screen side.
+
+    Only the random assignment token identifies it; the model names, model ids and
+    pair id stay on the server. The reference answer is never included.
+    """
+    pair = assignment.pair
+    answers = dict(
+        Answer.objects.filter(item_id=pair.item_id, model_id__in=[pair.model_a_id, pair.model_b_id]).values_list(
+            "model_id", "text"
+        )
+    )
+    text_a, text_b = answers.get(pair.model_a_id, ""), answers.get(pair.model_b_id, "")
+    left, right = (text_a, text_b) if assignment.model_a_on_left else (text_b, text_a)
+    return {
+        "token": assignment.token,
+        "question_html": render_markdown(pair.item.question),
+        "left_html": render_markdown(left),
+        "right_html": render_markdown(right),
+        "language": pair.item.language,
+        "leased_until": assignment.leased_until,
+    }
+
+
+def assignment_for_display(*, assignment_pk: int) -> Assignment:
+    """The assignment with its pair and question loaded in one query."""
+    return Assignment.objects.select_related("pair__item").get(pk=assignment_pk)
+
+
+def can_undo(*, campaign: Campaign, annotator) -> bool:
+    """Whether the annotator has a vote they may still take back."""
+    return (
+        Vote.objects.filter(campaign=campaign, annotator=annotator, assignment__isnull=False).exists()
+        and not Assignment.objects.filter(
+            pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED, undone_at__isnull=False
+        ).exists()
     )

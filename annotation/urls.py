@@ -5,4 +5,9 @@ from annotation import views
 app_name = "annotation"
 urlpatterns = [
     path("annotate/", views.annotate_index, name="index"),
+    path("annotate/<slug:slug>/", views.annotate, name="annotate"),
+    path("annotate/<slug:slug>/vote/", views.vote, name="vote"),
+    path("annotate/<slug:slug>/skip/", views.skip, name="skip"),
+    path("annotate/<slug:slug>/undo/", views.undo, name="undo"),
+    path("campaigns/<slug:slug>/", views.results, name="results"),
 ]

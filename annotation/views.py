@@ -1,10 +1,127 @@
-from django.shortcuts import render
+"""Annotators' blind pages and the researcher's results page. Thin: parse, call, render."""
 
-from annotation.access import annotator_required
-from annotation.selectors import campaigns_for_annotator
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation import plots
+from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
+from annotation.selectors import (
+    annotator_progress,
+    assignment_display,
+    campaigns_for_annotator,
+    can_undo,
+)
+from annotation.services import AnnotationError, assignment_next, assignment_skip, vote_cast, vote_undo
 
 
 @annotator_required
 def annotate_index(request):
     """The campaigns this annotator works in, with their own progress."""
     return render(request, "annotation/index.html", {"campaigns": campaigns_for_annotator(request.user)})
+
+
+@annotator_required
+def annotate(request, slug):
+    """The next blind pair: question, answers A and B, the four choices, skip and undo."""
+    campaign = annotator_campaign(request.user, slug)
+    assignment = assignment_next(campaign=campaign, annotator=request.user)
+    instructions = campaign.instructions_zh if get_language().startswith("zh") else campaign.instructions_en
+    context = {
+        "campaign": campaign,
+        "instructions": instructions or campaign.instructions_en,
+        "progress": annotator_progress(campaign=campaign, annotator=request.user),
+        "can_undo": can_undo(campaign=campaign, annotator=request.user),
+        "shown": assignment_display(assignment=assignment) if assignment else None,
+    }
+    return render(request, "annotation/annotate.html", context)
+
+
+@require_POST
+@annotator_required
+def vote(request, slug):
+    campaign = annotator_campaign(request.user, slug)
+    try:
+        vote_cast(
+            token=request.POST.get("token", ""),
+            annotator=request.user,
+            choice=request.POST.get("choice", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except AnnotationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, _("Vote saved."))
+    return redirect("annotation:annotate", slug=campaign.slug)
+
+
+@require_POST
+@annotator_required
+def skip(request, slug):
+    campaign = annotator_campaign(request.user, slug)
+    try:
+        assignment_skip(token=request.POST.get("token", ""), annotator=request.user)
+    except AnnotationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(request, _("Skipped. You will not see this item again."))
+    return redirect("annotation:annotate", slug=campaign.slug)
+
+
+@require_POST
+@annotator_required
+def undo(request, slug):
+    campaign = annotator_campaign(request.user, slug)
+    try:
+        vote_undo(campaign=campaign, annotator=request.user)
+    except AnnotationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(request, _("Your last vote was taken back. Vote on it again."))
+    return redirect("annotation:annotate", slug=campaign.slug)
+
+
+def _int_param(request, name, default, low, high):
+    try:
+        return min(high, max(low, int(request.GET.get(name, default))))
+    except (TypeError, ValueError):
+        return default
+
+
+@researcher_required
+def results(request, slug):
+    """Bradley-Terry with intervals, judge alignment plots, agreement and annotator quality."""
+    from judging.models import JudgeRun
+
+    campaign = researcher_campaign(slug)
+    rounds = _int_param(request, "rounds", 1000, 0, 5000)
+    run_id = request.GET.get("run")
+    run = None
+    if run_id and run_id.isdigit():
+        run = JudgeRun.objects.filter(pk=int(run_id), dataset=campaign.dataset).first()
+    run = run or default_run_for(dataset=campaign.dataset)
+    if run is not None:
+        report = alignment_report(dataset=campaign.dataset, campaign=campaign, run=run, rounds=rounds)
+        bt = report["bt"]
+    else:
+        report = None
+        bt = bt_report(campaign=campaign, rounds=rounds)
+    context = {
+        "campaign": campaign,
+        "run": run,
+        "bt": bt,
+        "report": report,
+        "quality": annotator_quality(campaign=campaign),
+        "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
+    }
+    if report:
+        context["bt_judge_plot"] = plots.scatter(
+            [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]
+        )
+        context["satisfaction_plot"] = plots.scatter(
+            [(p["intent"], p["judge"], p["satisfaction"]) for p in report["satisfaction_vs_judge"]["points"]]
+        )
+    return render(request, "annotation/results.html", context)

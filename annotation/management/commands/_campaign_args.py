@@ -1,0 +1,22 @@
+"""Arguments shared by the `bt` and `alignment` commands."""
+
+from django.core.management.base import CommandError
+
+
+def resolve(dataset_name: str, campaign_slug: str | None):
+    from annotation.models import Campaign
+    from curation.models import Dataset
+
+    dataset = Dataset.objects.filter(name=dataset_name).first()
+    if dataset is None:
+        raise CommandError(f"No dataset named {dataset_name!r}.")
+    campaign = None
+    if campaign_slug:
+        campaign = Campaign.objects.filter(slug=campaign_slug, dataset=dataset).first()
+        if campaign is None:
+            raise CommandError(f"No campaign {campaign_slug!r} on dataset {dataset_name!r}.")
+    return dataset, campaign
+
+
+def fmt(value, digits=3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"

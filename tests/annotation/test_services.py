@@ -1,0 +1,149 @@
+"""Campaign creation, leasing, voting, undo, skip and gold pairs."""
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, ComparisonPair, Vote, Winner
+from annotation.services import (
+    AnnotationError,
+    assignment_next,
+    assignment_skip,
+    campaign_create,
+    gold_pair_add,
+    vote_cast,
+    vote_undo,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_campaign_pairs_are_balanced_across_model_pairs_and_reproducible(build_campaign):
+    campaign, models, items, _ = build_campaign(questions=6, models=4, pairs_per_question=2, seed=5)
+    pairs = list(ComparisonPair.objects.filter(campaign=campaign).values_list("item_id", "model_a_id", "model_b_id"))
+    assert len(pairs) == 12
+    by_model_pair = Counter(tuple(sorted(p[1:])) for p in pairs)
+    # 12 pairs over the 6 model pairs: each exactly twice.
+    assert sorted(by_model_pair.values()) == [2] * 6
+    assert Counter(p[0] for p in pairs) == {item.pk: 2 for item in items}
+    again = campaign_create(
+        slug="again", title="t", dataset=campaign.dataset, candidates=models, question_count=6,
+        pairs_per_question=2, seed=5,
+    )
+    assert sorted(ComparisonPair.objects.filter(campaign=again).values_list("item_id", "model_a_id", "model_b_id")) == sorted(pairs)
+
+
+def test_campaign_refuses_impossible_designs(build_campaign):
+    campaign, models, _, _ = build_campaign(questions=2, models=3)
+    with pytest.raises(AnnotationError, match="Only 2 questions of this dataset have answers"):
+        campaign_create(slug="x", title="x", dataset=campaign.dataset, candidates=models, question_count=3)
+    with pytest.raises(AnnotationError, match="3 candidates make at most 3 pairs per question"):
+        campaign_create(slug="x", title="x", dataset=campaign.dataset, candidates=models, question_count=1, pairs_per_question=4)
+    with pytest.raises(AnnotationError, match="at least two candidate models"):
+        campaign_create(slug="x", title="x", dataset=campaign.dataset, candidates=models[:1], question_count=1)
+    assert ComparisonPair.objects.exclude(campaign=campaign).count() == 0
+
+
+def test_overlap_is_met_and_nobody_sees_a_pair_twice(build_campaign):
+    campaign, _, _, people = build_campaign(questions=3, models=2, annotators=3, votes_per_pair=2)
+    assert campaign.pairs.count() == 3
+    seen = Counter()
+    for person in people:
+        while (assignment := assignment_next(campaign=campaign, annotator=person)) is not None:
+            vote_cast(token=assignment.token, annotator=person, choice="left")
+            seen[(assignment.pair_id, person.pk)] += 1
+    assert set(seen.values()) == {1}
+    per_pair = Counter(Vote.objects.filter(campaign=campaign).values_list("assignment__pair_id", flat=True))
+    assert sorted(per_pair.values()) == [2, 2, 2]
+    assert Vote.objects.count() == 6
+
+
+def test_a_lease_holds_a_slot_until_it_runs_out(build_campaign):
+    campaign, _, _, (first, second) = build_campaign(questions=1, models=2, votes_per_pair=1, lease_seconds=60)
+    now = timezone.now()
+    lease = assignment_next(campaign=campaign, annotator=first, now=now)
+    assert assignment_next(campaign=campaign, annotator=first, now=now) == lease
+    assert assignment_next(campaign=campaign, annotator=second, now=now) is None
+    later = now + timedelta(seconds=61)
+    taken_over = assignment_next(campaign=campaign, annotator=second, now=later)
+    assert taken_over is not None and taken_over.pair_id == lease.pair_id
+    vote_cast(token=taken_over.token, annotator=second, choice="tie", now=later)
+    with pytest.raises(AnnotationError, match="Your time for this item ran out and others have voted on it."):
+        vote_cast(token=lease.token, annotator=first, choice="left", now=later)
+    assert Vote.objects.count() == 1
+
+
+def test_an_abandoned_lease_is_renewed_for_its_owner_if_the_pair_has_room(build_campaign):
+    campaign, _, _, (first, _) = build_campaign(questions=1, models=2, lease_seconds=60)
+    now = timezone.now()
+    lease = assignment_next(campaign=campaign, annotator=first, now=now)
+    renewed = assignment_next(campaign=campaign, annotator=first, now=now + timedelta(seconds=300))
+    assert renewed.pk == lease.pk
+    assert renewed.leased_until == now + timedelta(seconds=360)
+
+
+def test_sides_map_back_to_models_and_double_submit_is_stored_once(build_campaign):
+    campaign, _, _, (person, _) = build_campaign(questions=2, models=2)
+    assignment = assignment_next(campaign=campaign, annotator=person)
+    vote, created = vote_cast(token=assignment.token, annotator=person, choice="left", comment="  clear  ")
+    again, created_again = vote_cast(token=assignment.token, annotator=person, choice="right")
+    assert created and not created_again and again.pk == vote.pk
+    assert vote.winner == (Winner.MODEL_A if assignment.model_a_on_left else Winner.MODEL_B)
+    assert vote.comment == "clear"
+    assert Vote.objects.count() == 1
+    assert Assignment.objects.get(pk=assignment.pk).status == "voted"
+
+
+def test_bad_votes_change_nothing(build_campaign):
+    campaign, _, _, (person, other) = build_campaign(questions=1, models=2)
+    assignment = assignment_next(campaign=campaign, annotator=person)
+    with pytest.raises(AnnotationError, match="Choose left, right, tie or cannot_determine."):
+        vote_cast(token=assignment.token, annotator=person, choice="model_a")
+    with pytest.raises(AnnotationError, match="This item is not assigned to you."):
+        vote_cast(token=assignment.token, annotator=other, choice="left")
+    with pytest.raises(AnnotationError, match="longer than 2000"):
+        vote_cast(token=assignment.token, annotator=person, choice="left", comment="x" * 2001)
+    assert Vote.objects.count() == 0
+
+
+def test_undo_only_the_latest_vote_and_only_until_the_next(build_campaign):
+    campaign, _, _, (person, _) = build_campaign(questions=3, models=2)
+    first = assignment_next(campaign=campaign, annotator=person)
+    vote_cast(token=first.token, annotator=person, choice="left")
+    second = assignment_next(campaign=campaign, annotator=person)
+    vote_cast(token=second.token, annotator=person, choice="right")
+    third = assignment_next(campaign=campaign, annotator=person)
+    undone = vote_undo(campaign=campaign, annotator=person)
+    assert undone.pk == second.pk and Vote.objects.count() == 1
+    with pytest.raises(AnnotationError, match="There is no vote to undo."):
+        vote_undo(campaign=campaign, annotator=person)
+    # The undone item comes back first, before the one leased meanwhile.
+    assert assignment_next(campaign=campaign, annotator=person).pk == second.pk
+    vote_cast(token=second.token, annotator=person, choice="tie")
+    assert assignment_next(campaign=campaign, annotator=person).pk == third.pk
+    assert vote_undo(campaign=campaign, annotator=person).pk == second.pk
+
+
+def test_skip_returns_the_slot_and_the_annotator_never_sees_it_again(build_campaign):
+    campaign, _, _, (person, other) = build_campaign(questions=1, models=2)
+    assignment = assignment_next(campaign=campaign, annotator=person)
+    assignment_skip(token=assignment.token, annotator=person)
+    assert assignment_next(campaign=campaign, annotator=person) is None
+    assert assignment_next(campaign=campaign, annotator=other).pair_id == assignment.pair_id
+    with pytest.raises(AnnotationError, match="This item was skipped or returned and takes no vote."):
+        vote_cast(token=assignment.token, annotator=person, choice="left")
+
+
+def test_gold_pairs_come_every_n_items(build_campaign):
+    campaign, models, items, (person, _) = build_campaign(questions=4, models=2, gold_every=3)
+    gold = gold_pair_add(campaign=campaign, item=items[0], model_a=models[0], model_b=models[1], winner="model_a")
+    kinds = []
+    while (assignment := assignment_next(campaign=campaign, annotator=person)) is not None:
+        kinds.append(assignment.pair.is_gold)
+        vote_cast(token=assignment.token, annotator=person, choice="left")
+    assert kinds == [False, False, True, False, False]
+    with pytest.raises(AnnotationError, match="winner is model_a, model_b or tie"):
+        gold_pair_add(campaign=campaign, item=items[1], model_a=models[0], model_b=models[1], winner="cannot_determine")
+    assert gold.assignments.count() == 1
