@@ -10,14 +10,77 @@ from rest_framework.views import APIView
 
 from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
 from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
-from annotation.selectors import annotator_progress, assignment_display, campaign_list_with_counts, can_undo
-from annotation.services import CHOICES, AnnotationError, assignment_next, assignment_skip, vote_cast, vote_undo
+from annotation.selectors import (
+    annotator_progress,
+    assignment_display,
+    campaign_list_with_counts,
+    can_undo,
+)
+from annotation.services import (
+    CHOICES,
+    MAX_GOLD_EVERY,
+    MAX_VOTES_PER_PAIR,
+    AnnotationError,
+    assignment_next,
+    assignment_skip,
+    campaign_create_by_names,
+    vote_cast,
+    vote_undo,
+)
 
 
 class CampaignListApi(ListAPIView):
-    """Campaigns for researchers. Annotators' own endpoints never carry model identities."""
+    """Campaigns for researchers (GET), and a new campaign (POST). Annotators' own endpoints
+    never carry model identities."""
 
     permission_classes = [ResearcherPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "CampaignInput"
+
+        slug = serializers.SlugField(max_length=50)
+        title = serializers.CharField(max_length=200, required=False, default="")
+        dataset = serializers.CharField(max_length=100, help_text="Dataset name.")
+        models = serializers.ListField(
+            child=serializers.CharField(max_length=128), min_length=2, help_text="Candidate model names."
+        )
+        questions = serializers.IntegerField(min_value=1, help_text="Questions to draw.")
+        pairs_per_question = serializers.IntegerField(min_value=1, default=1)
+        votes_per_pair = serializers.IntegerField(min_value=1, max_value=MAX_VOTES_PER_PAIR, default=1)
+        annotators = serializers.ListField(child=serializers.CharField(max_length=150), default=list)
+        gold_every = serializers.IntegerField(min_value=0, max_value=MAX_GOLD_EVERY, default=0)
+        seed = serializers.IntegerField(min_value=0, max_value=2**63 - 1, default=0)
+        instructions_en = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+        instructions_zh = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+
+    class CreatedSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "CampaignCreated"
+
+        slug = serializers.SlugField()
+        title = serializers.CharField()
+        dataset = serializers.CharField(source="dataset.name")
+        question_count = serializers.IntegerField()
+        pairs_per_question = serializers.IntegerField()
+        votes_per_pair = serializers.IntegerField()
+        pair_count = serializers.IntegerField()
+        annotators = serializers.ListField(child=serializers.CharField(), source="annotator_names")
+
+    @extend_schema(request=InputSerializer, responses={201: CreatedSerializer})
+    def post(self, request):
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            campaign = campaign_create_by_names(
+                question_count=data.pop("questions"), created_by=request.user, **data
+            )
+        except AnnotationError as error:
+            raise ValidationError({"detail": str(error)})
+        campaign.pair_count = campaign.pairs.count()
+        campaign.annotator_names = sorted(campaign.annotators.values_list("username", flat=True))
+        return Response(self.CreatedSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
     class OutputSerializer(serializers.Serializer):
         class Meta:

@@ -7,5 +7,5 @@ class AnnotationConfig(AppConfig):
     verbose_name = _("Annotation")
 
     def ready(self):
-        # Registers the "votes" table with the shared export writer.
+        # Registers the "votes", "bt" and "agreement" tables with the shared export writer.
         from annotation import exports  # noqa: F401

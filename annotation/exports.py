@@ -1,7 +1,8 @@
-"""Vote exports for researchers (they may name models; annotators never reach this)."""
+"""Vote and statistics exports for researchers (they may name models; annotators never reach this)."""
 
 from annotation.models import Vote
-from curation.exports import ExportTable, exporter
+from annotation.report import agreement_report, bt_report, default_run_for
+from curation.exports import ExportError, ExportTable, exporter
 
 VOTE_FIELDS = [
     "vote_id", "dataset", "question_id", "model_a", "model_b", "winner", "annotator", "campaign",
@@ -38,3 +39,78 @@ def votes_export(*, dataset=None, study=None, run=None) -> ExportTable:
             }
 
     return ExportTable(fields=VOTE_FIELDS, rows=as_dicts())
+
+
+# ---------------------------------------------------------------- statistics tables
+
+BT_FIELDS = ["dataset", "rank", "model", "coefficient", "lower", "upper", "wins", "losses", "ties", "ranked"]
+AGREEMENT_FIELDS = ["dataset", "metric", "rater_a", "rater_b", "units", "agreement", "value"]
+# Bootstrap rounds and seed of the exported intervals: fixed, so the same votes export the same table.
+EXPORT_ROUNDS = 1000
+EXPORT_SEED = 0
+
+
+def _statistics_dataset(dataset, run, what: str):
+    """Statistics are per dataset: all human votes on it, every campaign plus imported votes."""
+    if dataset is None and run is not None:
+        dataset = run.dataset
+    if dataset is None:
+        raise ExportError(f"The {what} export needs --dataset NAME (all votes of that dataset).")
+    if run is not None and run.dataset_id != dataset.pk:
+        raise ExportError(f"Judge run {run.pk} is not on dataset {dataset.name}.")
+    return dataset
+
+
+@exporter("bt")
+def bt_export(*, dataset=None, study=None, run=None) -> ExportTable:
+    """Bradley-Terry per model over the dataset's votes, as `bt --dataset NAME` prints it:
+    coefficient, 95% bootstrap interval (1000 rounds, seed 0), rank by interval overlap, and
+    wins/losses/ties. Models the votes do not connect come last, not ranked. Gold pairs,
+    cannot-determine votes and annotators flagged in their campaign are left out."""
+    dataset = _statistics_dataset(dataset, run, "bt")
+
+    def rows():
+        report = bt_report(dataset=dataset, rounds=EXPORT_ROUNDS, seed=EXPORT_SEED)
+        for score in report["scores"]:
+            yield {
+                "dataset": dataset.name, "rank": score["rank"], "model": score["label"],
+                "coefficient": score["score"], "lower": score["lower"], "upper": score["upper"],
+                "wins": score["wins"], "losses": score["losses"], "ties": score["ties"], "ranked": True,
+            }
+        for label in report["disconnected"]:
+            yield {"dataset": dataset.name, "model": label, "ranked": False}
+
+    return ExportTable(fields=BT_FIELDS, rows=rows())
+
+
+@exporter("agreement")
+def agreement_export(*, dataset=None, study=None, run=None) -> ExportTable:
+    """Agreement over the dataset's votes, one metric per row: raw agreement with and without
+    ties, Fleiss' kappa, Krippendorff's alpha, the left answer's win rate, Cohen's kappa per
+    pair of annotators, and each annotator against the judge (the run given, else the latest
+    finished pointwise run of the dataset; none when there is no such run)."""
+    dataset = _statistics_dataset(dataset, run, "agreement")
+
+    def rows():
+        judge = run or default_run_for(dataset=dataset)
+        report = agreement_report(dataset=dataset, run=judge)
+        base = {"dataset": dataset.name, "rater_a": "", "rater_b": ""}
+        yield {**base, "metric": "raw_agreement", "units": report["raw_agreement_pairs"],
+               "value": report["raw_agreement"]}
+        yield {**base, "metric": "raw_agreement_without_ties", "units": report["raw_agreement_without_ties_pairs"],
+               "value": report["raw_agreement_without_ties"]}
+        yield {**base, "metric": "fleiss_kappa", "units": report["overlapping_units"], "value": report["fleiss_kappa"]}
+        yield {**base, "metric": "krippendorff_alpha", "units": report["units"], "value": report["krippendorff_alpha"]}
+        bias = report["position_bias"]
+        yield {**base, "metric": "left_answer_win_rate", "units": bias["left_wins"] + bias["right_wins"],
+               "value": bias["left_rate"]}
+        for pair in report["cohen_pairs"]:
+            yield {"dataset": dataset.name, "metric": "cohen_kappa", "rater_a": pair["rater_a"],
+                   "rater_b": pair["rater_b"], "units": pair["units"], "agreement": pair["agreement"],
+                   "value": pair["kappa"]}
+        for row in report["against_judge"]:
+            yield {"dataset": dataset.name, "metric": "cohen_kappa_vs_judge", "rater_a": row["rater"],
+                   "rater_b": f"judge run {judge.pk}", "units": row["units"], "agreement": row["agreement"],
+                   "value": row["kappa"]}
+
+    return ExportTable(fields=AGREEMENT_FIELDS, rows=rows())

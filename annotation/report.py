@@ -70,12 +70,33 @@ def flagged_annotators(*, campaign: Campaign | None) -> list[str]:
     return [row["annotator"] for row in annotator_quality(campaign=campaign) if row["flagged"]]
 
 
-def _vote_values(votes, excluded: list[str]):
+def _counted_rows(*, dataset, campaign: Campaign | None, exclude_flagged: bool) -> tuple[list, list[str]]:
+    """Vote rows that count for statistics, and the flagged annotators whose votes were left out.
+
+    Flags are per campaign: someone flagged in one campaign loses that campaign's votes only.
+    Without a campaign, every campaign of the dataset is checked.
+    """
+    votes = campaign_votes(dataset=dataset, campaign=campaign)
+    excluded: set[str] = set()
+    if exclude_flagged:
+        if campaign is not None:
+            campaigns = [campaign]
+        else:
+            campaigns = Campaign.objects.filter(dataset=dataset) if dataset is not None else Campaign.objects.all()
+        for each in campaigns:
+            names = flagged_annotators(campaign=each)
+            if names:
+                # By primary key: a plain exclude() on the nullable annotator would also drop imported votes.
+                flagged = Vote.objects.filter(campaign=each).filter(
+                    Q(annotator__username__in=names) | Q(annotator__isnull=True, annotator_label__in=names)
+                )
+                votes = votes.exclude(pk__in=flagged.values("pk"))
+                excluded.update(names)
     rows = votes.values_list(
         "item_id", "model_a__name", "model_b__name", "winner", "annotator__username", "annotator_label",
         "assignment__model_a_on_left",
     )
-    return [row for row in rows if _rater(row[4], row[5]) not in excluded]
+    return list(rows), sorted(excluded)
 
 
 def bt_report(
@@ -92,8 +113,7 @@ def bt_report(
     Cannot-determine votes are excluded from the fit and counted; votes of
     flagged annotators are left out unless `exclude_flagged` is False.
     """
-    excluded = flagged_annotators(campaign=campaign) if exclude_flagged else []
-    rows = _vote_values(campaign_votes(dataset=dataset, campaign=campaign), excluded)
+    rows, excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged)
     fitted = [row for row in rows if row[3] in _TO_RANKING]
     labels = sorted({row[1] for row in rows} | {row[2] for row in rows})
     if campaign is not None:
@@ -183,8 +203,7 @@ def judge_preferences(*, run) -> dict[tuple, str]:
 def agreement_report(*, dataset=None, campaign: Campaign | None = None, run=None, exclude_flagged=True) -> dict:
     """Raw agreement (with and without ties), Cohen's kappa per annotator pair and against the
     judge, Fleiss' kappa, Krippendorff's alpha and position bias."""
-    excluded = flagged_annotators(campaign=campaign) if exclude_flagged else []
-    rows = _vote_values(campaign_votes(dataset=dataset, campaign=campaign), excluded)
+    rows, excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged)
     units = _units(rows)
     overlapping = {unit: ratings for unit, ratings in units.items() if len(ratings) >= 2}
     with_ties, pairs_with = agreement.raw_agreement(overlapping, include_ties=True)
@@ -209,6 +228,7 @@ def agreement_report(*, dataset=None, campaign: Campaign | None = None, run=None
         "krippendorff_alpha": agreement.krippendorff_alpha_nominal(units),
         "against_judge": agreement.against_reference(units, judge_preferences(run=run)) if run is not None else [],
         "position_bias": correlation.position_bias(left, right),
+        "excluded_annotators": excluded,
     }
 
 

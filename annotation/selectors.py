@@ -1,10 +1,13 @@
 """Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote
 from annotation.rendering import render_markdown
-from judging.models import Answer
+from config.roles import Role
+from curation.models import Dataset
+from judging.models import Answer, CandidateModel
 
 
 def campaign_list_with_counts() -> QuerySet[Campaign]:
@@ -85,3 +88,51 @@ def can_undo(*, campaign: Campaign, annotator) -> bool:
             pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED, undone_at__isnull=False
         ).exists()
     )
+
+
+def annotator_choices() -> QuerySet:
+    """Active users holding the annotator role, by username: who can be added to a campaign."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value, is_active=True).order_by("username")
+
+
+def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str]) -> tuple:
+    """The dataset, candidate models and annotators that a campaign design names, as
+    (Dataset, [CandidateModel], [User]) in the order given.
+
+    Raises AnnotationError naming every unknown model or annotator at once, so the
+    researcher can fix the whole command line in one go.
+    """
+    from annotation.services import AnnotationError
+
+    found = Dataset.objects.filter(name=dataset).first()
+    if found is None:
+        raise AnnotationError(_("No dataset named %(name)r.") % {"name": dataset})
+    by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
+    unknown = [name for name in models if name not in by_name]
+    if unknown:
+        raise AnnotationError(_("Unknown models: %(names)s.") % {"names": ", ".join(unknown)})
+    people = {person.username: person for person in annotator_choices().filter(username__in=annotators)}
+    missing = [name for name in annotators if name not in people]
+    if missing:
+        raise AnnotationError(
+            _("Not active annotators (no such user, or without the annotator role): %(names)s.")
+            % {"names": ", ".join(missing)}
+        )
+    return found, [by_name[name] for name in models], [people[name] for name in annotators]
+
+
+def questions_answered(*, dataset, candidates) -> dict[int, set[int]]:
+    """Questions of the dataset answered by two or more of the candidates: item id -> model ids."""
+    answered: dict[int, set[int]] = {}
+    for item_id, model_id in Answer.objects.filter(item__dataset=dataset, model__in=list(candidates)).values_list(
+        "item_id", "model_id"
+    ):
+        answered.setdefault(item_id, set()).add(model_id)
+    return {item: models for item, models in answered.items() if len(models) >= 2}
+
+
+def eligible_question_count(*, dataset, candidates) -> int:
+    """How many questions a campaign on these candidates can draw from."""
+    return len(questions_answered(dataset=dataset, candidates=candidates))

@@ -11,6 +11,7 @@ IMMEDIATE, so writers run one at a time and the same code is correct there.
 import hashlib
 import json
 import random
+import re
 import secrets
 from collections import Counter
 from datetime import timedelta
@@ -23,6 +24,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
+from annotation.selectors import campaign_parts_by_name, questions_answered
+from config.roles import Role, has_role
 from curation.models import Item
 from judging.models import Answer, CandidateModel
 
@@ -38,6 +41,49 @@ CHOICES = ("left", "right", "tie", "cannot_determine")
 def _active_slots(now) -> Q:
     """Assignments that hold one of a pair's `votes_per_pair` slots at `now`."""
     return Q(status=Assignment.Status.VOTED) | Q(status=Assignment.Status.LEASED, leased_until__gt=now)
+
+
+MAX_VOTES_PER_PAIR = 100
+MAX_GOLD_EVERY = 1000
+
+
+# /campaigns/new/ is the form that creates campaigns, so no campaign's results may live there.
+RESERVED_SLUGS = {"new"}
+
+
+def _check_design(*, slug, title, annotators, votes_per_pair, gold_every, min_gold_accuracy, lease_seconds):
+    """Refuse a campaign design that cannot be stored or can never be finished, before writing."""
+    if not isinstance(slug, str) or not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
+        raise AnnotationError(
+            _("A slug is 1 to 50 letters, digits, hyphens or underscores; %(slug)r is not.") % {"slug": slug}
+        )
+    if slug in RESERVED_SLUGS:
+        raise AnnotationError(_("The slug %(slug)s is reserved; choose another.") % {"slug": slug})
+    if Campaign.objects.filter(slug=slug).exists():
+        raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug})
+    if not (title or "").strip() or len(title.strip()) > 200:
+        raise AnnotationError(_("A campaign needs a title of 1 to 200 characters."))
+    if not 1 <= votes_per_pair <= MAX_VOTES_PER_PAIR:
+        raise AnnotationError(_("Votes per pair must be from 1 to %(max)d.") % {"max": MAX_VOTES_PER_PAIR})
+    if not 0 <= gold_every <= MAX_GOLD_EVERY:
+        raise AnnotationError(
+            _("A gold pair every N items needs N from 0 (no gold pairs) to %(max)d.") % {"max": MAX_GOLD_EVERY}
+        )
+    if not 0 <= min_gold_accuracy <= 1:
+        raise AnnotationError(_("The gold accuracy threshold must be from 0 to 1."))
+    if lease_seconds < 10:
+        raise AnnotationError(_("A lease lasts at least 10 seconds."))
+    for person in annotators:
+        if not has_role(person, Role.ANNOTATOR):
+            raise AnnotationError(
+                _("%(name)s does not hold the annotator role.") % {"name": person.get_username()}
+            )
+    # Each annotator votes on a pair at most once, so fewer annotators than the overlap never finish it.
+    if annotators and votes_per_pair > len(annotators):
+        raise AnnotationError(
+            _("%(votes)d votes per pair need at least %(votes)d annotators; %(n)d were given.")
+            % {"votes": votes_per_pair, "n": len(annotators)}
+        )
 
 
 @transaction.atomic
@@ -66,7 +112,14 @@ def campaign_create(
     both answered it, choosing the model pairs used least so far so that every
     model pair is compared about equally often. The same seed draws the same pairs.
     """
-    candidates = sorted(candidates, key=lambda model: model.pk)
+    annotators = list({person.pk: person for person in annotators}.values())
+    _check_design(
+        slug=slug, title=title, annotators=annotators, votes_per_pair=votes_per_pair, gold_every=gold_every,
+        min_gold_accuracy=min_gold_accuracy, lease_seconds=lease_seconds,
+    )
+    title = title.strip()
+    # The same model named twice is one candidate.
+    candidates = sorted({model.pk: model for model in candidates}.values(), key=lambda model: model.pk)
     if len(candidates) < 2:
         raise AnnotationError(_("A campaign needs at least two candidate models."))
     if question_count < 1 or pairs_per_question < 1 or votes_per_pair < 1:
@@ -76,12 +129,8 @@ def campaign_create(
         raise AnnotationError(
             _("%(n)d candidates make at most %(max)d pairs per question.") % {"n": len(candidates), "max": max_pairs}
         )
-    answered: dict[int, set[int]] = {}
-    for item_id, model_id in Answer.objects.filter(item__dataset=dataset, model__in=candidates).values_list(
-        "item_id", "model_id"
-    ):
-        answered.setdefault(item_id, set()).add(model_id)
-    eligible = sorted(item for item, models in answered.items() if len(models) >= 2)
+    answered = questions_answered(dataset=dataset, candidates=candidates)
+    eligible = sorted(answered)
     if question_count > len(eligible):
         raise AnnotationError(
             _("Only %(n)d questions of this dataset have answers from two or more of these candidates.")
@@ -118,6 +167,23 @@ def campaign_create(
             pairs.append(ComparisonPair(campaign=campaign, item_id=item_id, model_a_id=first, model_b_id=second))
     ComparisonPair.objects.bulk_create(pairs)
     return campaign
+
+
+@transaction.atomic
+def campaign_create_by_names(
+    *, dataset: str, models: list[str], annotators: list[str] = (), question_count: int | None = None,
+    slug: str, title: str = "", **design,
+) -> Campaign:
+    """campaign_create for the command line and the API, where things are named: the dataset,
+    models and annotators by name, every eligible question when `question_count` is None, and
+    the slug as title when none is given. Unknown names raise AnnotationError, all at once."""
+    found, candidates, people = campaign_parts_by_name(dataset=dataset, models=list(models), annotators=list(annotators))
+    if question_count is None:
+        question_count = len(questions_answered(dataset=found, candidates=candidates))
+    return campaign_create(
+        slug=slug, title=title or slug, dataset=found, candidates=candidates, annotators=people,
+        question_count=question_count, **design,
+    )
 
 
 @transaction.atomic

@@ -9,5 +9,6 @@ urlpatterns = [
     path("annotate/<slug:slug>/vote/", views.vote, name="vote"),
     path("annotate/<slug:slug>/skip/", views.skip, name="skip"),
     path("annotate/<slug:slug>/undo/", views.undo, name="undo"),
+    path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<slug:slug>/", views.results, name="results"),
 ]

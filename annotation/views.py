@@ -2,12 +2,14 @@
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation import plots
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.forms import CampaignForm
 from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
 from annotation.selectors import (
     annotator_progress,
@@ -15,7 +17,14 @@ from annotation.selectors import (
     campaigns_for_annotator,
     can_undo,
 )
-from annotation.services import AnnotationError, assignment_next, assignment_skip, vote_cast, vote_undo
+from annotation.services import (
+    AnnotationError,
+    assignment_next,
+    assignment_skip,
+    campaign_create,
+    vote_cast,
+    vote_undo,
+)
 
 
 @annotator_required
@@ -125,3 +134,21 @@ def results(request, slug):
             [(p["intent"], p["judge"], p["satisfaction"]) for p in report["satisfaction_vs_judge"]["points"]]
         )
     return render(request, "annotation/results.html", context)
+
+
+@researcher_required
+def campaign_new(request):
+    """Researchers design a campaign; a design that cannot work is shown again with the reason."""
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = campaign_create(**form.cleaned_data, created_by=request.user)
+        except AnnotationError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(
+                request,
+                _("Campaign %(slug)s created with %(n)d pairs.") % {"slug": campaign.slug, "n": campaign.pairs.count()},
+            )
+            return redirect(reverse("annotation:results", args=[campaign.slug]))
+    return render(request, "annotation/campaign_new.html", {"form": form}, status=400 if form.errors else 200)

@@ -145,6 +145,12 @@ STORAGES = {
     },
 }
 
+# Curation review queues: how long a reviewer keeps an item before it returns to the queue,
+# and the models that draft references and translate (ChineseAlpacaEval 2.1-2.2).
+CURATION_LEASE_SECONDS = int(os.environ.get("CURATION_LEASE_SECONDS", "1800"))
+CURATION_REFERENCE_MODEL = os.environ.get("CURATION_REFERENCE_MODEL", "gpt-4o")
+CURATION_TRANSLATION_MODEL = os.environ.get("CURATION_TRANSLATION_MODEL", "gpt-4o")
+
 # Background work: django.tasks with the database backend. `judging` holds the
 # long LLM shards so they never starve the short `default` jobs of a second worker.
 TASKS = {
@@ -153,6 +159,14 @@ TASKS = {
         "QUEUES": ["default", "judging"],
     }
 }
+
+# Judge runs (judging/execution.py, judging/llm.py): a running shard beats every
+# HEARTBEAT seconds; one silent for STALE seconds was left by a crash and `judge_resume`
+# takes it. Retries back off exponentially from RETRY_BASE up to RETRY_CAP, with jitter.
+JUDGING_HEARTBEAT_SECONDS = float(os.environ.get("JUDGING_HEARTBEAT_SECONDS", "5"))
+JUDGING_STALE_SECONDS = float(os.environ.get("JUDGING_STALE_SECONDS", "30"))
+JUDGING_RETRY_BASE_SECONDS = float(os.environ.get("JUDGING_RETRY_BASE_SECONDS", "0.5"))
+JUDGING_RETRY_CAP_SECONDS = float(os.environ.get("JUDGING_RETRY_CAP_SECONDS", "30"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -177,6 +191,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# User study: an optional GeoIP2/GeoLite2 *country* database (.mmdb). When set, a participant's
+# country is suggested from their address at consent; the address itself is never stored.
+GEOIP_COUNTRY_DB = os.environ.get("GEOIP_COUNTRY_DB", "")
 
 # Security: strict whenever DEBUG is off (`manage.py check --deploy` is clean).
 SESSION_COOKIE_HTTPONLY = True

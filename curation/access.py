@@ -14,3 +14,7 @@ def can_manage_studies(user) -> bool:
 
 def can_review(user) -> bool:
     return has_role(user, Role.REVIEWER)
+
+
+# Item and case histories: reviewers who work the queues and researchers who freeze versions.
+history_viewer_required = role_required(Role.REVIEWER, Role.RESEARCHER)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from curation.models import Case, Dataset, Item, Study, Submission
+from curation.models import Case, CurationJob, Dataset, Item, ReviewEvent, ReviewTask, Study, Submission
 
 
 @admin.register(Study)
@@ -8,6 +8,12 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["slug", "title_en", "is_open", "min_cases", "max_cases", "created_at"]
     list_filter = ["is_open"]
     search_fields = ["slug", "title_en", "title_zh"]
+    fieldsets = [
+        (None, {"fields": ["slug", "title_en", "title_zh", "is_open"]}),
+        ("Texts", {"fields": ["consent_en", "consent_zh", "instructions_en", "instructions_zh"]}),
+        ("Questionnaire", {"fields": ["min_cases", "max_cases", "services", "intents", "age_groups", "attention_answer"]}),
+        ("Prolific", {"fields": ["completion_code", "screenout_code"]}),
+    ]
 
 
 class CaseInline(admin.TabularInline):
@@ -22,7 +28,10 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_display = ["id", "study", "status", "language", "country", "excluded", "started_at", "submitted_at"]
     list_filter = ["study", "status", "excluded", "language"]
     # The resume token opens a participant's answers: never shown, never searchable.
-    exclude = ["resume_token"]
+    # Drafts are a page's unsaved typing, not answers: not for anyone to read.
+    exclude = ["resume_token", "drafts"]
+    readonly_fields = ["attention_passed", "consented_at", "submitted_at", "current_step"]
+    search_fields = ["prolific_pid"]
     inlines = [CaseInline]
 
 
@@ -39,3 +48,32 @@ class ItemAdmin(admin.ModelAdmin):
     list_filter = ["dataset", "language", "intent"]
     search_fields = ["external_id", "question"]
     list_select_related = ["dataset"]
+
+
+# Curation: the audit trail and job rows are read-only here; decisions go through /review/.
+@admin.register(ReviewTask)
+class ReviewTaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "queue", "status", "case", "item", "leased_to", "lease_expires_at", "decision"]
+    list_filter = ["queue", "status"]
+    raw_id_fields = ["case", "item", "author", "leased_to", "decided_by"]
+
+
+@admin.register(ReviewEvent)
+class ReviewEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "action", "queue", "case", "item", "actor"]
+    list_filter = ["action", "queue"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CurationJob)
+class CurationJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "dataset", "model", "status", "done", "failed", "total", "heartbeat_at"]
+    list_filter = ["kind", "status"]

@@ -9,3 +9,4 @@ class CurationConfig(AppConfig):
     def ready(self):
         # Register this app's export tables with the one export writer.
         from curation import exports_dataset  # noqa: F401
+        from curation import exports_study  # noqa: F401

@@ -18,7 +18,7 @@ from config.roles import Role
 from curation.models import Study
 
 # Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
-DEMO_FIXTURES = ["demo.json"]
+DEMO_FIXTURES = ["demo.json", "demo_curation.json"]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from django.db.models import Count, Q, QuerySet
 
-from curation.models import Case, Dataset, Study, Submission
+from curation.models import Dataset, Study, Submission
 
 
 def study_list_with_counts() -> QuerySet[Study]:
@@ -17,18 +17,6 @@ def study_list_with_counts() -> QuerySet[Study]:
 def dataset_list_with_counts() -> QuerySet[Dataset]:
     """Datasets with their item count, newest first."""
     return Dataset.objects.annotate(item_count=Count("items")).order_by("-created_at")
-
-
-def review_queue_counts() -> dict[str, int]:
-    """How many cases wait in the quality and PII queue, and how many were decided."""
-    counts = Case.objects.filter(
-        submission__status=Submission.Status.SUBMITTED, submission__excluded=False
-    ).aggregate(
-        pending=Count("id", filter=Q(review_status=Case.ReviewStatus.PENDING)),
-        accepted=Count("id", filter=Q(review_status=Case.ReviewStatus.ACCEPTED)),
-        rejected=Count("id", filter=Q(review_status=Case.ReviewStatus.REJECTED)),
-    )
-    return counts
 
 
 def export_scope_resolve(*, dataset_name: str | None, study_slug: str | None, run_id: int | None) -> dict:

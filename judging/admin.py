@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from judging.models import Answer, CandidateModel, Endpoint, JudgeRun, JudgeTemplate, Judgment
+from judging.models import Answer, CandidateModel, Endpoint, JudgeRun, JudgeShard, JudgeTemplate, Judgment, LLMResponse
 
 
 @admin.register(Endpoint)
@@ -37,3 +37,16 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_display = ["run", "item", "model", "order", "final_score", "outcome", "parse_error"]
     list_filter = ["run"]
     list_select_related = ["run", "item__dataset", "model"]
+
+
+@admin.register(JudgeShard)
+class JudgeShardAdmin(admin.ModelAdmin):
+    list_display = ["run", "index", "status", "attempts", "worker_id", "heartbeat_at", "in_flight"]
+    list_filter = ["status"]
+    readonly_fields = ["units"]
+
+
+@admin.register(LLMResponse)
+class LLMResponseAdmin(admin.ModelAdmin):
+    list_display = ["model", "base_url", "prompt_tokens", "completion_tokens", "created_at"]
+    search_fields = ["key", "model"]

@@ -5,3 +5,7 @@ from django.utils.translation import gettext_lazy as _
 class JudgingConfig(AppConfig):
     name = "judging"
     verbose_name = _("Judging")
+
+    def ready(self):
+        # Register the judgments and leaderboard tables with the one export writer.
+        from judging import exports  # noqa: F401

@@ -21,6 +21,11 @@ class Endpoint(models.Model):
     default_model = models.CharField(max_length=128, blank=True)
     max_in_flight = models.PositiveSmallIntegerField(default=16)
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    timeout_seconds = models.FloatField(default=120.0)
+    max_retries = models.PositiveSmallIntegerField(default=6)
+    # Prices only feed the cost estimate on the run page; blank means "unknown".
+    input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
 
     class Meta:
         constraints = [models.CheckConstraint(condition=Q(max_in_flight__gte=1), name="endpoint_in_flight_positive")]
@@ -106,6 +111,12 @@ class JudgeRun(models.Model):
     )
     both_orders = models.BooleanField(default=False)
     seed = models.BigIntegerField(default=0)
+    # The exact template versions chosen when the run was created (one per intent/type/language).
+    templates = models.ManyToManyField(JudgeTemplate, blank=True, related_name="runs")
+    concurrency = models.PositiveSmallIntegerField(default=16)
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    total = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -119,7 +130,8 @@ class JudgeRun(models.Model):
             models.CheckConstraint(
                 condition=Q(mode="pointwise") | Q(reference_model__isnull=False),
                 name="pairwise_run_has_reference_model",
-            )
+            ),
+            models.CheckConstraint(condition=Q(concurrency__gte=1), name="run_concurrency_positive"),
         ]
 
     def __str__(self):
@@ -146,9 +158,18 @@ class Judgment(models.Model):
     final_score = models.PositiveSmallIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=8, choices=Outcome.choices, blank=True)
     parse_error = models.CharField(max_length=300, blank=True)
+    # A call that failed after its retries: no reply to parse; `judge_resume` tries it again.
+    call_error = models.CharField(max_length=300, blank=True)
+    # Warnings about the judged text, e.g. an answer that carries judge-format strings.
+    flags = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    cached = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        indexes = [models.Index(fields=["run", "created_at"])]
         constraints = [
             models.UniqueConstraint(fields=["run", "item", "model", "order"], name="one_judgment_per_run_item_model_order"),
             models.CheckConstraint(
@@ -159,3 +180,59 @@ class Judgment(models.Model):
 
     def __str__(self):
         return f"{self.run_id}/{self.item_id}/{self.model_id}/{self.order}"
+
+
+class JudgeShard(models.Model):
+    """A slice of a run executed as one task on the `judging` queue.
+
+    django-tasks-db has no retries and no dead-worker recovery, so the shard row carries
+    what it lacks: status, attempts, the worker holding it and a heartbeat. A RUNNING shard
+    whose heartbeat is stale was left by a crash; `judge_resume` queues it again.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="shards")
+    index = models.PositiveIntegerField()
+    # Work units as [item_id, model_id, order] triples; what is missing is what is left.
+    units = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    worker_id = models.CharField(max_length=100, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    in_flight = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="shard_index_unique_per_run")]
+
+    def __str__(self):
+        return f"run {self.run_id} shard {self.index}"
+
+
+class LLMResponse(models.Model):
+    """The response cache: an identical prompt to the same endpoint and model is paid once.
+
+    The key hashes the base URL, model, messages and parameters; no key or header is stored.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    base_url = models.CharField(max_length=300)
+    model = models.CharField(max_length=128)
+    text = models.TextField()
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.model} {self.key[:12]}"

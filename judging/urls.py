@@ -1,4 +1,12 @@
-from django.urls import path  # noqa: F401  (pages of judge runs are added here)
+from django.urls import path
+
+from judging import views
 
 app_name = "judging"
-urlpatterns = []
+urlpatterns = [
+    path("runs/", views.run_list, name="run-list"),
+    path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/<int:run_id>/<str:action>/", views.run_action, name="run-action"),
+    path("judge-templates/", views.templates, name="templates"),
+    path("judge-templates/<int:template_id>/", views.template_edit, name="template-edit"),
+]

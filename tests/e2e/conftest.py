@@ -58,3 +58,18 @@ def log_in(page, live_server):
         page.get_by_role("button", name="Log in").or_(page.get_by_role("button", name="登录")).click()
 
     return sign_in
+
+
+@pytest.fixture(autouse=True)
+def role_groups(request):
+    """Browser tests use transactional databases, whose flush after each test also removes
+    the role groups the migration made; put them back so every test starts as migrate leaves it."""
+    if "django_db_setup" not in request.fixturenames and not request.node.get_closest_marker("django_db"):
+        return
+    request.getfixturevalue("transactional_db")
+    from django.contrib.auth.models import Group
+
+    from config.roles import Role
+
+    for role in Role:
+        Group.objects.get_or_create(name=role.value)

@@ -1,5 +1,7 @@
 // Keyboard voting: 1 = A better, 2 = B better, 3 = tie, 0 = cannot determine.
 // Keys are ignored while typing a comment; a form submits at most once.
+// Keys pressed before this script has run cannot vote (there is no listener yet), so the form
+// says when it listens: data-keyboard="on". Browser tests wait for it before pressing a key.
 (function () {
   "use strict";
   var form = document.getElementById("vote-form");
@@ -19,4 +21,5 @@
       if (!sent) { form.requestSubmit(button); }
     }
   });
+  form.dataset.keyboard = "on";
 })();

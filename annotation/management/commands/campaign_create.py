@@ -1,0 +1,52 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.services import AnnotationError, campaign_create_by_names
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a blind pairwise campaign on a dataset: draw N questions, K balanced model pairs per "
+        "question, V votes wanted per pair. Nothing is created when any argument is wrong."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="Dataset name.")
+        parser.add_argument("--slug", required=True, help="Campaign slug (letters, digits, - and _).")
+        parser.add_argument("--models", required=True, type=_names, help="Candidate model names, comma-separated.")
+        parser.add_argument("--questions", type=int, default=None, help="Questions to draw (default: all eligible).")
+        parser.add_argument("--pairs-per-question", type=int, default=1)
+        parser.add_argument("--votes-per-pair", type=int, default=1, help="Overlap: votes wanted per pair.")
+        parser.add_argument("--annotators", type=_names, default=[], help="Usernames, comma-separated.")
+        parser.add_argument("--gold-every", type=int, default=0, help="A gold pair every N items (0: none).")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--title", default="", help="Title shown to annotators (default: the slug).")
+        parser.add_argument("--instructions-en", default="")
+        parser.add_argument("--instructions-zh", default="")
+
+    def handle(self, *args, **options):
+        try:
+            campaign = campaign_create_by_names(
+                dataset=options["dataset"],
+                slug=options["slug"],
+                title=options["title"],
+                models=options["models"],
+                annotators=options["annotators"],
+                question_count=options["questions"],
+                pairs_per_question=options["pairs_per_question"],
+                votes_per_pair=options["votes_per_pair"],
+                gold_every=options["gold_every"],
+                seed=options["seed"],
+                instructions_en=options["instructions_en"],
+                instructions_zh=options["instructions_zh"],
+            )
+        except AnnotationError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(
+            f"Created campaign {campaign.slug} on {campaign.dataset.name}: {campaign.pairs.count()} pairs over "
+            f"{campaign.question_count} questions, {campaign.candidates.count()} models, "
+            f"{campaign.annotators.count()} annotators, {campaign.votes_per_pair} votes wanted per pair."
+        )

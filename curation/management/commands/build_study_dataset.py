@@ -1,0 +1,24 @@
+"""Create or extend a study's working dataset from its accepted cases."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.models import Study
+from curation.versions import VersionError, study_dataset_build
+
+
+class Command(BaseCommand):
+    help = "Add an item per accepted, non-duplicate case of a study to a working dataset."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True)
+        parser.add_argument("--name", required=True, help="working dataset name (created if missing)")
+
+    def handle(self, *args, study, name, **options):
+        found = Study.objects.filter(slug=study).first()
+        if found is None:
+            raise CommandError(f"No study with slug {study!r}.")
+        try:
+            dataset, added = study_dataset_build(study=found, name=name)
+        except VersionError as error:
+            raise CommandError(" ".join(error.messages)) from None
+        self.stdout.write(self.style.SUCCESS(f"{added} items added to {dataset.name} ({dataset.items.count()} in all)."))

@@ -1,0 +1,33 @@
+"""Run the automatic curation steps on submitted cases (the ones not processed yet, or all)."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.models import Case, Study, Submission
+from curation.review import cases_process
+
+
+class Command(BaseCommand):
+    help = "Parse, extract, detect language, find duplicates and PII hints for submitted cases."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", help="only this study's cases (slug)")
+        parser.add_argument("--all", action="store_true", help="process again cases already processed")
+
+    def handle(self, *args, study=None, all=False, **options):
+        cases = Case.objects.filter(submission__status=Submission.Status.SUBMITTED).select_related("submission")
+        if study:
+            if not Study.objects.filter(slug=study).exists():
+                raise CommandError(f"No study with slug {study!r}.")
+            cases = cases.filter(submission__study__slug=study)
+        if not all:
+            # Resumable: an interrupted run continues with the cases it had not reached.
+            cases = cases.filter(curation__isnull=True)
+        cases = list(cases.order_by("submission_id", "position"))
+        total = len(cases)
+
+        def progress(done):
+            if done == total or done % 50 == 0:
+                self.stdout.write(f"processed {done}/{total}")
+
+        cases_process(cases=cases, on_progress=progress)
+        self.stdout.write(self.style.SUCCESS(f"{total} cases processed."))

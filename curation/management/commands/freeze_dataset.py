@@ -1,0 +1,49 @@
+"""Freeze a working dataset's accepted items into a new immutable version; or compare two versions."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.models import Dataset
+from curation.versions import VersionError, dataset_freeze, datasets_diff
+
+
+class Command(BaseCommand):
+    help = "freeze_dataset NAME freezes a version; freeze_dataset --diff OLD NEW shows what changed."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", nargs="?")
+        parser.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"))
+        parser.add_argument("--format", choices=["table", "json"], default="table")
+
+    def _dataset(self, name):
+        found = Dataset.objects.filter(name=name).first()
+        if found is None:
+            raise CommandError(f"No dataset named {name!r}.")
+        return found
+
+    def handle(self, *args, name=None, diff=None, format="table", **options):
+        if diff:
+            result = datasets_diff(old=self._dataset(diff[0]), new=self._dataset(diff[1]))
+            if format == "json":
+                payload = {"added": result.added, "removed": result.removed, "unchanged": result.unchanged,
+                           "changed": [{"external_id": key, "fields": {f: list(v) for f, v in ch.items()}}
+                                       for key, ch in result.changed]}
+                self.stdout.write(json.dumps(payload, ensure_ascii=False))
+                return
+            for key in result.added:
+                self.stdout.write(f"+ {key}")
+            for key in result.removed:
+                self.stdout.write(f"- {key}")
+            for key, changes in result.changed:
+                self.stdout.write(f"~ {key}: {', '.join(sorted(changes))}")
+            self.stdout.write(f"{len(result.added)} added, {len(result.removed)} removed, "
+                              f"{len(result.changed)} changed, {result.unchanged} unchanged")
+            return
+        if not name:
+            raise CommandError("Name a working dataset to freeze, or use --diff OLD NEW.")
+        try:
+            version = dataset_freeze(dataset=self._dataset(name))
+        except VersionError as error:
+            raise CommandError(" ".join(error.messages)) from None
+        self.stdout.write(self.style.SUCCESS(f"{version.name}: {version.items.count()} items frozen."))

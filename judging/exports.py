@@ -1,0 +1,51 @@
+"""Judgment and leaderboard exports, streamed through the one export writer (curation/exports.py)."""
+
+from curation.exports import ExportTable, exporter
+from judging.models import JudgeRun, Judgment
+from judging.selectors import leaderboard_rows
+
+JUDGMENT_FIELDS = [
+    "run", "dataset", "question_id", "language", "intent", "category", "model", "order", "template",
+    "template_version", "final_score", "outcome", "scores", "parse_error", "call_error", "flags", "raw_text",
+    "prompt_tokens", "completion_tokens", "latency_ms", "cached", "created_at",
+]
+LEADERBOARD_FIELDS = [
+    "run", "group", "column", "model", "mean", "low", "high", "count", "failures", "rank",
+    "items", "win_rate", "win_rate_se", "lose_rate", "tie_rate", "error_rate", "length", "reference",
+]
+
+
+def _runs(*, dataset=None, study=None, run=None):
+    runs = JudgeRun.objects.select_related("dataset", "reference_model").order_by("pk")
+    if run is not None:
+        return runs.filter(pk=run.pk)
+    if dataset is not None:
+        runs = runs.filter(dataset=dataset)
+    if study is not None:
+        runs = runs.filter(dataset__study=study)
+    return runs
+
+
+@exporter("judgments")
+def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
+    """Every judgment of the run (or of the dataset's / study's runs) with its raw reply, in id order."""
+    judgments = Judgment.objects.filter(run__in=_runs(dataset=dataset, study=study, run=run).values("pk"))
+    keys = [
+        "run_id", "run__dataset__name", "item__external_id", "item__language", "item__intent", "item__category",
+        "model__name", "order", "template__name", "template__version", "final_score", "outcome", "scores",
+        "parse_error", "call_error", "flags", "raw_text", "prompt_tokens", "completion_tokens", "latency_ms",
+        "cached", "created_at",
+    ]
+    rows = judgments.order_by("pk").values_list(*keys).iterator(chunk_size=2000)
+    return ExportTable(fields=JUDGMENT_FIELDS, rows=(dict(zip(JUDGMENT_FIELDS, row)) for row in rows))
+
+
+@exporter("leaderboard")
+def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
+    """The leaderboard rows of the run (or of every run of the dataset / study), one run at a time."""
+
+    def rows():
+        for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
+            yield from leaderboard_rows(judge_run)
+
+    return ExportTable(fields=LEADERBOARD_FIELDS, rows=rows())

@@ -1,0 +1,89 @@
+"""Generating candidate answers from an endpoint (`generate`), temperature by category.
+
+Answers are saved as they arrive, so an interrupted generation resumes where it stopped:
+items that already have an answer from the model are skipped, and the response cache
+makes a re-sent identical prompt free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from asgiref.sync import async_to_sync, sync_to_async
+
+from curation.models import Dataset
+from judging.llm import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many
+from judging.models import Answer, CandidateModel
+from judging.prompts import ALIGNBENCH_TEMPERATURE
+
+DEFAULT_TEMPERATURE = 0.7
+FLUSH_EVERY = 50
+
+
+def generation_temperature(category: str, default: float = DEFAULT_TEMPERATURE) -> float:
+    """AlignBench's reply temperature for the category (0.1 for fixed answers, 0.7 for creative)."""
+    return ALIGNBENCH_TEMPERATURE.get(category, default)
+
+
+def answers_generate(
+    *,
+    dataset: Dataset,
+    model_name: str,
+    endpoint: EndpointConfig,
+    concurrency: int | None = None,
+    max_tokens: int | None = None,
+    default_temperature: float = DEFAULT_TEMPERATURE,
+    on_progress: Callable[[int, int, int], None] | None = None,
+) -> dict:
+    """Answer every item of the dataset that `model_name` has not answered yet.
+
+    Returns {"generated", "failed", "skipped"}; failures keep their reasons in "errors".
+    `on_progress(done, failed, total)` is called as batches are saved."""
+    model, _ = CandidateModel.objects.get_or_create(name=model_name)
+    answered = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
+    items = [item for item in dataset.items.order_by("id") if item.pk not in answered]
+    requests = [
+        ChatRequest(
+            model=model_name,
+            messages=(("user", item.question),),
+            temperature=generation_temperature(item.category, default_temperature),
+            max_tokens=max_tokens,
+        )
+        for item in items
+    ]
+    pending: list[Answer] = []
+    counts = {"generated": 0, "failed": 0, "skipped": len(answered), "errors": []}
+
+    def save(batch: list[Answer]) -> None:
+        Answer.objects.bulk_create(batch, ignore_conflicts=True)
+        if on_progress is not None:
+            on_progress(counts["generated"], counts["failed"], len(items))
+
+    async def on_result(index: int, outcome: ChatResult | LLMCallError) -> None:
+        if isinstance(outcome, LLMCallError):
+            counts["failed"] += 1
+            counts["errors"].append(f"{items[index].external_id}: {outcome.reason}")
+            return
+        request = requests[index]
+        pending.append(Answer(
+            item=items[index], model=model, text=outcome.text, origin=Answer.Origin.GENERATED,
+            parameters={"temperature": request.temperature, "max_tokens": request.max_tokens,
+                        "endpoint": endpoint.name, "cached": outcome.cached},
+            prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+            latency_ms=outcome.latency_ms,
+        ))
+        counts["generated"] += 1
+        if len(pending) >= FLUSH_EVERY:
+            batch = pending[:]
+            pending.clear()
+            await sync_to_async(save)(batch)
+
+    async def generate_all():
+        await chat_many(endpoint, requests, in_flight=concurrency, on_result=on_result)
+        if pending:
+            await sync_to_async(save)(pending[:])
+            pending.clear()
+
+    if requests:
+        async_to_sync(generate_all)()
+    return counts

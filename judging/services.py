@@ -1,0 +1,336 @@
+"""Writes of the judging app: templates, runs and their shards, cancel, resume, re-parse.
+
+The async engine that executes a shard lives in `judging/execution.py`; generation of
+candidate answers in `judging/generation.py`.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from curation.models import Dataset, Item
+from judging.models import Answer, CandidateModel, Endpoint, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.parsing import parse_pairwise, parse_pointwise
+from judging.prompts import criteria_for_template, default_templates, template_name_for
+
+DEFAULT_SHARD_SIZE = 500
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=float(settings.JUDGING_STALE_SECONDS))
+
+
+def template_family(dataset: Dataset) -> str:
+    return "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
+
+
+def item_template_name(run: JudgeRun, item: Item, family: str) -> str:
+    return template_name_for(
+        family=family, mode=run.mode, intent=item.intent, category=item.category, language=item.language
+    )
+
+
+@transaction.atomic
+def templates_ensure_defaults() -> int:
+    """Create version 1 of every built-in template that is missing; returns how many were made."""
+    existing = set(JudgeTemplate.objects.values_list("name", flat=True))
+    missing = [
+        JudgeTemplate(name=t.name, version=1, mode=t.mode, language=t.language, text=t.text)
+        for t in default_templates()
+        if t.name not in existing
+    ]
+    JudgeTemplate.objects.bulk_create(missing)
+    return len(missing)
+
+
+@transaction.atomic
+def template_revise(*, template: JudgeTemplate, text: str, user=None) -> JudgeTemplate:
+    """Save an edit as a new version; runs keep pointing at the version they used."""
+    text = text.strip()
+    if not text:
+        raise ValueError("A template cannot be empty.")
+    if template.mode == JudgeMode.POINTWISE and "{answer}" not in text:
+        raise ValueError("A pointwise template must contain the {answer} placeholder.")
+    if template.mode == JudgeMode.PAIRWISE and not ("{output_1}" in text and "{output_2}" in text):
+        raise ValueError("A pairwise template must contain the {output_1} and {output_2} placeholders.")
+    latest = JudgeTemplate.objects.filter(name=template.name).aggregate(v=Max("version"))["v"] or 0
+    return JudgeTemplate.objects.create(
+        name=template.name, version=latest + 1, mode=template.mode, language=template.language, text=text,
+        created_by=user,
+    )
+
+
+def _latest_templates(names: set[str]) -> dict[str, JudgeTemplate]:
+    latest: dict[str, JudgeTemplate] = {}
+    for template in JudgeTemplate.objects.filter(name__in=names).order_by("name", "version"):
+        latest[template.name] = template
+    return latest
+
+
+def pair_order(seed: int, item_id: int, model_id: int) -> int:
+    """Which side the candidate takes (0: first, 1: second), reproducible from the run's seed."""
+    return random.Random(f"{seed}:{item_id}:{model_id}").randrange(2)
+
+
+@transaction.atomic
+def run_create(
+    *,
+    dataset: Dataset,
+    mode: str,
+    judge_model: str,
+    candidates: list[CandidateModel],
+    reference_model: CandidateModel | None = None,
+    endpoint: Endpoint | None = None,
+    concurrency: int = 16,
+    both_orders: bool = False,
+    seed: int | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    created_by=None,
+) -> JudgeRun:
+    """A run over the dataset's answers by `candidates`, split into shards. Nothing is called yet.
+
+    Pairwise runs judge each candidate against `reference_model` on every item both answered,
+    the side randomised per item with `seed` (recorded), or both sides with `both_orders`.
+    Raises ValueError with a message a researcher can act on; then nothing is written.
+    """
+    if mode not in JudgeMode.values:
+        raise ValueError(f"Unknown mode {mode!r}; use pointwise or pairwise.")
+    if not judge_model:
+        raise ValueError("Name the judge model (--judge-model).")
+    if concurrency < 1:
+        raise ValueError("Concurrency must be at least 1.")
+    if shard_size < 1:
+        raise ValueError("Shard size must be at least 1.")
+    if mode == JudgeMode.PAIRWISE and reference_model is None:
+        raise ValueError("A pairwise run needs a reference model (--reference-model).")
+    if not candidates:
+        raise ValueError("Name at least one candidate model (--models).")
+    if mode == JudgeMode.PAIRWISE:
+        candidates = [c for c in candidates if c.pk != reference_model.pk] or candidates
+    seed = random.randrange(2**31) if seed is None else seed
+
+    answered = set(
+        Answer.objects.filter(item__dataset=dataset, model__in=[*candidates, *([reference_model] if reference_model else [])])
+        .values_list("item_id", "model_id")
+    )
+    items = list(Item.objects.filter(dataset=dataset).order_by("id").values("id", "intent", "category", "language"))
+    if not items:
+        raise ValueError(f"Dataset {dataset.name!r} has no items.")
+    units: list[tuple[int, int, int]] = []
+    names: set[str] = set()
+    family = template_family(dataset)
+    probe = JudgeRun(mode=mode)
+    for item in items:
+        for candidate in candidates:
+            if (item["id"], candidate.pk) not in answered:
+                continue
+            if reference_model is not None and (item["id"], reference_model.pk) not in answered:
+                continue
+            if mode == JudgeMode.PAIRWISE:
+                orders = [0, 1] if both_orders else [pair_order(seed, item["id"], candidate.pk)]
+            else:
+                orders = [0]
+            units.extend((item["id"], candidate.pk, order) for order in orders)
+            names.add(item_template_name(probe, Item(**item), family))
+    if not units:
+        who = ", ".join(c.name for c in candidates)
+        raise ValueError(f"None of {who} has answers on dataset {dataset.name!r}: import or generate them first.")
+
+    templates = _latest_templates(names)
+    if set(templates) != names:
+        templates_ensure_defaults()
+        templates = _latest_templates(names)
+    missing = sorted(names - set(templates))
+    if missing:
+        raise ValueError(f"No judge template named {', '.join(missing)}.")
+
+    run = JudgeRun.objects.create(
+        dataset=dataset, mode=mode, judge_model=judge_model, endpoint=endpoint, reference_model=reference_model,
+        both_orders=both_orders, seed=seed, concurrency=concurrency, temperature=temperature,
+        max_tokens=max_tokens, total=len(units), created_by=created_by, status=JudgeRun.Status.PENDING,
+    )
+    run.candidates.set(candidates)
+    run.templates.set(templates.values())
+    JudgeShard.objects.bulk_create(
+        [
+            JudgeShard(run=run, index=index, units=[list(unit) for unit in units[start : start + shard_size]])
+            for index, start in enumerate(range(0, len(units), shard_size))
+        ]
+    )
+    return run
+
+
+def run_enqueue(*, run: JudgeRun) -> int:
+    """Queue a task on the `judging` queue for each queued shard; returns how many were queued.
+
+    Call it after the shards are committed: a worker may pick a task up at once.
+    """
+    from judging.tasks import judge_shard_task
+
+    if run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.FAILED):
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
+        run.status = JudgeRun.Status.RUNNING
+    queued = 0
+    for shard_id in list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True)):
+        result = judge_shard_task.enqueue(shard_id)
+        JudgeShard.objects.filter(pk=shard_id, task_id="").update(task_id=str(result.id)[:64])
+        queued += 1
+    return queued
+
+
+@transaction.atomic
+def shard_claim(*, shard_id: int, worker_id: str) -> bool:
+    """Take a shard for this worker: a queued one, or a running one whose heartbeat is stale.
+
+    Two workers racing for one shard: the row lock lets exactly one through.
+    """
+    shard = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk=shard_id).select_related("run").first()
+    if shard is None:
+        return False
+    now = timezone.now()
+    stale = shard.status == JudgeShard.Status.RUNNING and (
+        shard.heartbeat_at is None or shard.heartbeat_at < now - stale_after()
+    )
+    if shard.status != JudgeShard.Status.QUEUED and not stale:
+        return False
+    if shard.run.status == JudgeRun.Status.CANCELLED:
+        shard.status = JudgeShard.Status.CANCELLED
+        shard.save(update_fields=["status"])
+        return False
+    shard.status = JudgeShard.Status.RUNNING
+    shard.attempts += 1
+    shard.worker_id = worker_id[:100]
+    shard.heartbeat_at = now
+    shard.started_at = now
+    shard.error = ""
+    shard.save(update_fields=["status", "attempts", "worker_id", "heartbeat_at", "started_at", "error"])
+    if shard.run.status != JudgeRun.Status.RUNNING:
+        JudgeRun.objects.filter(pk=shard.run_id).exclude(status=JudgeRun.Status.CANCELLED).update(
+            status=JudgeRun.Status.RUNNING, finished_at=None
+        )
+    return True
+
+
+@transaction.atomic
+def shard_finish(*, shard_id: int, status: str, error: str = "") -> None:
+    """Close a shard; when it was the last one open, close the run."""
+    JudgeShard.objects.filter(pk=shard_id).update(
+        status=status, error=error[:300], in_flight=0, finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    run_id = JudgeShard.objects.values_list("run_id", flat=True).get(pk=shard_id)
+    run = JudgeRun.objects.select_for_update().get(pk=run_id)
+    if run.status == JudgeRun.Status.CANCELLED:
+        return
+    open_shards = run.shards.exclude(status__in=[JudgeShard.Status.DONE, JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED])
+    if open_shards.exists():
+        return
+    failed = run.shards.filter(status=JudgeShard.Status.FAILED).exists()
+    run.status = JudgeRun.Status.FAILED if failed else JudgeRun.Status.FINISHED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at"])
+
+
+def shard_heartbeat(*, shard_id: int, in_flight: int) -> str:
+    """Record that the shard is alive; returns the run's status so a cancel is noticed."""
+    JudgeShard.objects.filter(pk=shard_id).update(heartbeat_at=timezone.now(), in_flight=in_flight)
+    return JudgeRun.objects.filter(shards__pk=shard_id).values_list("status", flat=True).first() or ""
+
+
+@transaction.atomic
+def run_cancel(*, run: JudgeRun) -> None:
+    """Stop a run: queued shards never start, running shards stop sending after their next heartbeat."""
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
+    run.shards.filter(status=JudgeShard.Status.QUEUED).update(status=JudgeShard.Status.CANCELLED)
+    run.refresh_from_db()
+
+
+@transaction.atomic
+def run_resume(*, run: JudgeRun, force: bool = False) -> int:
+    """Re-queue what a crash, a failure or a cancel left; returns how many shards were re-queued.
+
+    A RUNNING shard counts as abandoned only when its heartbeat is stale (or with `force`).
+    Finished judgments stay: the shard sends only what is missing, and the response cache
+    makes a re-sent identical prompt free.
+    """
+    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    cutoff = timezone.now() - stale_after()
+    abandoned = Q(status=JudgeShard.Status.RUNNING) & (Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+    if force:
+        abandoned = Q(status=JudgeShard.Status.RUNNING)
+    retry = Q(status__in=[JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]) | abandoned
+    # A finished shard whose calls failed (not parse failures) gets another go too.
+    retry |= Q(status=JudgeShard.Status.DONE, pk__in=_shards_with_call_errors(run))
+    count = run.shards.filter(retry).update(status=JudgeShard.Status.QUEUED, in_flight=0, task_id="")
+    if count or run.shards.filter(status=JudgeShard.Status.QUEUED).exists():
+        run.status = JudgeRun.Status.RUNNING
+        run.finished_at = None
+        run.save(update_fields=["status", "finished_at"])
+    return count
+
+
+def _shards_with_call_errors(run: JudgeRun) -> list[int]:
+    failed = set(run.judgments.exclude(call_error="").values_list("item_id", "model_id", "order"))
+    if not failed:
+        return []
+    return [
+        shard.pk
+        for shard in run.shards.filter(status=JudgeShard.Status.DONE).only("pk", "units")
+        if any(tuple(unit) in failed for unit in shard.units)
+    ]
+
+
+def judgment_fields_from_reply(*, mode: str, text: str, candidate_side: str, criteria: list[str], template: str,
+                               answer: str) -> dict:
+    """Parse one reply into Judgment fields. Pure apart from the imports; used at save and re-parse."""
+    if mode == JudgeMode.PAIRWISE:
+        parsed = parse_pairwise(text)
+        if parsed.winner is None:
+            return {"outcome": Judgment.Outcome.ERROR, "parse_error": parsed.error[:300], "final_score": None, "scores": {}}
+        outcome = Judgment.Outcome.WIN if parsed.winner == candidate_side else Judgment.Outcome.LOSE
+        return {"outcome": outcome, "parse_error": "", "final_score": None, "scores": {}}
+    parsed = parse_pointwise(text, criteria=criteria, template=template, answer=answer)
+    return {
+        "outcome": "",
+        "parse_error": parsed.error[:300] if not parsed.ok else "",
+        "final_score": parsed.final_score if parsed.ok else None,
+        "scores": parsed.scores,
+    }
+
+
+@transaction.atomic
+def run_reparse(*, run: JudgeRun) -> int:
+    """Parse the stored replies again (e.g. after a parser fix) without a single new call.
+
+    Returns how many verdicts (final score, outcome or parse failure) changed."""
+    from judging.execution import build_prompt  # the same prompt the judge saw
+
+    changed = 0
+    judgments = run.judgments.filter(call_error="").select_related("item", "template")
+    answers = {
+        (a.item_id, a.model_id): a.text
+        for a in Answer.objects.filter(item__dataset=run.dataset).only("item_id", "model_id", "text")
+    }
+    for judgment in judgments:
+        answer = answers.get((judgment.item_id, judgment.model_id), "")
+        reference = answers.get((judgment.item_id, run.reference_model_id), "") if run.reference_model_id else ""
+        _prompt, side = build_prompt(run, judgment.template, judgment.item, answer, reference, judgment.order)
+        fields = judgment_fields_from_reply(
+            mode=run.mode, text=judgment.raw_text, candidate_side=side,
+            criteria=criteria_for_template(judgment.template.name) if judgment.template else [],
+            template=judgment.template.text if judgment.template else "", answer=answer,
+        )
+        verdict_changed = any(getattr(judgment, key) != fields[key] for key in ("final_score", "outcome", "parse_error"))
+        if verdict_changed or judgment.scores != fields["scores"]:
+            for key, value in fields.items():
+                setattr(judgment, key, value)
+            judgment.save(update_fields=list(fields))
+        changed += verdict_changed
+    return changed

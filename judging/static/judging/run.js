@@ -1,0 +1,29 @@
+// Live progress on the run page: polls the API while the run is running. No library, no CDN.
+(function () {
+  "use strict";
+  var section = document.getElementById("progress");
+  if (!section) return;
+  var bar = section.querySelector("progress");
+  function update() {
+    fetch(section.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (data) {
+        if (!data) return;
+        section.querySelectorAll("[data-field]").forEach(function (node) {
+          var key = node.dataset.field;
+          if (key === "status") return;
+          var value = data[key];
+          node.textContent = value === null || value === undefined ? "—" : String(value);
+        });
+        bar.value = data.done;
+        if (data.status === "running" || data.status === "pending") {
+          window.setTimeout(update, 2000);
+        } else if (bar.dataset.wasRunning === "1") {
+          window.location.reload();
+        }
+        bar.dataset.wasRunning = data.status === "running" ? "1" : "0";
+      })
+      .catch(function () { window.setTimeout(update, 5000); });
+  }
+  update();
+})();

@@ -1,0 +1,33 @@
+"""A researcher opens the demo study from the dashboard and reads its figures in both languages."""
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.demo import demo_seed
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_researcher_reads_the_study_page(settings, page, live_server, log_in, blocked_requests):
+    settings.DEMO_MODE = True
+    demo_seed()
+    log_in("researcher", "demo-researcher")
+    page.get_by_role("link", name="How do you use AI chat assistants?").click()
+    expect(page).to_have_url(f"{live_server.url}/studies/demo/")
+    expect(page.locator("#stat-submitted")).to_have_text("3")
+    expect(page.locator("#stat-excluded")).to_have_text("1")
+    expect(page.locator("#stat-completion")).to_have_text("100 %")
+    expect(page.locator("#stat-median")).to_have_text("12.0 min")
+    expect(page.get_by_role("cell", name="Failed the attention check (anchor question).")).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_role("link", name="cases (CSV)").click()
+    lines = open(download.value.path(), encoding="utf-8").read().splitlines()
+    assert lines[0].startswith("case_id,submission_id,study,position,service,conversation")
+    assert "resume" not in "\n".join(lines)
+
+    page.get_by_label("Language").select_option("zh-hans")
+    page.get_by_role("button", name="Switch").click()
+    expect(page.get_by_role("heading", name="各意图的满意度（1-5）")).to_be_visible()
+    expect(page.locator("#stat-median")).to_have_text("12.0 分钟")
+    expect(page.get_by_role("cell", name="事实问答")).to_have_count(2)  # satisfaction and intents tables
+    assert blocked_requests == []

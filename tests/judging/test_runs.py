@@ -1,0 +1,311 @@
+"""Judge runs end to end against a loopback server: shards, saving, cache, resume, cancel, pairwise."""
+
+import json
+import re
+
+import pytest
+from django.utils import timezone
+
+from curation.models import Dataset, Intent, Language
+from judging.execution import run_execute_inline, shard_execute
+from judging.models import Endpoint, JudgeRun, JudgeShard, Judgment, LLMResponse
+from judging.services import pair_order, run_cancel, run_create, run_enqueue, run_reparse, run_resume
+from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def judged(fake_llm, fast_retries):
+    """A dataset of 4 items in two languages and intents, answered by two models and a reference."""
+    Endpoint.objects.create(name="fake", base_url=fake_llm.base_url, api_key_env="FAKE_LLM_KEY",
+                            default_model="judge-m", max_in_flight=8, timeout_seconds=2, max_retries=2)
+    dataset = DatasetFactory(name="small")
+    items = [
+        ItemFactory(dataset=dataset, external_id="a", question="Capital of France?", intent=Intent.FACTUAL_QA),
+        ItemFactory(dataset=dataset, external_id="b", question="法国的首都是哪里？", intent=Intent.FACTUAL_QA,
+                    language=Language.ZH, reference="巴黎。"),
+        ItemFactory(dataset=dataset, external_id="c", question="Write a haiku", intent=Intent.SEEK_CREATIVITY),
+        ItemFactory(dataset=dataset, external_id="d", question="Use the API", intent=Intent.API),
+    ]
+    models = {name: CandidateModelFactory(name=name) for name in ("alpha", "beta", "ref")}
+    for item in items:
+        for name, model in models.items():
+            AnswerFactory(item=item, model=model, text=f"{name} answers {item.external_id}")
+    return dataset, items, models
+
+
+def scores_by_model(reply_for):
+    """A judge that scores by which model wrote the answer in the prompt."""
+
+    def reply(body):
+        prompt = body["messages"][-1]["content"]
+        for name, score in reply_for.items():
+            if f"{name} answers" in prompt:
+                return f"Fine.\n{{'Factuality': {score}, 'Final Score': {score}}}"
+        return "no idea"
+
+    return reply
+
+
+def make_run(dataset, models, **kwargs):
+    from judging.models import Endpoint as E
+
+    defaults = dict(dataset=dataset, mode="pointwise", judge_model="judge-m",
+                    candidates=[models["alpha"], models["beta"]], endpoint=E.objects.get(name="fake"), concurrency=4)
+    defaults.update(kwargs)
+    return run_create(**defaults)
+
+
+def test_pointwise_run_judges_every_answer_once_with_the_items_template(judged, fake_llm):
+    dataset, items, models = judged
+    fake_llm.reply = scores_by_model({"alpha": 8, "beta": 5})
+    run = make_run(dataset, models, shard_size=3)
+    assert run.total == 8 and run.shards.count() == 3
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FINISHED
+    assert fake_llm.count == 8
+    finals = sorted(run.judgments.values_list("model__name", "final_score"))
+    assert finals == [("alpha", 8)] * 4 + [("beta", 5)] * 4
+    names = dict(run.judgments.values_list("item__external_id", "template__name").distinct())
+    assert names == {
+        "a": "urs/factual_qa/en", "b": "urs/factual_qa/zh", "c": "urs/seek_creativity/en",
+        "d": "urs/solve_professional_problem/en",
+    }
+    prompts = fake_llm.prompts()
+    chinese = [p for p in prompts if "法国的首都是哪里" in p]
+    assert len(chinese) == 2 and all("事实正确性" in p and "[助手的答案开始]" in p for p in chinese)
+    assert all(j.prompt_tokens == 10 and j.completion_tokens and not j.cached for j in run.judgments.all())
+
+
+def test_a_second_run_with_the_same_prompts_costs_nothing(judged, fake_llm):
+    dataset, items, models = judged
+    run_execute_inline(run=make_run(dataset, models))
+    assert fake_llm.count == 8
+    second = make_run(dataset, models)
+    run_execute_inline(run=second)
+    assert fake_llm.count == 8
+    assert second.judgments.filter(cached=True).count() == 8
+    assert LLMResponse.objects.count() == 8
+
+
+def test_parse_failures_are_kept_and_reparsed_without_calls(judged, fake_llm):
+    dataset, items, models = judged
+    fake_llm.reply = lambda body: "Overall decent. Final score = seven"
+    run = make_run(dataset, models)
+    run_execute_inline(run=run)
+    assert run.judgments.exclude(parse_error="").count() == 8
+    failure = run.judgments.first()
+    assert failure.raw_text == "Overall decent. Final score = seven"
+    assert failure.parse_error == "no score dict and no final-score phrase in the reply"
+    Judgment.objects.filter(pk=failure.pk).update(raw_text="Overall decent. Final Score: 6")
+    assert run_reparse(run=run) == 1
+    assert Judgment.objects.get(pk=failure.pk).final_score == 6
+    assert fake_llm.count == 8
+
+
+def test_failed_calls_keep_their_reason_and_resume_sends_only_those(judged, fake_llm):
+    dataset, items, models = judged
+    fake_llm.reply = scores_by_model({"alpha": 8, "beta": 5})
+    fake_llm.faults = {"beta answers c": ["400"]}
+    run = make_run(dataset, models)
+    run_execute_inline(run=run)
+    failed = run.judgments.exclude(call_error="")
+    assert list(failed.values_list("call_error", flat=True)) == ["HTTP 400: bad request: context too long"]
+    assert fake_llm.count == 8
+
+    assert run_resume(run=run) == 1
+    run_execute_inline(run=run)
+    assert fake_llm.count == 9  # only the failed call went out again
+    assert run.judgments.exclude(call_error="").count() == 0
+    assert run.judgments.count() == 8
+
+
+def test_a_crashed_shard_resumes_without_repeating_finished_calls(judged, fake_llm, settings):
+    dataset, items, models = judged
+    settings.JUDGING_STALE_SECONDS = 30
+    run = make_run(dataset, models, shard_size=8)
+    shard = run.shards.get()
+    # What a worker killed mid-shard leaves: three judgments saved, the shard RUNNING, heartbeat old.
+    run_execute_inline(run=make_run(dataset, models, candidates=[models["alpha"]]))  # unrelated warm-up run
+    warm = fake_llm.count
+    for unit in shard.units[:3]:
+        Judgment.objects.create(run=run, item_id=unit[0], model_id=unit[1], order=unit[2], final_score=6,
+                                raw_text="{'Final Score': 6}")
+    JudgeShard.objects.filter(pk=shard.pk).update(
+        status=JudgeShard.Status.RUNNING, worker_id="dead:1", attempts=1, heartbeat_at=timezone.now())
+    assert run_resume(run=run) == 0  # heartbeat still fresh: maybe alive
+    assert shard_execute(shard_id=shard.pk) == "skipped"
+    JudgeShard.objects.filter(pk=shard.pk).update(heartbeat_at=timezone.now() - timezone.timedelta(minutes=5))
+    assert run_resume(run=run) == 1
+    assert shard_execute(shard_id=shard.pk) == JudgeShard.Status.DONE
+    # Only beta's unfinished units reach the server: finished ones are skipped, alpha's are cached.
+    unfinished_beta = [u for u in shard.units[3:] if u[1] == models["beta"].pk]
+    sent_after = fake_llm.prompts()[warm:]
+    assert len(sent_after) == len(unfinished_beta) == 4 - sum(1 for u in shard.units[:3] if u[1] == models["beta"].pk)
+    assert all(f"beta answers" in p for p in sent_after)
+    assert run.judgments.count() == 8
+    shard.refresh_from_db()
+    assert shard.attempts == 2 and shard.status == "done"
+
+
+def test_cancel_stops_queued_shards(judged, fake_llm):
+    dataset, items, models = judged
+    run = make_run(dataset, models, shard_size=2)
+    shard_execute(shard_id=run.shards.first().pk)
+    run_cancel(run=run)
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.CANCELLED
+    assert fake_llm.count == 2
+    assert list(run.shards.values_list("status", flat=True)) == ["done", "cancelled", "cancelled", "cancelled"]
+    assert run_resume(run=run) == 3
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FINISHED and run.judgments.count() == 8
+
+
+def test_pairwise_sides_are_seeded_and_outcomes_follow_the_candidate(judged, fake_llm):
+    dataset, items, models = judged
+
+    def prefers_alpha(body):
+        prompt = body["messages"][-1]["content"]
+        first = prompt.index("[回复1开始]")
+        second = prompt.index("[回复2开始]")
+        alpha_first = "alpha answers" in prompt[first:second]
+        if "alpha answers" in prompt:
+            winner = "model_1" if alpha_first else "model_2"
+        else:  # beta vs ref: ref wins
+            winner = "model_2" if "beta answers" in prompt[first:second] else "model_1"
+        loser = "model_2" if winner == "model_1" else "model_1"
+        return f"[{{'model': '{winner}', 'rank': 1}}, {{'model': '{loser}', 'rank': 2}}]"
+
+    fake_llm.reply = prefers_alpha
+    run = make_run(dataset, models, mode="pairwise", reference_model=models["ref"], seed=42)
+    run_execute_inline(run=run)
+    outcomes = sorted(run.judgments.values_list("model__name", "outcome"))
+    assert outcomes == [("alpha", "win")] * 4 + [("beta", "lose")] * 4
+    orders = {(j.item_id, j.model_id): j.order for j in run.judgments.all()}
+    assert orders == {(i.pk, m.pk): pair_order(42, i.pk, m.pk) for i in items for m in (models["alpha"], models["beta"])}
+    assert len(set(orders.values())) == 2  # both sides occur
+    assert all("alpaca" not in p and "ref answers" in p for p in fake_llm.prompts())
+
+
+def test_both_orders_judges_each_pair_twice(judged, fake_llm):
+    dataset, items, models = judged
+    run = make_run(dataset, models, mode="pairwise", reference_model=models["ref"], both_orders=True)
+    run_execute_inline(run=run)
+    assert run.total == 16 and run.judgments.count() == 16
+    assert sorted(set(run.judgments.values_list("order", flat=True))) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "pairwise"}, "A pairwise run needs a reference model (--reference-model)."),
+        ({"candidates": []}, "Name at least one candidate model (--models)."),
+        ({"concurrency": 0}, "Concurrency must be at least 1."),
+        ({"judge_model": ""}, "Name the judge model (--judge-model)."),
+    ],
+)
+def test_bad_run_requests_write_nothing(judged, kwargs, message):
+    dataset, items, models = judged
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_run(dataset, models, **kwargs)
+    assert JudgeRun.objects.count() == 0 and JudgeShard.objects.count() == 0
+
+
+def test_models_without_answers_are_refused(judged):
+    dataset, items, models = judged
+    empty = Dataset.objects.create(name="empty-answers")
+    ItemFactory(dataset=empty)
+    with pytest.raises(ValueError, match="None of alpha, beta has answers on dataset 'empty-answers'"):
+        make_run(empty, models)
+
+
+def test_shards_run_as_tasks_on_the_judging_queue(judged, fake_llm, settings):
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend",
+                                  "QUEUES": ["default", "judging"]}}
+    dataset, items, models = judged
+    run = make_run(dataset, models, shard_size=5)
+    assert run_enqueue(run=run) == 2
+    run.refresh_from_db()
+    assert run.status == "finished" and run.judgments.count() == 8
+    assert all(s.task_id for s in run.shards.all())
+    assert json.dumps(list(run.shards.values_list("status", flat=True))) == '["done", "done"]'
+
+
+def test_progress_and_leaderboard_of_a_finished_run(judged, fake_llm):
+    from judging.selectors import leaderboard_rows, run_leaderboard, run_progress
+
+    dataset, items, models = judged
+    fake_llm.reply = scores_by_model({"alpha": 8, "beta": 5})
+    fake_llm.faults = {"beta answers d": ["400"]}
+    run = make_run(dataset, models)
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    progress = run_progress(run)
+    assert {k: progress[k] for k in ("status", "total", "done", "remaining", "parse_failures", "call_failures",
+                                     "in_flight", "prompt_tokens")} == {
+        "status": "finished", "total": 8, "done": 7, "remaining": 1, "parse_failures": 0, "call_failures": 1,
+        "in_flight": 0, "prompt_tokens": 70}
+    board = run_leaderboard(run)
+    overall = {row["model"]: row["overall"] for row in board["tables"]["overall"]["rows"]}
+    assert (overall["alpha"].mean, overall["alpha"].count, overall["beta"].mean, overall["beta"].count) == (8.0, 4, 5.0, 3)
+    assert set(board["tables"]) == {"overall", "intent", "language"}
+    by_language = {row["model"]: row["cells"] for row in board["tables"]["language"]["rows"]}
+    assert by_language["alpha"]["zh"].mean == 8.0 and by_language["beta"]["en"].count == 2
+    assert board["criteria"]["rows"][0] == {"model": "alpha", "means": {"Factuality": 8.0}, "counts": {"Factuality": 4}}
+    rows = leaderboard_rows(run)
+    assert {"run": run.pk, "group": "overall", "column": "overall", "model": "beta", "mean": 5.0, "low": 5.0,
+            "high": 5.0, "count": 3, "failures": 0, "rank": 2} in rows
+
+
+def test_cross_validation_over_runs_with_model_written_references(judged, fake_llm):
+    """Pointwise runs whose references are a model's own answers give the evaluator x source
+    matrix and the rating bias (URS Equation 1)."""
+    from judging.selectors import dataset_cross_validation
+
+    dataset, items, models = judged
+
+    def judge(body):
+        prompt = body["messages"][0]["content"]
+        reference = prompt.split("[Start of Reference Answer]")[-1] if "[Start of Reference Answer]" in prompt else prompt.split("[参考答案开始]")[-1]
+        answer = prompt.split("[Start of AI Assistant's Answer]")[-1] if "[Start of AI Assistant's Answer]" in prompt else prompt.split("[助手的答案开始]")[-1]
+        own = reference.split()[0] == answer.split()[0]  # the candidate wrote the reference
+        return "{'Final Score': 9}" if own else "{'Final Score': 6}"
+
+    fake_llm.reply = judge
+    for source in ("alpha", "beta"):
+        run = make_run(dataset, models, reference_model=models[source])
+        run_execute_inline(run=run)
+        assert run.judgments.count() == 8
+    result = dataset_cross_validation(dataset)
+    assert result["evaluators"] == ["judge-m"] and result["sources"] == ["alpha", "beta"]
+    assert result["matrix"] == {"judge-m": {"alpha": 7.5, "beta": 7.5}}
+    assert result["rating_bias"] == {"judge-m": 1.0}  # 9 on its own references, minus 8
+
+
+def test_alignbench_items_get_their_question_type_template_and_aggregates(fake_llm, fast_retries):
+    from judging.selectors import run_leaderboard
+
+    Endpoint.objects.create(name="fake", base_url=fake_llm.base_url)
+    dataset = DatasetFactory(name="ab", source=Dataset.Source.ALIGNBENCH)
+    model = CandidateModelFactory(name="glm")
+    scores = {"数学计算": 4, "逻辑推理": 6, "文本写作": 8, "综合问答": 7}
+    for category in scores:
+        item = ItemFactory(dataset=dataset, external_id=category, question=category, category=category,
+                           language=Language.ZH, intent="")
+        AnswerFactory(item=item, model=model, text=f"answer {category}")
+    fake_llm.reply = lambda body: next(
+        f"{{'维度一': {s}, '综合得分': {s}}}" for c, s in scores.items() if f"answer {c}" in body["messages"][0]["content"])
+    run = run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model],
+                     endpoint=Endpoint.objects.get(name="fake"))
+    run_execute_inline(run=run)
+    names = dict(run.judgments.values_list("item__category", "template__name"))
+    assert names == {"数学计算": "alignbench/逻辑推理型回答/zh", "逻辑推理": "alignbench/逻辑推理型回答/zh",
+                     "文本写作": "alignbench/生成型回答/zh", "综合问答": "alignbench/建议型回答/zh"}
+    assert run.judgments.get(item__category="数学计算").scores == {"Factuality": 4}  # 维度一 -> first dimension
+    board = run_leaderboard(run)
+    assert board["alignbench"] == {"glm": {"中文推理": 5.0, "中文语言": 7.5, "总分": 6.25}}
