@@ -199,6 +199,12 @@ def submission_finish(*, submission: Submission, language: str) -> Submission:
             submission.save()
     except IntegrityError as error:
         raise AlreadyFinished from error
+    # Curation (parsing, dedup, PII hints) runs in the worker once the submission is safely
+    # stored. Imported here so the participant pages never load presidio and openai.
+    from curation.tasks import submission_process_task
+
+    submission_id = submission.pk
+    transaction.on_commit(lambda: submission_process_task.enqueue(submission_id))
     return submission
 
 

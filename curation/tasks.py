@@ -3,9 +3,19 @@
 from django.tasks import task
 
 from curation.llm_steps import curation_job_run
+from curation.models import Submission
+from curation.review import submission_process
 
 
 @task(queue_name="default")
 def curation_job_task(job_id: int) -> str:
     job = curation_job_run(job_id=job_id)
     return f"{job.kind} job {job.pk}: {job.done} done, {job.failed} failed of {job.total}"
+
+
+@task(queue_name="default")
+def submission_process_task(submission_id: int) -> str:
+    """The automatic curation steps for a just-finished submission, off the participant's request."""
+    submission = Submission.objects.get(pk=submission_id)
+    processed = submission_process(submission=submission)
+    return f"submission {submission_id}: {processed} cases processed"

@@ -360,3 +360,24 @@ def test_a_race_between_two_unfinished_submissions_of_one_pid_stores_one_finish(
         services.submission_finish(submission=pair[1], language="en")
     statuses = sorted(Submission.objects.filter(prolific_pid="racer").values_list("status", flat=True))
     assert statuses == ["in_progress", "submitted"]
+
+
+def test_finishing_queues_the_curation_steps_for_the_worker(participant, django_capture_on_commit_callbacks):
+    """The submit only enqueues; the worker's task parses, dedups and hints every case."""
+    from django_tasks_db.models import DBTaskResult
+
+    from curation.models import CaseCuration
+    from curation.tasks import submission_process_task
+
+    participant.consent()
+    participant.to_review(cases=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert participant.submit().status_code == 302
+    submission = Submission.objects.get()
+    queued = DBTaskResult.objects.get()
+    assert queued.task_path == "curation.tasks.submission_process_task"
+    assert queued.args_kwargs["args"] == [submission.pk]
+    assert CaseCuration.objects.count() == 0
+
+    submission_process_task.call(submission.pk)
+    assert CaseCuration.objects.filter(case__submission=submission).count() == 2
