@@ -14,7 +14,6 @@ from annotation.selectors import (
     annotator_progress,
     assignment_display,
     campaign_list_with_counts,
-    can_undo,
 )
 from annotation.services import (
     CHOICES,
@@ -141,11 +140,9 @@ class NextPairApi(APIView):
         assignment = assignment_next(campaign=campaign, annotator=request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        progress = annotator_progress(campaign=campaign, annotator=request.user)
         data = {
             "pair": assignment_display(assignment=assignment),
-            **progress,
-            "can_undo": can_undo(campaign=campaign, annotator=request.user),
+            **annotator_progress(campaign=campaign, annotator=request.user),
         }
         return Response(self.OutputSerializer(data).data)
 

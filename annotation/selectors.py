@@ -3,7 +3,7 @@
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from annotation.models import Assignment, Campaign, ComparisonPair, Vote
+from annotation.models import Assignment, Campaign, ComparisonPair
 from annotation.rendering import render_markdown
 from config.roles import Role
 from curation.models import Dataset
@@ -38,17 +38,27 @@ def campaign_get(*, slug: str) -> Campaign | None:
 
 
 def annotator_progress(*, campaign: Campaign, annotator) -> dict:
-    """How many items this annotator has voted on, and how many pairs the campaign has (one query)."""
-    counts = ComparisonPair.objects.filter(campaign=campaign, is_gold=False).aggregate(
-        pairs=Count("pk", distinct=True),
-        mine=Count(
+    """In one query: how many items this annotator has voted on (gold pairs included), how
+    many ordinary pairs the campaign has, and whether they may undo their last vote.
+
+    Undo is possible after a vote unless an undone item still waits for its new vote
+    (each vote is its assignment turned VOTED, and undo turns it back to LEASED).
+    """
+    mine = Q(assignments__annotator=annotator)
+    counts = ComparisonPair.objects.filter(campaign=campaign).aggregate(
+        pairs=Count("pk", filter=Q(is_gold=False), distinct=True),
+        voted=Count("assignments", filter=mine & Q(assignments__status=Assignment.Status.VOTED), distinct=True),
+        waiting=Count(
             "assignments",
-            filter=Q(assignments__annotator=annotator, assignments__status=Assignment.Status.VOTED),
+            filter=mine & Q(assignments__status=Assignment.Status.LEASED, assignments__undone_at__isnull=False),
             distinct=True,
         ),
     )
-    gold_done = Vote.objects.filter(campaign=campaign, annotator=annotator, assignment__pair__is_gold=True).count()
-    return {"voted": counts["mine"] + gold_done, "pairs": counts["pairs"]}
+    return {
+        "voted": counts["voted"],
+        "pairs": counts["pairs"],
+        "can_undo": counts["voted"] > 0 and counts["waiting"] == 0,
+    }
 
 
 def assignment_display(*, assignment: Assignment) -> dict:
@@ -78,16 +88,6 @@ def assignment_display(*, assignment: Assignment) -> dict:
 def assignment_for_display(*, assignment_pk: int) -> Assignment:
     """The assignment with its pair and question loaded in one query."""
     return Assignment.objects.select_related("pair__item").get(pk=assignment_pk)
-
-
-def can_undo(*, campaign: Campaign, annotator) -> bool:
-    """Whether the annotator has a vote they may still take back."""
-    return (
-        Vote.objects.filter(campaign=campaign, annotator=annotator, assignment__isnull=False).exists()
-        and not Assignment.objects.filter(
-            pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED, undone_at__isnull=False
-        ).exists()
-    )
 
 
 def annotator_choices() -> QuerySet:

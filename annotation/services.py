@@ -136,21 +136,26 @@ def campaign_create(
             _("Only %(n)d questions of this dataset have answers from two or more of these candidates.")
             % {"n": len(eligible)}
         )
-    campaign = Campaign.objects.create(
-        slug=slug,
-        title=title,
-        dataset=dataset,
-        instructions_en=instructions_en,
-        instructions_zh=instructions_zh,
-        votes_per_pair=votes_per_pair,
-        lease_seconds=lease_seconds,
-        question_count=question_count,
-        pairs_per_question=pairs_per_question,
-        seed=seed,
-        gold_every=gold_every,
-        min_gold_accuracy=min_gold_accuracy,
-        created_by=created_by,
-    )
+    try:
+        # A savepoint: a campaign with the same slug created meanwhile becomes a clear error.
+        with transaction.atomic():
+            campaign = Campaign.objects.create(
+                slug=slug,
+                title=title,
+                dataset=dataset,
+                instructions_en=instructions_en,
+                instructions_zh=instructions_zh,
+                votes_per_pair=votes_per_pair,
+                lease_seconds=lease_seconds,
+                question_count=question_count,
+                pairs_per_question=pairs_per_question,
+                seed=seed,
+                gold_every=gold_every,
+                min_gold_accuracy=min_gold_accuracy,
+                created_by=created_by,
+            )
+    except IntegrityError as error:
+        raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug}) from error
     campaign.candidates.set(candidates)
     campaign.annotators.set(annotators)
     rng = random.Random(seed)

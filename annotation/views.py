@@ -15,7 +15,6 @@ from annotation.selectors import (
     annotator_progress,
     assignment_display,
     campaigns_for_annotator,
-    can_undo,
 )
 from annotation.services import (
     AnnotationError,
@@ -38,12 +37,13 @@ def annotate(request, slug):
     """The next blind pair: question, answers A and B, the four choices, skip and undo."""
     campaign = annotator_campaign(request.user, slug)
     assignment = assignment_next(campaign=campaign, annotator=request.user)
+    progress = annotator_progress(campaign=campaign, annotator=request.user)
     instructions = campaign.instructions_zh if get_language().startswith("zh") else campaign.instructions_en
     context = {
         "campaign": campaign,
         "instructions": instructions or campaign.instructions_en,
-        "progress": annotator_progress(campaign=campaign, annotator=request.user),
-        "can_undo": can_undo(campaign=campaign, annotator=request.user),
+        "progress": progress,
+        "can_undo": progress["can_undo"],
         "shown": assignment_display(assignment=assignment) if assignment else None,
     }
     return render(request, "annotation/annotate.html", context)

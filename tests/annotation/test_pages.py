@@ -138,8 +138,8 @@ def test_query_counts_are_fixed(build_campaign, client, django_assert_num_querie
         client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "tie"}, content_type="application/json")
 
 
-NEXT_WITH_LEASE = 12
-NEXT_NEW_LEASE = 16
+NEXT_WITH_LEASE = 10
+NEXT_NEW_LEASE = 13
 VOTE = 10
-API_NEXT = 13
+API_NEXT = 10
 API_VOTE = 10

@@ -147,3 +147,20 @@ def test_gold_pairs_come_every_n_items(build_campaign):
     with pytest.raises(AnnotationError, match="winner is model_a, model_b or tie"):
         gold_pair_add(campaign=campaign, item=items[1], model_a=models[0], model_b=models[1], winner="cannot_determine")
     assert gold.assignments.count() == 1
+
+
+def test_progress_counts_gold_votes_and_says_when_undo_is_possible(build_campaign):
+    from annotation.selectors import annotator_progress
+
+    campaign, models, items, (person, _) = build_campaign(questions=3, models=2, gold_every=2)
+    gold_pair_add(campaign=campaign, item=items[0], model_a=models[0], model_b=models[1], winner=Winner.MODEL_A)
+    assert annotator_progress(campaign=campaign, annotator=person) == {"voted": 0, "pairs": 3, "can_undo": False}
+    for expected_gold in (False, True):
+        assignment = assignment_next(campaign=campaign, annotator=person)
+        assert assignment.pair.is_gold is expected_gold  # every 2nd item is the gold pair
+        vote_cast(token=assignment.token, annotator=person, choice="left")
+    assert annotator_progress(campaign=campaign, annotator=person) == {"voted": 2, "pairs": 3, "can_undo": True}
+    undone = vote_undo(campaign=campaign, annotator=person)
+    assert annotator_progress(campaign=campaign, annotator=person) == {"voted": 1, "pairs": 3, "can_undo": False}
+    vote_cast(token=undone.token, annotator=person, choice="tie")
+    assert annotator_progress(campaign=campaign, annotator=person) == {"voted": 2, "pairs": 3, "can_undo": True}
