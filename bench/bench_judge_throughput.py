@@ -69,7 +69,6 @@ def one_database(args) -> dict:
     from curation.models import Dataset, Item
     from judging.models import Answer, CandidateModel, Endpoint, JudgeRun
     from judging.services import run_create, run_enqueue
-    from judging.tasks import judge_shard_task
 
     server, base_url = start_server(args.latency, args.server_processes)
     endpoint, _ = Endpoint.objects.update_or_create(
@@ -92,21 +91,25 @@ def one_database(args) -> dict:
     spans: list[float | None] = []
 
     def timed_run(calls: int, workers: int, in_flight: int) -> float:
+        print(f"  [{connection.vendor}] {calls} calls, {in_flight} in flight per worker, {workers} worker(s)...",
+              file=sys.stderr, flush=True)
         dataset = fresh_dataset(calls)
         shard_size = -(-calls // workers)
         run = run_create(dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model],
                          endpoint=endpoint, concurrency=in_flight, shard_size=shard_size)
         procs = start_workers(workers, env)
         try:
-            # Start the clock only once the workers are up: a no-op task each (shard 0 does
-            # not exist, so the task returns "skipped" at once) must have run.
-            seen: set[str] = set()
-            while len(seen) < workers:
-                warmup = judge_shard_task.enqueue(0)
-                while not warmup.is_finished:
+            # Start the clock only once every worker has judged something: a warm-up run with one
+            # 200 ms shard per worker, queued together (a worker holds one task at a time).
+            for _attempt in range(20):
+                warm = run_create(dataset=fresh_dataset(workers), mode="pointwise", judge_model="bench-judge",
+                                  candidates=[model], endpoint=endpoint, concurrency=1, shard_size=1)
+                run_enqueue(run=warm)
+                while JudgeRun.objects.values_list("status", flat=True).get(pk=warm.pk) in ("pending", "running"):
                     time.sleep(0.05)
-                    warmup.refresh()
-                seen.update(warmup.worker_ids)
+                if len(set(warm.shards.values_list("worker_id", flat=True))) == workers:
+                    break
+                print("    a worker is not up yet; warming up again", file=sys.stderr, flush=True)
             time.sleep(0.3)
             started = time.perf_counter()
             run_enqueue(run=run)
@@ -179,10 +182,10 @@ def main():
             child = subprocess.run(
                 [PY, __file__, "--child", "--calls", str(args.calls), "--latency", str(args.latency),
                  "--baseline-calls", str(args.baseline_calls), "--server-processes", str(args.server_processes)],
-                cwd=ROOT, env=env, capture_output=True, text=True,
+                cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,  # stderr (progress, errors) shows as it comes
             )
             if child.returncode != 0:
-                print(f"== {name}: failed\n{child.stderr[-2000:]}")
+                print(f"== {name}: failed (see the error above)")
                 failed = True
                 continue
             result = json.loads(child.stdout.strip().splitlines()[-1])

@@ -21,7 +21,7 @@ from django.conf import settings
 from curation.models import Item
 from judging.llm import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many, endpoint_config
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.prompts import criteria_for_template, fill, suspicious_flags
+from judging.prompts import criteria_for_template, fill, intent_label, suspicious_flags
 from judging.services import (
     item_template_name,
     judgment_fields_from_reply,
@@ -54,8 +54,8 @@ def build_prompt(run: JudgeRun, template: JudgeTemplate | None, item: Item, answ
     # (the cross-validation of URS 4.4); otherwise the dataset's curated reference.
     values = {
         "question": item.question, "reference": reference_answer if run.reference_model_id else item.reference,
-        "answer": answer,
-        "intent": item.get_intent_display() if item.intent else "", "category": item.category,
+        "answer": answer, "intent": intent_label(item.intent, template.language if template else item.language),
+        "category": item.category,
     }
     return fill(text, values), ""
 

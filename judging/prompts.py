@@ -330,6 +330,15 @@ def template_name_for(*, family: str, mode: str, intent: str = "", category: str
     return f"urs/{INTENT_ALIASES.get(intent, intent)}/{'zh' if language == 'zh' else 'en'}"
 
 
+def intent_label(intent: str, language: str) -> str:
+    """The intent as the paper names it, in the template's language (never the UI's)."""
+    key = INTENT_ALIASES.get(intent, intent)
+    if key not in INTENTS:
+        return intent
+    english, chinese, _criteria = INTENTS[key]
+    return chinese if language == "zh" else english
+
+
 def criteria_for_template(name: str) -> list[str]:
     """The criteria (canonical names) a pointwise template asks for, in order."""
     parts = name.split("/")

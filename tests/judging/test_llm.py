@@ -3,6 +3,7 @@
 import asyncio
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from judging.llm import (
     ChatRequest,
@@ -25,7 +26,13 @@ def ask(text, model="judge-m", temperature=0.0):
 
 
 def run(coro):
-    return asyncio.run(coro)
+    """Drive a coroutine the way the app does (async_to_sync): database work stays on this
+    thread and its connection, which the test database teardown can then close."""
+
+    async def wrapper():
+        return await coro
+
+    return async_to_sync(wrapper)()
 
 
 def test_one_call_returns_text_tokens_and_fills_the_cache(endpoint, fake_llm):
