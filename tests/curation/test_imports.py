@@ -135,6 +135,16 @@ def test_urs_public_file_gives_the_papers_counts():
         "factual_qa": 573, "solve_professional_problem": 500, "ask_for_advice": 269, "seek_creativity": 193,
         "leisure": 159, "text_assistant": 124, "api": 28,
     }
+    # URS Table 2 (English, Chinese), where the paper folds API into Solve Problem.
+    folded = Counter(
+        ("solve_professional_problem" if intent == "api" else intent, language)
+        for intent, language in items.values_list("intent", "language")
+    )
+    table_2 = {
+        "factual_qa": (374, 199), "solve_professional_problem": (180, 348), "text_assistant": (81, 43),
+        "ask_for_advice": (175, 94), "seek_creativity": (121, 72), "leisure": (83, 76),
+    }
+    assert {intent: (folded[intent, "en"], folded[intent, "zh"]) for intent in table_2} == table_2
 
 
 @needs_public_data
