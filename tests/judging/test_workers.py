@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,20 +38,27 @@ def start_worker(name: str) -> subprocess.Popen:
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
-    return subprocess.Popen(
+    # The worker's log goes to a file, not a pipe: a pipe nobody reads fills up and blocks it.
+    log = tempfile.NamedTemporaryFile(prefix=f"worker-{name}-", suffix=".log", delete=False)
+    process = subprocess.Popen(
         [sys.executable, "manage.py", "db_worker", "--queue-name", "judging", "--interval", "0.1",
          "--no-startup-delay", "--no-reload", "--worker-id", name],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
+    process.log_path = log.name
+    return process
 
 
-def wait_for(condition, timeout=60.0):
+def wait_for(condition, timeout=180.0, workers=()):
+    """Wait for a condition; on timeout, say what the workers logged. The bound is generous
+    because CI shares two cores with the rest of the suite: this test is about correctness."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return True
         time.sleep(0.05)
-    raise AssertionError("timed out waiting")
+    logs = "\n".join(f"--- {w.log_path}:\n{Path(w.log_path).read_text()[-3000:]}" for w in workers)
+    raise AssertionError(f"timed out waiting\n{logs}")
 
 
 @pytest.fixture
@@ -80,7 +88,7 @@ def test_a_killed_worker_resumes_without_repeating_a_finished_call(big_run, fake
     run_enqueue(run=run)
     worker = start_worker("first")
     try:
-        wait_for(lambda: run.judgments.count() >= 80)
+        wait_for(lambda: run.judgments.count() >= 80, workers=[worker])
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait()
@@ -96,7 +104,7 @@ def test_a_killed_worker_resumes_without_repeating_a_finished_call(big_run, fake
     run_enqueue(run=run)
     worker = start_worker("second")
     try:
-        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.FINISHED)
+        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.FINISHED, workers=[worker])
     finally:
         worker.terminate()
         worker.wait(timeout=20)
@@ -122,7 +130,7 @@ def test_two_workers_never_judge_the_same_item_twice(big_run, fake_llm):
         judge_shard_task.enqueue(shard_id)
     workers = [start_worker("w1"), start_worker("w2")]
     try:
-        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.FINISHED)
+        wait_for(lambda: JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.FINISHED, workers=workers)
     finally:
         for worker in workers:
             worker.terminate()
