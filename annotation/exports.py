@@ -1,7 +1,6 @@
 """Vote and statistics exports for researchers (they may name models; annotators never reach this)."""
 
 from annotation.models import Vote
-from annotation.report import agreement_report, bt_report, default_run_for
 from curation.exports import ExportError, ExportTable, exporter
 
 VOTE_FIELDS = [
@@ -70,6 +69,9 @@ def bt_export(*, dataset=None, study=None, run=None) -> ExportTable:
     dataset = _statistics_dataset(dataset, run, "bt")
 
     def rows():
+        # report pulls in scipy.stats (~0.5 s); this module is imported at start-up to register.
+        from annotation.report import bt_report
+
         report = bt_report(dataset=dataset, rounds=EXPORT_ROUNDS, seed=EXPORT_SEED)
         for score in report["scores"]:
             yield {
@@ -92,6 +94,8 @@ def agreement_export(*, dataset=None, study=None, run=None) -> ExportTable:
     dataset = _statistics_dataset(dataset, run, "agreement")
 
     def rows():
+        from annotation.report import agreement_report, default_run_for  # scipy.stats: see bt_export
+
         judge = run or default_run_for(dataset=dataset)
         report = agreement_report(dataset=dataset, run=judge)
         base = {"dataset": dataset.name, "rater_a": "", "rater_b": ""}
