@@ -5,8 +5,11 @@ arrives, a rerun only sends what is still pending, finished items are never sent
 judging.llm's response cache means an identical prompt is never paid twice.
 """
 
+import time
+
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from curation.models import CurationJob, Dataset, Item, ReferenceDraft, StepStatus, Translation
@@ -151,8 +154,25 @@ def _fail(row, reason: str) -> None:
     row.save(update_fields=["attempts", "error", "status"])
 
 
+PROGRESS_EVERY_SECONDS = 1.0
+_progress_saved_at: dict[int, float] = {}
+
+
+def _rows_of(job: CurationJob):
+    return job.reference_drafts if job.kind == CurationJob.Kind.REFERENCE else job.translations
+
+
 def _heartbeat(job: CurationJob) -> None:
-    CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+    """Record that the job is alive, with its running done/failed counts so the dataset page
+    and the command show progress mid-run. At most once a second: replies can arrive faster."""
+    now = time.monotonic()
+    if now - _progress_saved_at.get(job.pk, 0.0) < PROGRESS_EVERY_SECONDS:
+        return
+    _progress_saved_at[job.pk] = now
+    counts = _rows_of(job).aggregate(
+        done=Count("pk", filter=Q(status=StepStatus.DONE)), failed=Count("pk", filter=Q(status=StepStatus.FAILED))
+    )
+    CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(), **counts)
 
 
 def _run_batch(job, endpoint, rows, make_request, store, in_flight, on_progress):
@@ -239,7 +259,7 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
 def job_counts_refresh(*, job_id: int) -> CurationJob:
     """Recount done and failed rows and set the job's status from them."""
     job = CurationJob.objects.get(pk=job_id)
-    rows = job.reference_drafts if job.kind == CurationJob.Kind.REFERENCE else job.translations
+    rows = _rows_of(job)
     job.done = rows.filter(status=StepStatus.DONE).count()
     job.failed = rows.filter(status=StepStatus.FAILED).count()
     last = rows.exclude(error="").order_by("-id").values_list("error", flat=True).first()

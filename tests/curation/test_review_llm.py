@@ -160,3 +160,17 @@ def test_without_an_endpoint_the_job_fails_with_a_clear_reason(monkeypatch, work
     job.refresh_from_db()
     assert job.status == CurationJob.Status.FAILED and "OPENAI_BASE_URL" in job.last_error
     assert ReferenceDraft.objects.filter(status="pending").count() == 2
+
+
+def test_the_job_row_shows_progress_while_it_runs(llm, working, monkeypatch):
+    """The dataset page and `curation_llm` read done/failed from the job row mid-run."""
+    import curation.llm_steps
+
+    monkeypatch.setattr(curation.llm_steps, "PROGRESS_EVERY_SECONDS", 0.0)
+    seen = []
+    job = reference_job_create(dataset=working, model="m")
+    curation_job_run(
+        job_id=job.pk, in_flight=1,
+        on_progress=lambda current: seen.append(CurationJob.objects.values_list("done", flat=True).get(pk=current.pk)),
+    )
+    assert seen == [1, 2]

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.progress import progress_bar
 from curation.models import Case, Study, Submission
 from curation.review import cases_process
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
 
         def progress(done):
             if done == total or done % 50 == 0:
-                self.stdout.write(f"processed {done}/{total}")
+                self.stdout.write(f"{progress_bar(done, total)} cases processed")
 
         cases_process(cases=cases, on_progress=progress)
         self.stdout.write(self.style.SUCCESS(f"{total} cases processed."))

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from config.progress import progress_bar
 from curation.llm_steps import curation_job_run, reference_job_create, translation_job_create
 from curation.models import CurationJob, Dataset
 from curation.versions import VersionError
@@ -45,7 +46,11 @@ class Command(BaseCommand):
 
         def progress(current):
             current = CurationJob.objects.get(pk=current.pk)
-            self.stdout.write(f"\r{current.kind} job {current.pk}: heartbeat {current.heartbeat_at:%H:%M:%S}", ending="")
+            self.stdout.write(
+                f"\r{current.kind} job {current.pk}: {progress_bar(current.done, current.total)} done, "
+                f"{current.failed} failed",
+                ending="",
+            )
 
         try:
             job = curation_job_run(job_id=job.pk, in_flight=concurrency, on_progress=progress)
