@@ -8,24 +8,18 @@ AnnotatorPermission = role_permission(Role.ANNOTATOR)
 ResearcherPermission = role_permission(Role.RESEARCHER)
 
 
-def can_annotate_in(user, campaign) -> bool:
-    """Annotators work only in the open campaigns they were added to."""
-    return (
-        has_role(user, Role.ANNOTATOR)
-        and campaign.is_open
-        and campaign.annotators.filter(pk=user.pk).exists()
-    )
-
-
 def annotator_campaign(user, slug: str):
     """The open campaign `slug` if this annotator works in it; 404 otherwise, so that
-    campaigns a person is not part of are not even confirmed to exist."""
+    campaigns a person is not part of are not even confirmed to exist.
+
+    Annotators work only in the open campaigns they were added to. Every annotation
+    request starts here, so the campaign and the membership are read in one query."""
     from django.http import Http404
 
-    from annotation.selectors import campaign_get
+    from annotation.selectors import annotator_campaign_get
 
-    campaign = campaign_get(slug=slug)
-    if campaign is None or not can_annotate_in(user, campaign):
+    campaign = annotator_campaign_get(slug=slug, annotator=user) if has_role(user, Role.ANNOTATOR) else None
+    if campaign is None:
         raise Http404("No such campaign for you.")
     return campaign
 

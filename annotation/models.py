@@ -26,6 +26,9 @@ class Campaign(models.Model):
     question_count = models.PositiveIntegerField(default=0)
     pairs_per_question = models.PositiveSmallIntegerField(default=1)
     seed = models.BigIntegerField(default=0)
+    # How many ordinary pairs were drawn (gold pairs come on top). Fixed once the campaign
+    # exists, so every annotator's progress reads it instead of counting pairs per request.
+    pairs_drawn = models.PositiveIntegerField(default=0)
     # Every `gold_every`-th item an annotator sees is a gold pair (0: no gold pairs).
     gold_every = models.PositiveSmallIntegerField(default=0)
     # Annotators whose gold accuracy falls below this are flagged.

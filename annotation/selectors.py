@@ -3,7 +3,7 @@
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from annotation.models import Assignment, Campaign, ComparisonPair
+from annotation.models import Assignment, Campaign
 from annotation.rendering import render_markdown
 from config.roles import Role
 from curation.models import Dataset
@@ -23,11 +23,8 @@ def campaigns_for_annotator(user) -> QuerySet[Campaign]:
     """Open campaigns the annotator belongs to, with how many votes they have cast in each."""
     return (
         Campaign.objects.filter(annotators=user, is_open=True)
-        .annotate(
-            pair_count=Count("pairs", filter=Q(pairs__is_gold=False), distinct=True),
-            my_vote_count=Count("votes", filter=Q(votes__annotator=user), distinct=True),
-        )
-        .only("slug", "title")
+        .annotate(my_vote_count=Count("votes", filter=Q(votes__annotator=user)))
+        .only("slug", "title", "pairs_drawn")
         .order_by("title")
     )
 
@@ -37,6 +34,11 @@ def campaign_get(*, slug: str) -> Campaign | None:
     return Campaign.objects.select_related("dataset").filter(slug=slug).first()
 
 
+def annotator_campaign_get(*, slug: str, annotator) -> Campaign | None:
+    """The open campaign with this slug if `annotator` was added to it, else None; one query."""
+    return Campaign.objects.filter(slug=slug, is_open=True, annotators=annotator).first()
+
+
 def annotator_progress(*, campaign: Campaign, annotator) -> dict:
     """In one query: how many items this annotator has voted on (gold pairs included), how
     many ordinary pairs the campaign has, and whether they may undo their last vote.
@@ -44,19 +46,13 @@ def annotator_progress(*, campaign: Campaign, annotator) -> dict:
     Undo is possible after a vote unless an undone item still waits for its new vote
     (each vote is its assignment turned VOTED, and undo turns it back to LEASED).
     """
-    mine = Q(assignments__annotator=annotator)
-    counts = ComparisonPair.objects.filter(campaign=campaign).aggregate(
-        pairs=Count("pk", filter=Q(is_gold=False), distinct=True),
-        voted=Count("assignments", filter=mine & Q(assignments__status=Assignment.Status.VOTED), distinct=True),
-        waiting=Count(
-            "assignments",
-            filter=mine & Q(assignments__status=Assignment.Status.LEASED, assignments__undone_at__isnull=False),
-            distinct=True,
-        ),
+    counts = Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).aggregate(
+        voted=Count("pk", filter=Q(status=Assignment.Status.VOTED)),
+        waiting=Count("pk", filter=Q(status=Assignment.Status.LEASED, undone_at__isnull=False)),
     )
     return {
         "voted": counts["voted"],
-        "pairs": counts["pairs"],
+        "pairs": campaign.pairs_drawn,
         "can_undo": counts["voted"] > 0 and counts["waiting"] == 0,
     }
 
@@ -68,12 +64,15 @@ def assignment_display(*, assignment: Assignment) -> dict:
     pair id stay on the server. The reference answer is never included.
     """
     pair = assignment.pair
-    answers = dict(
-        Answer.objects.filter(item_id=pair.item_id, model_id__in=[pair.model_a_id, pair.model_b_id]).values_list(
-            "model_id", "text"
+    if hasattr(assignment, "answer_a_text"):  # read with the lease (annotation.services)
+        text_a, text_b = assignment.answer_a_text or "", assignment.answer_b_text or ""
+    else:
+        answers = dict(
+            Answer.objects.filter(item_id=pair.item_id, model_id__in=[pair.model_a_id, pair.model_b_id]).values_list(
+                "model_id", "text"
+            )
         )
-    )
-    text_a, text_b = answers.get(pair.model_a_id, ""), answers.get(pair.model_b_id, "")
+        text_a, text_b = answers.get(pair.model_a_id, ""), answers.get(pair.model_b_id, "")
     left, right = (text_a, text_b) if assignment.model_a_on_left else (text_b, text_a)
     return {
         "token": assignment.token,

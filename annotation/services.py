@@ -171,6 +171,8 @@ def campaign_create(
                 first, second = second, first
             pairs.append(ComparisonPair(campaign=campaign, item_id=item_id, model_a_id=first, model_b_id=second))
     ComparisonPair.objects.bulk_create(pairs)
+    campaign.pairs_drawn = len(pairs)
+    campaign.save(update_fields=["pairs_drawn"])
     return campaign
 
 
@@ -203,13 +205,26 @@ def gold_pair_add(*, campaign: Campaign, item: Item, model_a: CandidateModel, mo
     )
 
 
+def _with_answer_texts(pairs_or_assignments, via: str = ""):
+    """Annotate both answers' texts (`answer_a_text`, `answer_b_text`) on a query of pairs
+    (via="") or of assignments (via="pair__"), so that showing the item needs no further query."""
+
+    def text_of(model_field: str):
+        answer = Answer.objects.filter(item_id=OuterRef(f"{via}item_id"), model_id=OuterRef(f"{via}{model_field}"))
+        return Subquery(answer.values("text")[:1])
+
+    return pairs_or_assignments.annotate(answer_a_text=text_of("model_a_id"), answer_b_text=text_of("model_b_id"))
+
+
 def _lease(pair: ComparisonPair, annotator, campaign: Campaign, now) -> Assignment:
-    return Assignment.objects.create(
+    assignment = Assignment.objects.create(
         pair=pair,
         annotator=annotator,
         model_a_on_left=secrets.randbelow(2) == 1,
         leased_until=now + timedelta(seconds=campaign.lease_seconds),
     )
+    assignment.answer_a_text, assignment.answer_b_text = pair.answer_a_text, pair.answer_b_text
+    return assignment
 
 
 def _due_for_gold(campaign: Campaign, annotator) -> bool:
@@ -227,11 +242,12 @@ def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | 
 
     A lease the annotator let run out is renewed if its pair still has room,
     otherwise it is released. Every `gold_every`-th item is a gold pair they have
-    not seen. Nobody ever gets the same pair twice (a database constraint).
+    not seen. Nobody ever gets the same pair twice (a database constraint). The
+    assignment comes with both answers' texts, ready for `assignment_display`.
     """
     now = now or timezone.now()
     held = (
-        Assignment.objects.select_for_update(of=("self",))
+        _with_answer_texts(Assignment.objects.select_for_update(of=("self",)), via="pair__")
         .select_related("pair__item")
         .filter(pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED)
         # An item taken back by undo comes first (NULLS LAST: PostgreSQL sorts NULL first in DESC).
@@ -253,7 +269,7 @@ def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | 
     unseen = ~Exists(Assignment.objects.filter(pair=OuterRef("pk"), annotator=annotator))
     if _due_for_gold(campaign, annotator):
         gold = (
-            ComparisonPair.objects.select_related("item")
+            _with_answer_texts(ComparisonPair.objects.select_related("item"))
             .filter(unseen, campaign=campaign, is_gold=True)
             .order_by("pk")
             .first()
@@ -272,7 +288,7 @@ def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | 
         Value(0),
     )
     candidates = (
-        ComparisonPair.objects.select_for_update(skip_locked=True, of=("self",))
+        _with_answer_texts(ComparisonPair.objects.select_for_update(skip_locked=True, of=("self",)))
         .select_related("item")
         .filter(unseen, campaign=campaign, is_gold=False)
         .alias(taken=taken)

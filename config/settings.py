@@ -109,6 +109,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         ),
     }
 
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED_STATEMENTS", True):
+    # Parameters sent apart from the SQL, and a statement prepared once a connection has run
+    # it 5 times: the annotation requests repeat the same few statements, and PostgreSQL then
+    # plans each once per connection instead of once per request. Turn it off behind a pooler
+    # in transaction mode that cannot keep prepared statements (DB_PREPARED_STATEMENTS=0).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
