@@ -3,18 +3,19 @@
 What it does, and undoes, by itself:
   1. creates a throwaway database `ub_bench_annotation_<pid>` on PostgreSQL (BENCH_POSTGRES_URL,
      default postgres://postgres@127.0.0.1:5432/postgres), migrates it, and seeds one campaign
-     (150 questions x 6 models, 3 pairs per question = 450 pairs, 3 votes wanted per pair) and
+     (200 questions x 6 models, 3 pairs per question = 600 pairs, 3 votes wanted per pair) and
      32 annotators;
   2. counts the SQL queries of one next-pair and one vote in-process (CaptureQueriesContext);
   3. starts gunicorn on 127.0.0.1, port 0 (the OS picks a free one; read back from its log),
      DEBUG off, as in production except TLS;
-  4. runs 32 client threads: each logs in through the real log-in form, then loops
-     GET /api/annotate/<campaign>/next/ + POST .../votes/ in two phases of --iterations rounds:
-     "paced", pausing about --think-ms between votes as people reading answers do, and
-     "saturated", with no pause at all (the worst case: the server's capacity); an "alone" phase
-     first has one annotator work by themself (the service time without queueing). Each stops
-     early when the campaign has nothing left or the --deadline passes. Finally every
-     annotator re-sends its last vote once (a double submit, which must store nothing);
+  4. runs 32 annotators, each a process of its own: each logs in through the real log-in form,
+     then loops GET /api/annotate/<campaign>/next/ + POST .../votes/ in four phases:
+     "alone" (one annotator by themself: the service time without queueing), "brisk" (all 32,
+     pausing about --brisk-think-ms between votes: still quicker than anyone who reads two
+     answers), "paced" (all 32 at about --think-ms: a stress test, as nobody reads two answers
+     in 2 s) and "saturated" (no pause at all: the server's capacity). Each stops early when
+     the campaign has nothing left or the --deadline passes. Finally every annotator re-sends
+     its last vote once (a double submit, which must store nothing);
   5. stops gunicorn, checks the database (no pair holds more votes or leases than wanted, every
      vote the server confirmed is stored once, no vote the server did not confirm), and drops
      the database.
@@ -24,10 +25,12 @@ over-assignment (must be 0) and lost votes (must be 0). Only loopback traffic; n
 time. Without a reachable PostgreSQL it says so and exits.
 
     .venv/bin/python bench/bench_annotation_load.py [--annotators 32] [--iterations 15]
-        [--think-ms 2000] [--workers 5] [--threads 2] [--deadline 240]
+        [--brisk-think-ms 10000] [--brisk-iterations 8] [--think-ms 2000]
+        [--workers 5] [--threads 2] [--deadline 300]
 """
 
 import argparse
+import multiprocessing
 import os
 import random
 import re
@@ -191,130 +194,154 @@ def stop(process) -> None:
 
 
 # ----------------------------------------------------------------------------- clients
+#
+# Each annotator is a process of its own with one keep-alive connection (http.client): 32 client
+# threads in one Python process would queue on its interpreter lock and add that wait to every
+# latency measured, and a heavier client would take CPU from the server on a small machine.
 
 
 class Phase:
     """One measured stretch: every annotator does up to `iterations` rounds, pausing `think_ms`
     (uniformly 0.5x to 1.5x) between rounds as a person reading the answers would."""
 
-    def __init__(self, name: str, think_ms: float, iterations: int, annotators: int, only: int = 0):
+    def __init__(self, context, name: str, think_ms: float, iterations: int, annotators: int, only: int = 0):
         self.name, self.think_ms, self.iterations = name, think_ms, iterations
         # `only` > 0: just the first `only` annotators work in this phase (the others wait).
         self.only = only
-        self.gate = threading.Barrier(annotators + 1)  # everyone starts the phase together
-        self.done = threading.Barrier(annotators + 1)
-        self.lock = threading.Lock()
+        self.gate = context.Barrier(annotators + 1)  # everyone starts the phase together
+        self.done = context.Barrier(annotators + 1)
         self.rounds: list[float] = []
         self.next_ms: list[float] = []
         self.vote_ms: list[float] = []
         self.requests = 0
         self.wall = 0.0
 
-    def record(self, next_ms: float, vote_ms: float) -> None:
-        with self.lock:
+    def plan(self) -> dict:
+        return {"name": self.name, "think_ms": self.think_ms, "iterations": self.iterations, "only": self.only,
+                "gate": self.gate, "done": self.done}
+
+    def record(self, timings: list[tuple[float, float]]) -> None:
+        for next_ms, vote_ms in timings:
             self.next_ms.append(next_ms)
             self.vote_ms.append(vote_ms)
             self.rounds.append(next_ms + vote_ms)
             self.requests += 2
 
 
-class Annotator(threading.Thread):
-    def __init__(self, index: int, base: str, username: str, slug: str, phases: list[Phase], deadline: float):
-        super().__init__(daemon=True)
-        self.index = index
-        self.base, self.username, self.slug, self.phases, self.deadline = base, username, slug, phases, deadline
-        self.confirmed: list[str] = []
-        self.errors: list[str] = []
-        self.double_submit = None
+class Connection:
+    """One keep-alive HTTP connection with the session's cookies sent by hand: they are marked
+    Secure (DEBUG off), which a client rightly keeps off plain http, even on loopback."""
 
-    def log_in(self, http):
-        # Cookies are sent by hand: the session and CSRF cookies are marked Secure (DEBUG off),
-        # which an HTTP client rightly keeps off plain http, even on loopback.
+    def __init__(self, base: str, timeout: float):
+        import http.client
+
+        parts = urlsplit(base)
+        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        self.cookies: dict[str, str] = {}
+        self.reconnects = 0
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        import http.client
+        from http.cookies import SimpleCookie
+
+        sent = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), **(headers or {})}
+        try:
+            self.http.request(method, path, body=body, headers=sent)
+            response = self.http.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # The server closed an idle keep-alive connection just as it was reused: send again on
+            # a new one, as browsers do. Safe for votes too: a vote re-sent is stored once.
+            self.reconnects += 1
+            self.http.close()
+            self.http.request(method, path, body=body, headers=sent)
+            response = self.http.getresponse()
+        content = response.read()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for name, morsel in SimpleCookie(header).items():
+                self.cookies[name] = morsel.value
+        return response.status, content
+
+
+def annotator_main(index: int, base: str, username: str, password: str, slug: str, plans: list[dict], deadline: float, results):
+    """One annotator's process: log in, warm up, then work through every phase; the timings,
+    confirmed tokens and errors go back through `results`."""
+    import json
+    from urllib.parse import urlencode
+
+    rng = random.Random(username)
+    errors: list[str] = []
+    confirmed: list[str] = []
+    timings: dict[str, list[tuple[float, float]]] = {plan["name"]: [] for plan in plans}
+    double_submit = None
+    next_path, vote_path = f"/api/annotate/{slug}/next/", f"/api/annotate/{slug}/votes/"
+    try:
         # Generous time: 32 password hashes at once queue on a few cores; log-in is not measured.
-        page = http.get(f"{self.base}/accounts/login/", timeout=120)
-        form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-        cookies = {"csrftoken": page.cookies["csrftoken"]}
-        answer = http.post(
-            f"{self.base}/accounts/login/",
-            data={"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": form_token},
-            headers={"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())},
-            timeout=120,
+        connection = Connection(base, timeout=120)
+        _, page = connection.request("GET", "/accounts/login/")
+        form_token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1).decode()
+        status, _ = connection.request(
+            "POST", "/accounts/login/",
+            body=urlencode({"username": username, "password": password, "csrfmiddlewaretoken": form_token}).encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
         )
-        if answer.status_code != 302:
-            raise RuntimeError(f"log-in of {self.username} failed with {answer.status_code}")
-        cookies.update({name: answer.cookies[name] for name in ("sessionid", "csrftoken") if name in answer.cookies})
-        http.cookies.clear()
-        return {
-            "Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items()),
-            "X-CSRFToken": cookies["csrftoken"],
-            "Accept": "application/json",
-        }
+        if status != 302:
+            raise RuntimeError(f"log-in of {username} failed with {status}")
+        api_headers = {"X-CSRFToken": connection.cookies["csrftoken"], "Accept": "application/json"}
+        json_headers = {**api_headers, "Content-Type": "application/json"}
+        # Unmeasured warm-up: every gunicorn worker imports the API's code on its first request.
+        connection.request("GET", next_path, headers=api_headers)
+        connection.http.timeout = 10
+    except Exception as error:  # noqa: BLE001 (reported, never hidden)
+        errors.append(f"log-in or warm-up: {type(error).__name__}: {error}")
+        for plan in plans:
+            plan["gate"].abort()
+            plan["done"].abort()
+        results.put({"index": index, "errors": errors, "confirmed": [], "timings": timings, "double_submit": None,
+                     "reconnects": 0})
+        return
 
-    def abort(self):
-        for phase in self.phases:
-            phase.gate.abort()
-            phase.done.abort()
-
-    def run(self):
-        import httpx
-
-        rng = random.Random(self.username)
-        with httpx.Client(timeout=10, follow_redirects=False) as http:
-            next_url = f"{self.base}/api/annotate/{self.slug}/next/"
-            vote_url = f"{self.base}/api/annotate/{self.slug}/votes/"
-            try:
-                headers = self.log_in(http)
-                # Unmeasured warm-up: every gunicorn worker imports the API's code on its first request.
-                http.get(next_url, headers=headers, timeout=120)
-            except Exception as error:  # noqa: BLE001 (reported, never hidden)
-                self.errors.append(f"log-in or warm-up: {type(error).__name__}: {error}")
-                self.abort()
-                return
-            last = None
-            try:
-                for phase in self.phases:
-                    phase.gate.wait(timeout=300)
-                    if not phase.only or self.index < phase.only:
-                        last = self.work(http, headers, phase, rng, next_url, vote_url) or last
-                    phase.done.wait(timeout=300)
-            except threading.BrokenBarrierError:
-                return
-            if last is not None:
-                again = http.post(vote_url, json=last, headers=headers)
-                self.double_submit = (again.status_code, again.json().get("created"))
-
-    def work(self, http, headers, phase, rng, next_url, vote_url):
-        import httpx
-
-        last = None
-        for _ in range(phase.iterations):
-            if time.monotonic() > self.deadline:
-                break
-            if phase.think_ms:
-                time.sleep(phase.think_ms * rng.uniform(0.5, 1.5) / 1000)
-            try:
-                began = time.perf_counter()
-                shown = http.get(next_url, headers=headers)
-                middle = time.perf_counter()
-                if shown.status_code == 204:
-                    break
-                if shown.status_code != 200:
-                    self.errors.append(f"next: {shown.status_code}")
-                    continue
-                token = shown.json()["pair"]["token"]
-                body = {"token": token, "choice": rng.choice(CHOICES)}
-                stored = http.post(vote_url, json=body, headers=headers)
-                ended = time.perf_counter()
-            except httpx.HTTPError as error:
-                self.errors.append(f"{type(error).__name__}: {error}")
-                continue
-            if stored.status_code == 201:
-                self.confirmed.append(token)
-                last = body
-            else:
-                self.errors.append(f"vote: {stored.status_code} {stored.text[:100]}")
-            phase.record((middle - began) * 1000, (ended - middle) * 1000)
-        return last
+    last = None
+    try:
+        for plan in plans:
+            plan["gate"].wait(timeout=300)
+            if not plan["only"] or index < plan["only"]:
+                for _ in range(plan["iterations"]):
+                    if time.monotonic() > deadline:
+                        break
+                    if plan["think_ms"]:
+                        time.sleep(plan["think_ms"] * rng.uniform(0.5, 1.5) / 1000)
+                    try:
+                        began = time.perf_counter()
+                        status, content = connection.request("GET", next_path, headers=api_headers)
+                        middle = time.perf_counter()
+                        if status == 204:
+                            break
+                        if status != 200:
+                            errors.append(f"next: {status}")
+                            continue
+                        body = {"token": json.loads(content)["pair"]["token"], "choice": rng.choice(CHOICES)}
+                        status, content = connection.request("POST", vote_path, json.dumps(body).encode(), json_headers)
+                        ended = time.perf_counter()
+                    except OSError as error:  # includes timeouts and dropped connections
+                        errors.append(f"{type(error).__name__}: {error}")
+                        connection.http.close()
+                        continue
+                    if status == 201:
+                        confirmed.append(body["token"])
+                        last = body
+                    else:
+                        errors.append(f"vote: {status} {content[:100]!r}")
+                    timings[plan["name"]].append(((middle - began) * 1000, (ended - middle) * 1000))
+            plan["done"].wait(timeout=300)
+        if last is not None:  # a double submit: must store nothing new
+            status, content = connection.request("POST", vote_path, json.dumps(last).encode(), json_headers)
+            double_submit = (status, json.loads(content).get("created"))
+    except threading.BrokenBarrierError:
+        pass
+    except OSError as error:
+        errors.append(f"{type(error).__name__}: {error}")
+    results.put({"index": index, "errors": errors, "confirmed": confirmed, "timings": timings,
+                 "double_submit": double_submit, "reconnects": connection.reconnects})
 
 
 # ----------------------------------------------------------------------------- checks
@@ -359,10 +386,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=32)
     parser.add_argument("--iterations", type=int, default=15, help="next-pair + vote rounds per annotator and phase")
+    parser.add_argument("--brisk-think-ms", type=float, default=10000, help="mean pause between votes, brisk phase")
+    parser.add_argument("--brisk-iterations", type=int, default=8, help="rounds per annotator in the brisk phase")
     parser.add_argument("--think-ms", type=float, default=2000, help="mean pause between votes in the paced phase")
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
     parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
-    parser.add_argument("--deadline", type=float, default=240, help="seconds before clients stop anyway")
+    parser.add_argument("--deadline", type=float, default=300, help="seconds before clients stop anyway")
     options = parser.parse_args()
 
     name = f"ub_bench_annotation_{os.getpid()}"
@@ -395,8 +424,14 @@ def main():
         call_command("migrate", verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
         campaign, people, probe = seed(
-            annotators=options.annotators, questions=150, models=6, pairs_per_question=3, votes_per_pair=3
+            annotators=options.annotators, questions=200, models=6, pairs_per_question=3, votes_per_pair=3
         )
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            # A database in use has planner statistics; a freshly seeded one has none until
+            # autovacuum comes by, and plans as if every table were nearly empty.
+            cursor.execute("ANALYZE")
         print(f"database {name}: migrated and seeded in {time.monotonic() - started:.1f} s; "
               f"{campaign.pairs.count()} pairs x {campaign.votes_per_pair} votes wanted, {len(people)} annotators")
         queries = query_counts(campaign, probe)
@@ -408,14 +443,23 @@ def main():
         process, base = start_gunicorn(env, options.workers, options.threads)
         print(f"gunicorn on {base}: {options.workers} workers x {options.threads} threads")
         load_before = os.getloadavg()[0]
+        # Spawned, not forked: the parent holds Django and database connections a child must not share.
+        context = multiprocessing.get_context("spawn")
         phases = [
-            Phase("alone", 0, options.iterations, len(people), only=1),
-            Phase("paced", options.think_ms, options.iterations, len(people)),
-            Phase("saturated", 0, options.iterations, len(people)),
+            Phase(context, "alone", 0, options.iterations, len(people), only=1),
+            Phase(context, "brisk", options.brisk_think_ms, options.brisk_iterations, len(people)),
+            Phase(context, "paced", options.think_ms, options.iterations, len(people)),
+            Phase(context, "saturated", 0, options.iterations, len(people)),
         ]
         deadline = time.monotonic() + options.deadline
+        results = context.Queue()
+        plans = [phase.plan() for phase in phases]
         clients = [
-            Annotator(k, base, person.username, campaign.slug, phases, deadline) for k, person in enumerate(people)
+            context.Process(
+                target=annotator_main, args=(k, base, person.username, PASSWORD, campaign.slug, plans, deadline, results),
+                daemon=True,
+            )
+            for k, person in enumerate(people)
         ]
         for client in clients:
             client.start()
@@ -427,14 +471,25 @@ def main():
                 phase.wall = time.perf_counter() - began
             except threading.BrokenBarrierError:
                 break
+        reports = []
+        for _ in clients:
+            try:
+                reports.append(results.get(timeout=60))
+            except Exception:  # noqa: BLE001 (a client that never reports is counted below)
+                break
         for client in clients:
             client.join(timeout=30)
         stop(process)
         process = None
 
-        errors = [error for client in clients for error in client.errors]
-        doubles = [client.double_submit for client in clients if client.double_submit]
-        confirmed = [token for client in clients for token in client.confirmed]
+        for report in reports:
+            for phase in phases:
+                phase.record(report["timings"][phase.name])
+        errors = [error for report in reports for error in report["errors"]]
+        if len(reports) < len(clients):
+            errors.append(f"{len(clients) - len(reports)} clients never reported")
+        doubles = [report["double_submit"] for report in reports if report["double_submit"]]
+        confirmed = [token for report in reports for token in report["confirmed"]]
         result = check(campaign, confirmed)
 
         for phase in phases:
@@ -458,7 +513,10 @@ def main():
               f"{result['pairs_full']}/{result['pairs']}; double submits answered "
               f"{sorted(set(doubles))} (200, False = stored once) by {len(doubles)} annotators")
         print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
-              f"(gunicorn, PostgreSQL and the {len(clients)} client threads share them)")
+              f"(gunicorn, PostgreSQL and the {len(clients)} client processes share them)")
+        reconnects = sum(report["reconnects"] for report in reports)
+        if reconnects:
+            print(f"{reconnects} requests re-sent on a new connection (the server had closed an idle one)")
         if errors:
             print(f"{len(errors)} client errors, first: {errors[:3]}")
     finally:
