@@ -3,6 +3,7 @@
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
+from annotation import leasing
 from annotation.models import Assignment, Campaign
 from annotation.rendering import render_markdown
 from config.roles import Role
@@ -46,15 +47,8 @@ def annotator_progress(*, campaign: Campaign, annotator) -> dict:
     Undo is possible after a vote unless an undone item still waits for its new vote
     (each vote is its assignment turned VOTED, and undo turns it back to LEASED).
     """
-    counts = Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).aggregate(
-        voted=Count("pk", filter=Q(status=Assignment.Status.VOTED)),
-        waiting=Count("pk", filter=Q(status=Assignment.Status.LEASED, undone_at__isnull=False)),
-    )
-    return {
-        "voted": counts["voted"],
-        "pairs": campaign.pairs_drawn,
-        "can_undo": counts["voted"] > 0 and counts["waiting"] == 0,
-    }
+    voted, waiting = leasing.votes_and_waiting(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    return {"voted": voted, "pairs": campaign.pairs_drawn, "can_undo": voted > 0 and waiting == 0}
 
 
 def assignment_display(*, assignment: Assignment) -> dict:

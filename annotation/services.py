@@ -18,11 +18,11 @@ from datetime import timedelta
 from itertools import combinations
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import leasing
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
 from config.roles import Role, has_role
@@ -36,11 +36,6 @@ class AnnotationError(ValueError):
 
 # What the annotator clicks, in screen terms; the vote is stored in model terms.
 CHOICES = ("left", "right", "tie", "cannot_determine")
-
-
-def _active_slots(now) -> Q:
-    """Assignments that hold one of a pair's `votes_per_pair` slots at `now`."""
-    return Q(status=Assignment.Status.VOTED) | Q(status=Assignment.Status.LEASED, leased_until__gt=now)
 
 
 MAX_VOTES_PER_PAIR = 100
@@ -246,18 +241,11 @@ def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | 
     assignment comes with both answers' texts, ready for `assignment_display`.
     """
     now = now or timezone.now()
-    held = (
-        _with_answer_texts(Assignment.objects.select_for_update(of=("self",)), via="pair__")
-        .select_related("pair__item")
-        .filter(pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED)
-        # An item taken back by undo comes first (NULLS LAST: PostgreSQL sorts NULL first in DESC).
-        .order_by(F("undone_at").desc(nulls_last=True), "created_at")
-        .first()
-    )
+    held = leasing.held_lease(campaign_id=campaign.pk, annotator_id=annotator.pk)
     if held is not None:
         if held.leased_until > now:
             return held
-        others = Assignment.objects.filter(_active_slots(now), pair_id=held.pair_id).exclude(pk=held.pk).count()
+        others = leasing.slots_taken(pair_id=held.pair_id, now=now, other_than=held.pk)
         # Gold pairs have no slot limit; others' leases may have filled an abandoned pair.
         if held.pair.is_gold or others < campaign.votes_per_pair:
             held.leased_until = now + timedelta(seconds=campaign.lease_seconds)
@@ -266,44 +254,29 @@ def assignment_next(*, campaign: Campaign, annotator, now=None) -> Assignment | 
         held.status = Assignment.Status.RELEASED
         held.save(update_fields=["status"])
 
-    unseen = ~Exists(Assignment.objects.filter(pair=OuterRef("pk"), annotator=annotator))
     if _due_for_gold(campaign, annotator):
         gold = (
             _with_answer_texts(ComparisonPair.objects.select_related("item"))
-            .filter(unseen, campaign=campaign, is_gold=True)
+            .filter(~Exists(Assignment.objects.filter(pair=OuterRef("pk"), annotator=annotator)))
+            .filter(campaign=campaign, is_gold=True)
             .order_by("pk")
             .first()
         )
         if gold is not None:
             return _lease(gold, annotator, campaign, now)
 
-    taken = Coalesce(
-        Subquery(
-            Assignment.objects.filter(_active_slots(now), pair=OuterRef("pk"))
-            .values("pair")
-            .annotate(n=Count("pk"))
-            .values("n")[:1],
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
-    candidates = (
-        _with_answer_texts(ComparisonPair.objects.select_for_update(skip_locked=True, of=("self",)))
-        .select_related("item")
-        .filter(unseen, campaign=campaign, is_gold=False)
-        .alias(taken=taken)
-        .filter(taken__lt=campaign.votes_per_pair)
-        .order_by("pk")
-    )
+    after_id = 0
     # Locked rows are skipped, so a few tries are enough even when the counts moved under us.
     for _attempt in range(5):
-        pair = candidates.first()
+        pair = leasing.free_pair(
+            campaign_id=campaign.pk, annotator_id=annotator.pk, now=now,
+            votes_per_pair=campaign.votes_per_pair, after_id=after_id,
+        )
         if pair is None:
             return None
-        # A new statement: it sees every lease committed before our row lock was granted.
-        if Assignment.objects.filter(_active_slots(now), pair_id=pair.pk).count() < campaign.votes_per_pair:
+        if leasing.slots_taken(pair_id=pair.pk, now=now) < campaign.votes_per_pair:
             return _lease(pair, annotator, campaign, now)
-        candidates = candidates.exclude(pk=pair.pk)
+        after_id = pair.pk
     return None
 
 
@@ -330,32 +303,24 @@ def vote_cast(*, token: str, annotator, choice: str, comment: str = "", now=None
     comment = (comment or "").strip()
     if len(comment) > 2000:
         raise AnnotationError(_("The comment is longer than 2000 characters."))
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("pair__campaign")
-        .filter(token=token, annotator=annotator)
-        .first()
-    )
+    assignment = leasing.assignment_to_vote_on(token=token, annotator_id=annotator.pk)
     if assignment is None:
         raise AnnotationError(_("This item is not assigned to you."))
     if assignment.status == Assignment.Status.VOTED:
         return Vote.objects.get(assignment=assignment), False
     if assignment.status == Assignment.Status.RELEASED:
         raise AnnotationError(_("This item was skipped or returned and takes no vote."))
-    pair = assignment.pair
-    if assignment.leased_until <= now and not pair.is_gold:
-        others = (
-            Assignment.objects.filter(_active_slots(now), pair_id=pair.pk).exclude(pk=assignment.pk).count()
-        )
+    if assignment.leased_until <= now and not assignment.pair_is_gold:
+        others = leasing.slots_taken(pair_id=assignment.pair_id, now=now, other_than=assignment.pk)
         # An expired lease already holds no slot, so nothing needs releasing here.
-        if others >= pair.campaign.votes_per_pair:
+        if others >= assignment.votes_per_pair:
             raise AnnotationError(_("Your time for this item ran out and others have voted on it."))
     vote = Vote.objects.create(
-        item_id=pair.item_id,
-        model_a_id=pair.model_a_id,
-        model_b_id=pair.model_b_id,
+        item_id=assignment.pair_item_id,
+        model_a_id=assignment.pair_model_a_id,
+        model_b_id=assignment.pair_model_b_id,
         winner=_winner_for(choice, assignment.model_a_on_left),
-        campaign_id=pair.campaign_id,
+        campaign_id=assignment.pair_campaign_id,
         assignment=assignment,
         annotator=annotator,
         comment=comment,
