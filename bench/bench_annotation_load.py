@@ -26,7 +26,7 @@ time. Without a reachable PostgreSQL it says so and exits.
 
     .venv/bin/python bench/bench_annotation_load.py [--annotators 32] [--iterations 15]
         [--brisk-think-ms 10000] [--brisk-iterations 8] [--think-ms 2000]
-        [--workers 5] [--threads 2] [--deadline 300]
+        [--alone-iterations 40] [--workers 2 x cores] [--threads 1] [--deadline 300]
 """
 
 import argparse
@@ -67,6 +67,19 @@ def admin(sql: str) -> None:
 
     with psycopg.connect(postgres_admin_url(), autocommit=True, connect_timeout=5) as connection:
         connection.execute(sql)
+
+
+def interpreter_speed_ms() -> float:
+    """The best of five runs of a fixed pure-Python loop: a yardstick for comparing these
+    figures across machines, as next-pair + vote is mostly Python time."""
+    best = float("inf")
+    for _ in range(5):
+        began = time.perf_counter()
+        total = 0
+        for step in range(1_000_000):
+            total += step * step
+        best = min(best, time.perf_counter() - began)
+    return best * 1000
 
 
 def percentile(values, fraction):
@@ -389,8 +402,12 @@ def main():
     parser.add_argument("--brisk-think-ms", type=float, default=10000, help="mean pause between votes, brisk phase")
     parser.add_argument("--brisk-iterations", type=int, default=8, help="rounds per annotator in the brisk phase")
     parser.add_argument("--think-ms", type=float, default=2000, help="mean pause between votes in the paced phase")
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
-    parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
+    # As in the README's deployment notes: sync workers, two per core. Threads (gthread) keep a
+    # keep-alive connection on the worker that accepted it, so requests queue behind a busy
+    # worker's threads while others idle; measured here, that tripled the paced p95.
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (1: sync workers)")
+    parser.add_argument("--alone-iterations", type=int, default=40, help="rounds of the one annotator alone")
     parser.add_argument("--deadline", type=float, default=300, help="seconds before clients stop anyway")
     options = parser.parse_args()
 
@@ -446,7 +463,7 @@ def main():
         # Spawned, not forked: the parent holds Django and database connections a child must not share.
         context = multiprocessing.get_context("spawn")
         phases = [
-            Phase(context, "alone", 0, options.iterations, len(people), only=1),
+            Phase(context, "alone", 0, options.alone_iterations, len(people), only=1),
             Phase(context, "brisk", options.brisk_think_ms, options.brisk_iterations, len(people)),
             Phase(context, "paced", options.think_ms, options.iterations, len(people)),
             Phase(context, "saturated", 0, options.iterations, len(people)),
@@ -512,6 +529,8 @@ def main():
         print(f"votes stored {result['votes_stored']} (incl. 2 probe votes); pairs full "
               f"{result['pairs_full']}/{result['pairs']}; double submits answered "
               f"{sorted(set(doubles))} (200, False = stored once) by {len(doubles)} annotators")
+        print(f"yardstick: a pure-Python loop of 1,000,000 steps takes {interpreter_speed_ms():.0f} ms here "
+              f"(Python {sys.version.split()[0]})")
         print(f"load average (1 min) before {load_before:.1f}, after {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
               f"(gunicorn, PostgreSQL and the {len(clients)} client processes share them)")
         reconnects = sum(report["reconnects"] for report in reports)
