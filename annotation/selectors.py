@@ -52,21 +52,15 @@ def annotator_progress(*, campaign: Campaign, annotator) -> dict:
 
 
 def assignment_display(*, assignment: Assignment) -> dict:
-    """What an annotator sees of an assignment: the question and the two answers by screen side.
+    """What an annotator sees of an assignment from assignment_next: the question and the two
+    answers by screen side.
 
     Only the random assignment token identifies it; the model names, model ids and
     pair id stay on the server. The reference answer is never included.
     """
     pair = assignment.pair
-    if hasattr(assignment, "answer_a_text"):  # read with the lease (annotation.services)
-        text_a, text_b = assignment.answer_a_text or "", assignment.answer_b_text or ""
-    else:
-        answers = dict(
-            Answer.objects.filter(item_id=pair.item_id, model_id__in=[pair.model_a_id, pair.model_b_id]).values_list(
-                "model_id", "text"
-            )
-        )
-        text_a, text_b = answers.get(pair.model_a_id, ""), answers.get(pair.model_b_id, "")
+    # assignment_next reads both answers' texts along with the lease.
+    text_a, text_b = assignment.answer_a_text or "", assignment.answer_b_text or ""
     left, right = (text_a, text_b) if assignment.model_a_on_left else (text_b, text_a)
     return {
         "token": assignment.token,
@@ -76,11 +70,6 @@ def assignment_display(*, assignment: Assignment) -> dict:
         "language": pair.item.language,
         "leased_until": assignment.leased_until,
     }
-
-
-def assignment_for_display(*, assignment_pk: int) -> Assignment:
-    """The assignment with its pair and question loaded in one query."""
-    return Assignment.objects.select_related("pair__item").get(pk=assignment_pk)
 
 
 def annotator_choices() -> QuerySet:

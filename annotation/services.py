@@ -200,15 +200,15 @@ def gold_pair_add(*, campaign: Campaign, item: Item, model_a: CandidateModel, mo
     )
 
 
-def _with_answer_texts(pairs_or_assignments, via: str = ""):
-    """Annotate both answers' texts (`answer_a_text`, `answer_b_text`) on a query of pairs
-    (via="") or of assignments (via="pair__"), so that showing the item needs no further query."""
+def _with_answer_texts(pairs):
+    """Annotate both answers' texts (`answer_a_text`, `answer_b_text`) on a query of pairs, as
+    annotation.leasing does for the other lookups, so that showing the item needs no further query."""
 
     def text_of(model_field: str):
-        answer = Answer.objects.filter(item_id=OuterRef(f"{via}item_id"), model_id=OuterRef(f"{via}{model_field}"))
+        answer = Answer.objects.filter(item_id=OuterRef("item_id"), model_id=OuterRef(model_field))
         return Subquery(answer.values("text")[:1])
 
-    return pairs_or_assignments.annotate(answer_a_text=text_of("model_a_id"), answer_b_text=text_of("model_b_id"))
+    return pairs.annotate(answer_a_text=text_of("model_a_id"), answer_b_text=text_of("model_b_id"))
 
 
 def _lease(pair: ComparisonPair, annotator, campaign: Campaign, now) -> Assignment:
