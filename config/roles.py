@@ -15,14 +15,19 @@ class Role(models.TextChoices):
 
 
 def roles_of(user) -> set[str]:
-    """The role names a user holds; cached on the user object for the request."""
+    """The role names a user holds; cached on the user object for the request (a session's
+    user arrives with them already, see config.auth)."""
     if not user.is_authenticated or not user.is_active:
         return set()
     cached = getattr(user, "_userbench_roles", None)
     if cached is None:
-        cached = set(user.groups.filter(name__in=Role.values).values_list("name", flat=True))
-        user._userbench_roles = cached
+        cached = remember_roles(user, set(user.groups.filter(name__in=Role.values).values_list("name", flat=True)))
     return cached
+
+
+def remember_roles(user, names: set[str]) -> set[str]:
+    user._userbench_roles = names
+    return names
 
 
 def has_role(user, role: Role) -> bool:

@@ -118,6 +118,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_b
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's model backend, reading a session's user and their roles in one query.
+AUTHENTICATION_BACKENDS = ["config.auth.RoleLoadingBackend"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -114,3 +114,27 @@ def test_api_accepts_a_token(client):
     assert response.status_code == 200
     assert response.json() == {"username": "scripted", "roles": ["annotator", "researcher"]}
     assert client.get(reverse("api-me"), headers={"Authorization": "Token not-a-token"}).status_code == 401
+
+
+def test_a_session_user_arrives_with_roles_and_a_revoked_role_counts_at_once(client, django_assert_num_queries):
+    from django.contrib.auth.models import Group
+
+    from config.auth import RoleLoadingBackend
+    from config.roles import roles_of
+
+    person = UserFactory(username="two-roles", roles=["researcher", "annotator"])
+    backend = RoleLoadingBackend()
+    with django_assert_num_queries(1):
+        loaded = backend.get_user(person.pk)
+        assert roles_of(loaded) == {"researcher", "annotator"}
+        assert loaded.username == "two-roles" and loaded.check_password("pw-for-tests")
+    client.force_login(person)
+    assert client.get(reverse("dashboard")).status_code == 200
+    person.groups.remove(Group.objects.get(name="researcher"))
+    assert client.get(reverse("dashboard")).status_code == 403
+    assert roles_of(backend.get_user(person.pk)) == {"annotator"}
+    assert backend.get_user(10**9) is None
+    person.is_active = False
+    person.save()
+    assert backend.get_user(person.pk) is None
+    assert client.get(reverse("annotation:index")).status_code == 302

@@ -138,11 +138,11 @@ def test_query_counts_are_fixed(build_campaign, client, django_assert_num_querie
         client.post(reverse("api-annotate-vote", args=[campaign.slug]), {"token": token, "choice": "tie"}, content_type="application/json")
 
 
-NEXT_WITH_LEASE = 8
-NEXT_NEW_LEASE = 11
-VOTE = 9
-API_NEXT = 8
-API_VOTE = 9
+NEXT_WITH_LEASE = 7
+NEXT_NEW_LEASE = 10
+VOTE = 8
+API_NEXT = 7
+API_VOTE = 8
 
 
 def test_index_counts_my_votes_and_the_drawn_pairs(build_campaign, client):

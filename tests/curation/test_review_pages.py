@@ -132,10 +132,10 @@ def test_queue_page_query_count_does_not_grow_with_tasks(client_as, reviewer, re
     client = client_as(reviewer)
     submitted_cases(review_study, ["Q: What is DNS exactly?\nA: x"])
     client.get("/review/")  # warm the session
-    with django_assert_num_queries(4):  # session, user, groups, one aggregate over the queues
+    with django_assert_num_queries(3):  # session, user with roles, one aggregate over the queues
         client.get("/review/")
     submitted_cases(review_study, [f"Q: Tell me about planet number {n} please\nA: x" for n in range(6)])
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         client.get("/review/")
 
 

@@ -96,15 +96,15 @@ def _grow(study, submissions=5, cases=4):
 def test_study_page_and_api_queries_do_not_grow(client_as, researcher, demo_study, django_assert_num_queries):
     client = client_as(researcher)
     page, api = reverse("curation:study-detail", args=["demo"]), reverse("api-study-statistics", args=["demo"])
-    # session, user, groups, study, counts, finished submissions, intents, services
-    with django_assert_num_queries(8):
+    # session, user with roles, study, counts, finished submissions, intents, services
+    with django_assert_num_queries(7):
         client.get(page)
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         client.get(api)
     _grow(demo_study)
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         assert client.get(page).status_code == 200
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         assert client.get(api).json()["submitted"] == 8
 
 
