@@ -1,4 +1,4 @@
-"""The lookups behind every next-pair and vote request, as fixed SQL.
+"""The lookups behind every annotation request (next pair, vote), as fixed SQL.
 
 Next-pair is the request annotators wait on, and most of its time went into composing
 these lookups with the ORM: about 4-5 ms of Python each for the current lease and for a
@@ -47,7 +47,15 @@ def _statements(vendor: str) -> dict[str, str]:
         (SELECT a.text FROM {table["answer"]} a WHERE a.item_id = p.item_id AND a.model_id = p.model_b_id)
             AS answer_b_text"""
     holding_a_slot = f"(s.status = '{_VOTED}' OR (s.status = '{_LEASED}' AND s.leased_until > %s))"
+    annotators = Campaign._meta.get_field("annotators")
+    membership = connection.ops.quote_name(annotators.remote_field.through._meta.db_table)
+    of_campaign, of_user = annotators.m2m_column_name(), annotators.m2m_reverse_name()
     return {
+        # The open campaign with this slug, if the annotator was added to it.
+        "campaign": f"""
+            SELECT c.* FROM {table["campaign"]} c
+            WHERE c.slug = %s AND c.is_open = %s
+              AND EXISTS (SELECT 1 FROM {membership} m WHERE m.{of_campaign} = c.id AND m.{of_user} = %s)""",
         # The annotator's open lease in a campaign; an item taken back by undo comes first.
         "held": f"""
             SELECT s.*, {shown}
@@ -112,6 +120,11 @@ def _attach_pair(instance, pair_id: int) -> ComparisonPair:
     pair.item = Item.from_db(db, _ITEM_FIELDS, [instance.pair_item_id, instance.item_question, instance.item_language])
     pair.answer_a_text, pair.answer_b_text = instance.answer_a_text, instance.answer_b_text
     return pair
+
+
+def annotator_campaign(*, slug: str, annotator_id: int) -> Campaign | None:
+    """The open campaign with this slug if the annotator was added to it, else None."""
+    return next(iter(Campaign.objects.raw(_sql("campaign"), [slug, True, annotator_id])), None)
 
 
 def held_lease(*, campaign_id: int, annotator_id: int) -> Assignment | None:

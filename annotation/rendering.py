@@ -5,6 +5,7 @@ it who is annotating); links keep rel="noopener noreferrer" from nh3.
 """
 
 import threading
+from functools import lru_cache
 
 import markdown
 import nh3
@@ -25,6 +26,9 @@ def _converter() -> markdown.Markdown:
     return converter
 
 
+# Each answer is shown in several pairs and each pair to several annotators, and the result
+# depends on the text alone: keep the latest few hundred (a few MB at most per process).
+@lru_cache(maxsize=512)
 def render_markdown(text: str) -> str:
     """Untrusted markdown to HTML that is safe to mark safe in a template."""
     html = _converter().reset().convert(text or "")

@@ -37,7 +37,7 @@ def campaign_get(*, slug: str) -> Campaign | None:
 
 def annotator_campaign_get(*, slug: str, annotator) -> Campaign | None:
     """The open campaign with this slug if `annotator` was added to it, else None; one query."""
-    return Campaign.objects.filter(slug=slug, is_open=True, annotators=annotator).first()
+    return leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
 
 
 def annotator_progress(*, campaign: Campaign, annotator) -> dict:
