@@ -404,7 +404,7 @@ def main():
     parser.add_argument("--think-ms", type=float, default=2000, help="mean pause between votes in the paced phase")
     # As in the README's deployment notes: sync workers, two per core. Threads (gthread) keep a
     # keep-alive connection on the worker that accepted it, so requests queue behind a busy
-    # worker's threads while others idle; measured here, that tripled the paced p95.
+    # worker's threads while others idle; measured here, that made the paced p95 2-5x longer.
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (1: sync workers)")
     parser.add_argument("--alone-iterations", type=int, default=40, help="rounds of the one annotator alone")
