@@ -36,7 +36,7 @@ def test_keyboard_voting_in_english_and_chinese(page, live_server, log_in, block
     page.goto(f"{live_server.url}/annotate/kb/")
     expect(page.get_by_role("heading", name="Answer A")).to_be_visible()
     expect(page.get_by_role("button", name="A is better 1")).to_be_visible()
-    expect(page.locator("#progress")).to_contain_text("You have voted on 0 items")
+    expect(page.locator("#progress")).to_have_text("You have voted on 0 items. The campaign has 3 pairs.")
     press(page, "1")
     expect(page.locator("#progress")).to_contain_text("You have voted on 1 items")
     expect(page.get_by_text("Vote saved.")).to_be_visible()
