@@ -99,15 +99,6 @@ class CampaignListApi(ListAPIView):
         return campaign_list_with_counts()
 
 
-def _annotator_campaign(request, slug):
-    from django.http import Http404
-
-    try:
-        return annotator_campaign(request.user, slug)
-    except Http404:
-        raise NotFound("No such campaign for you.")
-
-
 class ShownPairSerializer(serializers.Serializer):
     class Meta:
         ref_name = "BlindPair"
@@ -136,7 +127,7 @@ class NextPairApi(APIView):
 
     @extend_schema(responses={200: OutputSerializer, 204: None})
     def get(self, request, slug):
-        campaign = _annotator_campaign(request, slug)
+        campaign = annotator_campaign(request.user, slug)
         assignment = assignment_next(campaign=campaign, annotator=request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -169,7 +160,7 @@ class VoteApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 200: OutputSerializer})
     def post(self, request, slug):
-        _annotator_campaign(request, slug)
+        annotator_campaign(request.user, slug)
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -194,7 +185,7 @@ class SkipApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={204: None})
     def post(self, request, slug):
-        _annotator_campaign(request, slug)
+        annotator_campaign(request.user, slug)
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
@@ -211,21 +202,12 @@ class UndoApi(APIView):
 
     @extend_schema(request=None, responses={204: None})
     def post(self, request, slug):
-        campaign = _annotator_campaign(request, slug)
+        campaign = annotator_campaign(request.user, slug)
         try:
             vote_undo(campaign=campaign, annotator=request.user)
         except AnnotationError as error:
             raise ValidationError({"detail": str(error)})
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-def _researcher_campaign(slug):
-    from django.http import Http404
-
-    try:
-        return researcher_campaign(slug)
-    except Http404:
-        raise NotFound("No such campaign.")
 
 
 def _bounded_int(request, name, default, low, high):
@@ -250,7 +232,7 @@ class CampaignBtApi(APIView):
 
     @extend_schema(parameters=[ROUNDS, SEED], responses={200: dict})
     def get(self, request, slug):
-        campaign = _researcher_campaign(slug)
+        campaign = researcher_campaign(slug)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         return Response(bt_report(campaign=campaign, rounds=rounds, seed=seed))
@@ -268,7 +250,7 @@ class CampaignAlignmentApi(APIView):
     def get(self, request, slug):
         from judging.models import JudgeRun
 
-        campaign = _researcher_campaign(slug)
+        campaign = researcher_campaign(slug)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         if "run" in request.query_params:
@@ -290,4 +272,4 @@ class CampaignQualityApi(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request, slug):
-        return Response(annotator_quality(campaign=_researcher_campaign(slug)))
+        return Response(annotator_quality(campaign=researcher_campaign(slug)))

@@ -103,6 +103,7 @@ def test_who_may_open_what(build_campaign, client, researcher):
     client.force_login(outsider)
     assert client.get(reverse("annotation:annotate", args=[campaign.slug])).status_code == 404
     assert client.get(reverse("api-annotate-next", args=[campaign.slug])).status_code == 404
+    assert client.get(reverse("api-annotate-next", args=[campaign.slug])).json() == {"detail": "No such campaign for you."}
     assert client.get(reverse("annotation:results", args=[campaign.slug])).status_code == 403
     assert client.get(reverse("api-campaign-bt", args=[campaign.slug])).status_code == 403
     client.force_login(researcher)

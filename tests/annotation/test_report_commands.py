@@ -67,6 +67,10 @@ def test_import_votes_whole_file_or_nothing_and_never_twice(world, tmp_path, cap
     (tmp_path / "broken.jsonl").write_text('{"question_id": "q1"\n')
     with pytest.raises(CommandError, match="Line 1 is not valid JSON"):
         call_command("import_votes", str(tmp_path / "broken.jsonl"), "--dataset", "urs-mini")
+    with pytest.raises(CommandError, match="No dataset named 'nope'."):
+        call_command("import_votes", str(good), "--dataset", "nope")
+    with pytest.raises(CommandError, match="No campaign 'gone' on dataset 'urs-mini'."):
+        call_command("import_votes", str(good), "--dataset", "urs-mini", "--campaign", "gone")
     assert Vote.objects.count() == 3
 
 

@@ -1,4 +1,4 @@
-"""Arguments shared by the `bt` and `alignment` commands."""
+"""Arguments shared by the `bt`, `alignment` and `import_votes` commands."""
 
 from django.core.management.base import CommandError
 

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.management.commands._campaign_args import resolve
 from annotation.services import AnnotationError, votes_import
-from curation.models import Dataset
 
 
 class Command(BaseCommand):
@@ -19,16 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", help="Attach the votes to this campaign (slug).")
 
     def handle(self, *args, file, dataset, campaign=None, **options):
-        from annotation.models import Campaign
-
-        found = Dataset.objects.filter(name=dataset).first()
-        if found is None:
-            raise CommandError(f"No dataset named {dataset!r}.")
-        target = None
-        if campaign:
-            target = Campaign.objects.filter(slug=campaign, dataset=found).first()
-            if target is None:
-                raise CommandError(f"No campaign {campaign!r} on dataset {dataset!r}.")
+        found, target = resolve(dataset, campaign)
         try:
             with file.open(encoding="utf-8-sig") as stream:
                 result = votes_import(
