@@ -71,7 +71,7 @@ def _statements(vendor: str) -> dict[str, str]:
             SELECT p.id AS id, {shown}
             FROM {table["pair"]} p
             JOIN {table["item"]} i ON i.id = p.item_id
-            WHERE p.campaign_id = %s AND p.is_gold = %s AND p.id > %s
+            WHERE p.campaign_id = %s AND NOT p.is_gold AND p.id > %s
               AND NOT EXISTS (SELECT 1 FROM {table["assignment"]} mine
                               WHERE mine.pair_id = p.id AND mine.annotator_id = %s)
               AND (SELECT COUNT(*) FROM {table["assignment"]} s WHERE s.pair_id = p.id AND {holding_a_slot}) < %s
@@ -141,7 +141,7 @@ def free_pair(*, campaign_id: int, annotator_id: int, now, votes_per_pair: int, 
     """The first ordinary pair after `after_id` that the annotator never had and that has fewer
     than `votes_per_pair` slots taken at `now`, row-locked (pairs locked by others are skipped),
     with its question and both answers' texts; None when there is none. Call inside a transaction."""
-    params = [campaign_id, False, after_id, annotator_id, now, votes_per_pair]
+    params = [campaign_id, after_id, annotator_id, now, votes_per_pair]
     found = next(iter(ComparisonPair.objects.raw(_sql("free"), params)), None)
     return None if found is None else _attach_pair(found, found.pk)
 
