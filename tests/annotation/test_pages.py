@@ -161,3 +161,17 @@ def test_index_counts_my_votes_and_the_drawn_pairs(build_campaign, client):
     assert re.search(r'Blind test</a></td><td class="num">2</td><td class="num">6</td>', page)
     api = client.get(reverse("api-annotate-next", args=[campaign.slug])).json()
     assert (api["voted"], api["pairs"]) == (2, 6)
+
+
+def test_campaign_list_counts_pairs_and_votes_without_multiplying_them(build_campaign):
+    from annotation.selectors import campaign_list_with_counts
+    from annotation.services import assignment_next, gold_pair_add, vote_cast
+
+    campaign, models, items, (person, other) = build_campaign(questions=3, models=3, pairs_per_question=2)
+    build_campaign(questions=1, models=2, slug="empty", annotators=0)
+    gold_pair_add(campaign=campaign, item=items[0], model_a=models[0], model_b=models[1], winner="model_a")
+    for voter, votes in ((person, 3), (other, 2)):
+        for _ in range(votes):
+            vote_cast(token=assignment_next(campaign=campaign, annotator=voter).token, annotator=voter, choice="tie")
+    counts = {row.slug: (row.pair_count, row.vote_count) for row in campaign_list_with_counts()}
+    assert counts == {"blind": (7, 5), "empty": (1, 0)}
