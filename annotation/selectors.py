@@ -1,30 +1,24 @@
 """Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from annotation import leasing
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote
 from annotation.rendering import render_markdown
+from config.counting import count_of
 from config.roles import Role
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel
 
 
-def _per_campaign_count(model) -> Coalesce:
-    rows = model.objects.filter(campaign=OuterRef("pk")).order_by().values("campaign").annotate(n=Count("pk"))
-    return Coalesce(Subquery(rows.values("n"), output_field=IntegerField()), 0)
-
-
 def campaign_list_with_counts() -> QuerySet[Campaign]:
-    """Campaigns with their pair (gold included) and vote counts, for researchers.
-
-    Each count is its own subquery: counting both over one join multiplied every pair by
-    every vote (a campaign of 600 pairs and 1,800 votes took 0.9 s to list)."""
+    """Campaigns with their pair (gold included) and vote counts, for researchers."""
     return (
         Campaign.objects.select_related("dataset")
-        .annotate(pair_count=_per_campaign_count(ComparisonPair), vote_count=_per_campaign_count(Vote))
+        .annotate(
+            pair_count=count_of(ComparisonPair.objects, to="campaign"), vote_count=count_of(Vote.objects, to="campaign")
+        )
         .order_by("-created_at")
     )
 

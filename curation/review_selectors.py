@@ -3,6 +3,7 @@
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from config.counting import count_of
 from curation.models import (
     Case,
     CurationJob,
@@ -101,9 +102,9 @@ def working_datasets():
     return (
         Dataset.objects.filter(frozen_at__isnull=True)
         .annotate(
-            item_count=Count("items", distinct=True),
-            excluded_count=Count("items", filter=Q(items__excluded=True), distinct=True),
-            version_count=Count("frozen_versions", distinct=True),
+            item_count=count_of(Item.objects, to="dataset"),
+            excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
+            version_count=count_of(Dataset.objects, to="frozen_from"),
         )
         .order_by("name")
     )

@@ -161,3 +161,18 @@ def test_frozen_items_cannot_be_reviewed(reviewer):
     with pytest.raises(ReviewError, match="frozen dataset version and cannot change"):
         reference_review_decide(task=leased, reviewer=reviewer, decision="correct", reference="new")
     assert SubmissionFactory._meta.model.objects.count() == 0
+
+
+def test_working_datasets_count_items_and_versions_without_multiplying_them():
+    from django.utils import timezone
+
+    from curation.review_selectors import working_datasets
+
+    working = DatasetFactory(name="working")
+    for n in range(5):
+        ItemFactory(dataset=working, excluded=n < 2)
+    for number in (1, 2, 3):
+        DatasetFactory(name=f"working-v{number}", frozen_from=working, frozen_at=timezone.now())
+    DatasetFactory(name="empty")
+    counts = {row.name: (row.item_count, row.excluded_count, row.version_count) for row in working_datasets()}
+    assert counts == {"working": (5, 2, 3), "empty": (0, 0, 0)}
