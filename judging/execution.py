@@ -155,19 +155,25 @@ async def _execute(shard_id: int, run: JudgeRun, plan: list[Unit], endpoint: End
     ]
     calls = asyncio.create_task(chat_many(endpoint, requests, in_flight=run.concurrency, on_result=on_result))
     cancelled = False
+    # The keeper is told to stop, never cancelled: a cancel landing while a batch waits for
+    # the database thread drops the batch, and the shard would then close without it.
+    stopping = asyncio.Event()
 
     async def keeper():
         nonlocal cancelled
         loop = asyncio.get_running_loop()
         next_beat = loop.time()
-        while not calls.done():
-            await asyncio.sleep(FLUSH_SECONDS)
+        while not stopping.is_set():
+            try:
+                await asyncio.wait_for(stopping.wait(), FLUSH_SECONDS)
+            except TimeoutError:
+                pass
             await flush()
             if loop.time() >= next_beat:
                 in_flight = min(run.concurrency, len(plan) - delivered)
                 status = await sync_to_async(shard_heartbeat)(shard_id=shard_id, in_flight=in_flight)
                 next_beat = loop.time() + heartbeat_every
-                if status == JudgeRun.Status.CANCELLED:
+                if status == JudgeRun.Status.CANCELLED and not calls.done():
                     cancelled = True
                     calls.cancel()
 
@@ -178,11 +184,8 @@ async def _execute(shard_id: int, run: JudgeRun, plan: list[Unit], endpoint: End
         if not cancelled:
             raise
     finally:
-        keeping.cancel()
-        try:
-            await keeping
-        except asyncio.CancelledError:
-            pass
+        stopping.set()
+        await keeping
         await flush()
     return JudgeShard.Status.CANCELLED if cancelled else JudgeShard.Status.DONE
 
