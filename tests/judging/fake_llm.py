@@ -110,7 +110,12 @@ class FakeLLM:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    # The client went away mid-request (a worker killed while sending): a real
+                    # server never sees such a call, so neither answer nor record it.
+                    return
+                body = json.loads(raw or b"{}")
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
