@@ -89,6 +89,47 @@ def templates_ensure_defaults() -> int:
     return len(missing)
 
 
+@transaction.atomic
+def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list[JudgeTemplate], list[str]]:
+    """A version of every built-in template of the set (pairwise: ChineseAlpacaEval's prompt) whose
+    text is exactly the one Userbench ships as the paper's, for a run that must judge with it
+    whatever researchers changed since. Returns the versions and a note for each one stored anew.
+
+    The newest version holding that text is taken; a name with none (never seeded, or edited
+    since) gets it as its next version."""
+    wanted = [
+        template
+        for template in default_templates()
+        if template.mode == mode and (mode == JudgeMode.PAIRWISE or template.name.split("/", 1)[0] == template_set)
+    ]
+    if not wanted:
+        raise RunError(f"Unknown template set {template_set!r}; choose among {', '.join(TEMPLATE_SETS)}.")
+    versions = {}
+    for row in JudgeTemplate.objects.filter(name__in=[t.name for t in wanted]).order_by("name", "version"):
+        versions.setdefault(row.name, []).append(row)
+    chosen, notes = [], []
+    for template in wanted:
+        rows = versions.get(template.name, [])
+        same = [row for row in rows if row.text == template.text]
+        if same:
+            chosen.append(same[-1])
+            continue
+        stored = JudgeTemplate.objects.create(
+            name=template.name,
+            version=rows[-1].version + 1 if rows else 1,
+            mode=template.mode,
+            language=template.language,
+            text=template.text,
+        )
+        chosen.append(stored)
+        if rows:
+            notes.append(
+                f"Template {template.name}: no version held the published text (v{rows[-1].version} was edited); "
+                f"it is stored again as v{stored.version}."
+            )
+    return chosen, notes
+
+
 def template_placeholders_check(*, text: str, mode: str) -> None:
     """Refuse a judge template whose placeholders `judging.execution.build_prompt` cannot fill.
 
