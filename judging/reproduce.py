@@ -86,6 +86,8 @@ def reproduction_dataset(
     if limit is not None and limit < 1:
         raise ReproduceError("--limit must be at least 1.")
     if dataset_name:
+        if limit:
+            raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
         dataset = Dataset.objects.filter(name=dataset_name).first()
         if dataset is None:
             raise ReproduceError(f"No dataset named {dataset_name!r}.")

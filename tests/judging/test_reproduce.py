@@ -473,6 +473,29 @@ def test_the_papers_template_is_used_even_after_a_researcher_edited_it(server, t
     assert f"Template {name}: no version held the published text (v{edited.version} was edited)" in out
 
 
+def test_a_dataset_already_in_userbench_is_judged_without_data(server, tmp_path, small_alpaca):
+    server.reply = lambda body: (
+        "回答" if body["model"] != "judge" else "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]"
+    )
+    args = ["--benchmark", "chinese_alpaca_eval", "--judge-model", "judge", "--models", "mine"]
+    reproduce(tmp_path, *args, "--data", small_alpaca)
+    name = Dataset.objects.get().name
+    out, manifest = reproduce(tmp_path, *args, "--dataset", name)
+    assert (
+        f"Dataset {name}: 3 items (already in Userbench)" in out
+        and "Answers of text-davinci-003: 3 already there" in out
+    )
+    assert (manifest["data"]["dir"], manifest["data"]["files"], manifest["dataset"]["imported_now"]) == (
+        None,
+        [],
+        False,
+    )
+    with pytest.raises(CommandError, match=f"Dataset '{name}' is not an AlignBench dataset"):
+        reproduce(
+            tmp_path, "--benchmark", "alignbench", "--judge-model", "judge", "--models", "mine", "--dataset", name
+        )
+
+
 def test_failed_judge_calls_still_print_the_table_and_manifest_and_say_how_to_continue(
     server, tmp_path, small_alpaca, monkeypatch
 ):
@@ -501,6 +524,7 @@ def test_failed_judge_calls_still_print_the_table_and_manifest_and_say_how_to_co
         ([], "Give --data DIR: the folder holding the benchmark's public files (github.com/CrossmodalGroup"),
         (["--data", "/nonexistent"], "--data /nonexistent is not a folder."),
         (["--dataset", "ghost"], "No dataset named 'ghost'."),
+        (["--dataset", "ghost", "--limit", "3"], "--limit slices the items of --data; a dataset given with --dataset"),
         (["--limit", "0", "--data", "."], "--limit must be at least 1."),
         (["--template-set", "urs-code", "--data", "."], "--template-set is for the URS benchmark."),
     ],
