@@ -59,12 +59,14 @@ def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[Answ
 
 
 @transaction.atomic
-def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | TextIO) -> int:
+def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | TextIO, only_known: bool = False) -> int:
     """Store one model's answers to a dataset's items; returns how many were stored.
 
     Each line is matched to exactly one item by `question_id` (the item's id in its source) or
     by the exact question text. Unknown questions, answers given twice, and answers the model
-    already has are refused with the line number, and then nothing is stored.
+    already has are refused with the line number, and then nothing is stored. With
+    `only_known`, lines about questions the dataset lacks are skipped instead (a dataset that
+    holds a slice of the file the answers were published for).
     """
     try:
         dataset = Dataset.objects.get(name=dataset_name)
@@ -103,6 +105,8 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
                 )
             item_id = by_question.get(record.question)
             where = "its question text"
+        if item_id is None and only_known:
+            continue
         if item_id is None:
             raise DataImportError(f"Nothing imported. line {record.line}: no item of {dataset_name!r} matches {where}.")
         if item_id in seen:

@@ -2,7 +2,7 @@
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,8 +13,17 @@ from judging.diagnostics_serializers import RunDiagnosticsSerializer
 from judging.manifest import run_manifest
 from judging.models import JudgeRun
 from judging.probe_report import run_probe_report
+from judging.prompts import TEMPLATE_SETS
 from judging.selectors import GROUPS, leaderboard_rows, run_get, run_list_with_progress, run_progress, template_list
-from judging.services import run_cancel, run_resume
+from judging.services import (
+    DEFAULT_SHARD_SIZE,
+    MAX_SYSTEM_PROMPT_CHARS,
+    TEMPERATURE_RANGE,
+    run_cancel,
+    run_create_by_names,
+    run_enqueue,
+    run_resume,
+)
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -37,6 +46,40 @@ class ProgressSerializer(serializers.Serializer):
     shards = serializers.DictField(child=serializers.IntegerField())
     stale_shards = serializers.IntegerField()
     percent = serializers.FloatField()
+
+
+class RunDetailSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "RunDetail"
+
+    id = serializers.IntegerField()
+    dataset = serializers.CharField(source="dataset.name")
+    mode = serializers.CharField()
+    judge_model = serializers.CharField()
+    endpoint = serializers.CharField(source="endpoint.name", allow_null=True, default=None)
+    reference_model = serializers.CharField(source="reference_model.name", allow_null=True, default=None)
+    candidates = serializers.SerializerMethodField()
+    templates = serializers.SerializerMethodField()
+    both_orders = serializers.BooleanField()
+    seed = serializers.IntegerField()
+    concurrency = serializers.IntegerField()
+    temperature = serializers.FloatField(allow_null=True, help_text="null: no temperature was sent (server default).")
+    max_tokens = serializers.IntegerField(allow_null=True)
+    system_prompt = serializers.CharField(allow_blank=True, help_text="Sent before each judge prompt; empty: none.")
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    progress = serializers.SerializerMethodField()
+
+    def get_candidates(self, run) -> list[str]:
+        return [model.name for model in run.candidates.all()]
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, run):
+        return ProgressSerializer(run_progress(run=run)).data
+
+    def get_templates(self, run) -> list[str]:
+        return [f"{t.name} v{t.version}" for t in run.templates.all()]
 
 
 class RunListApi(ListAPIView):
@@ -62,39 +105,54 @@ class RunListApi(ListAPIView):
     def get_queryset(self):
         return run_list_with_progress()
 
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "RunCreate"
+
+        dataset = serializers.CharField(max_length=100)
+        # A plain string (run_create names a wrong one): the diagnostics' `kind` already names this choice set.
+        mode = serializers.CharField(max_length=16, help_text="pointwise or pairwise.")
+        judge_model = serializers.CharField(max_length=128)
+        models = serializers.ListField(child=serializers.CharField(max_length=128), min_length=1, max_length=200)
+        reference_model = serializers.CharField(max_length=128, required=False, allow_null=True, default=None)
+        endpoint = serializers.CharField(
+            max_length=100, required=False, allow_null=True, default=None, help_text="Absent: the default endpoint."
+        )
+        template_set = serializers.ChoiceField(choices=list(TEMPLATE_SETS), required=False, allow_null=True)
+        concurrency = serializers.IntegerField(min_value=1, max_value=256, default=16)
+        shard_size = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_SHARD_SIZE)
+        both_orders = serializers.BooleanField(default=False)
+        seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, allow_null=True)
+        temperature = serializers.FloatField(
+            min_value=TEMPERATURE_RANGE[0],
+            max_value=TEMPERATURE_RANGE[1],
+            allow_null=True,
+            default=0.0,
+            help_text="null: no temperature is sent, so the server's default applies.",
+        )
+        max_tokens = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, allow_null=True)
+        system_prompt = serializers.CharField(
+            max_length=MAX_SYSTEM_PROMPT_CHARS,
+            required=False,
+            allow_blank=True,
+            trim_whitespace=False,
+            default="",
+            help_text="Sent as a system message before each judge prompt, exactly as given.",
+        )
+
+    @extend_schema(request=InputSerializer, responses={201: RunDetailSerializer})
+    def post(self, request):
+        """Create a judge run and queue its shards for the workers."""
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        run = run_create_by_names(**given.validated_data, created_by=request.user)
+        run_enqueue(run=run)
+        return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
+
 
 class RunDetailApi(APIView):
     permission_classes = [ResearcherPermission]
-
-    class OutputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "RunDetail"
-
-        id = serializers.IntegerField()
-        dataset = serializers.CharField(source="dataset.name")
-        mode = serializers.CharField()
-        judge_model = serializers.CharField()
-        endpoint = serializers.CharField(source="endpoint.name", allow_null=True, default=None)
-        reference_model = serializers.CharField(source="reference_model.name", allow_null=True, default=None)
-        candidates = serializers.SerializerMethodField()
-        templates = serializers.SerializerMethodField()
-        both_orders = serializers.BooleanField()
-        seed = serializers.IntegerField()
-        concurrency = serializers.IntegerField()
-        status = serializers.CharField()
-        created_at = serializers.DateTimeField()
-        finished_at = serializers.DateTimeField(allow_null=True)
-        progress = serializers.SerializerMethodField()
-
-        def get_candidates(self, run) -> list[str]:
-            return [model.name for model in run.candidates.all()]
-
-        @extend_schema_field(ProgressSerializer)
-        def get_progress(self, run):
-            return ProgressSerializer(run_progress(run=run)).data
-
-        def get_templates(self, run) -> list[str]:
-            return [f"{t.name} v{t.version}" for t in run.templates.all()]
+    OutputSerializer = RunDetailSerializer
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from curation.models import Item
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.prompts import criteria_for_template, fill, intent_label, suspicious_flags
+from judging.prompts import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
 from judging.services import (
     item_template_name,
     judgment_fields_from_reply,
@@ -165,7 +165,7 @@ def _execute(
     requests = [
         ChatRequest(
             model=run.judge_model,
-            messages=(("user", unit.prompt),),
+            messages=chat_messages(unit.prompt, system_prompt=run.system_prompt),
             temperature=run.temperature,
             max_tokens=run.max_tokens,
         )

@@ -7,6 +7,7 @@ from core.forms import NoLabelSuffix
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts import TEMPLATE_SETS
+from judging.services import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 from llm.models import Endpoint
 
 DEFAULT_ENDPOINT = "default"
@@ -67,13 +68,28 @@ class RunForm(NoLabelSuffix, forms.Form):
         label=_("Judge both orders (pairwise): a pair judged differently in the two orders counts as a tie"),
         required=False,
     )
-    temperature = forms.FloatField(label=_("Temperature"), min_value=0, max_value=2, initial=0.0)
+    temperature = forms.FloatField(
+        label=_("Temperature"),
+        min_value=TEMPERATURE_RANGE[0],
+        max_value=TEMPERATURE_RANGE[1],
+        initial=0.0,
+        required=False,
+        help_text=_("Empty: no temperature is sent, so the server's default applies."),
+    )
     max_tokens = forms.IntegerField(
         label=_("Max tokens per reply"),
         min_value=1,
         max_value=100_000,
         required=False,
         help_text=_("Empty: the server's default."),
+    )
+    system_prompt = forms.CharField(
+        label=_("System prompt"),
+        required=False,
+        strip=False,
+        max_length=MAX_SYSTEM_PROMPT_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Sent as a system message before each judge prompt, exactly as written. Empty: none."),
     )
     seed = forms.IntegerField(
         label=_("Random seed"),
@@ -107,6 +123,11 @@ class RunForm(NoLabelSuffix, forms.Form):
         if endpoint is None:
             raise forms.ValidationError(_("Choose an endpoint from the list."))
         return endpoint
+
+    def clean_system_prompt(self):
+        text = self.cleaned_data["system_prompt"]
+        # Browsers send a textarea's line breaks as CRLF: the researcher typed plain new lines.
+        return "" if not text.strip() else text.replace("\r\n", "\n")
 
     def clean(self):
         cleaned = super().clean()

@@ -1,26 +1,92 @@
-"""Generating candidate answers from an endpoint (`generate`), temperature by category.
+"""Generating candidate answers from an endpoint (`generate`), with each benchmark's parameters.
 
-Answers are saved as they arrive, so an interrupted generation resumes where it stopped:
-items that already have an answer from the model are skipped, and the response cache
-makes a re-sent identical prompt free.
+Without a preset, the temperature follows the item's category (AlignBench's table) and is 0.7
+otherwise. A preset asks the models the way a benchmark's authors did (GENERATION_PRESETS), and
+is recorded on every answer it made. Answers are saved as they arrive, so an interrupted
+generation resumes where it stopped: items that already have an answer from the model are
+skipped, and the response cache makes a re-sent identical prompt free.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from core.errors import UserbenchError
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel
-from judging.prompts import ALIGNBENCH_TEMPERATURE
+from judging.prompt_texts import ALPACAEVAL_GENERATION_SYSTEM
+from judging.prompts import ALIGNBENCH_TEMPERATURE, chat_messages
 from llm.client import ChatRequest, EndpointConfig, LLMCallError
 from llm.delivery import deliver_batched_sync
 
 DEFAULT_TEMPERATURE = 0.7
 
 
+class GenerationError(UserbenchError):
+    """Generation that cannot start as asked; nothing was sent."""
+
+
 def generation_temperature(category: str, default: float = DEFAULT_TEMPERATURE) -> float:
     """AlignBench's reply temperature for the category (0.1 for fixed answers, 0.7 for creative)."""
     return ALIGNBENCH_TEMPERATURE.get(category, default)
+
+
+@dataclass(frozen=True)
+class GenerationPreset:
+    """How a benchmark's authors asked the candidate models for their answers."""
+
+    name: str
+    source: str
+    # None: no temperature is sent, so each service's default applies.
+    temperature: float | None = DEFAULT_TEMPERATURE
+    # AlignBench: the temperature of the item's category, `temperature` for any other category.
+    temperature_by_category: bool = False
+    system_prompt: str = ""
+    max_tokens: int | None = None
+
+    def temperature_for(self, category: str) -> float | None:
+        if self.temperature_by_category:
+            return ALIGNBENCH_TEMPERATURE.get(category, self.temperature)
+        return self.temperature
+
+
+GENERATION_PRESETS = {
+    preset.name: preset
+    for preset in (
+        GenerationPreset(
+            name="urs",
+            source="URS 4.2: the services ran at their default temperature, the question alone as the "
+            "user's message (the authors' getModelOutput.py sends no temperature and no system prompt)",
+            temperature=None,
+        ),
+        GenerationPreset(
+            name="alignbench",
+            source="AlignBench Table 3: temperature 0.1 for categories with fixed answers, 0.7 for the "
+            "others; the question alone as the user's message (inference/api_models, 0.7 by default)",
+            temperature=DEFAULT_TEMPERATURE,
+            temperature_by_category=True,
+        ),
+        GenerationPreset(
+            name="chinese_alpaca_eval",
+            source="ChineseAlpacaEval's released generation_demo.py (the paper prints none): its Chinese "
+            "system prompt, temperature 0.7 (every leaderboard model, per its README), max_tokens 2048",
+            temperature=DEFAULT_TEMPERATURE,
+            system_prompt=ALPACAEVAL_GENERATION_SYSTEM,
+            max_tokens=2048,
+        ),
+    )
+}
+
+
+def generation_preset(name: str | None, *, default_temperature: float = DEFAULT_TEMPERATURE) -> GenerationPreset:
+    """The preset of that name, or without one: temperature by category, `default_temperature`
+    otherwise, no system prompt. An unknown name raises GenerationError."""
+    if not name:
+        return GenerationPreset(name="", source="", temperature=default_temperature, temperature_by_category=True)
+    if name not in GENERATION_PRESETS:
+        raise GenerationError(f"Unknown generation preset {name!r}; choose among {', '.join(GENERATION_PRESETS)}.")
+    return GENERATION_PRESETS[name]
 
 
 def answers_generate(
@@ -31,24 +97,34 @@ def answers_generate(
     concurrency: int | None = None,
     max_tokens: int | None = None,
     default_temperature: float = DEFAULT_TEMPERATURE,
+    preset: str | None = None,
     on_progress: Callable[[int, int, int], None] | None = None,
 ) -> dict:
     """Answer every item of the dataset that `model_name` has not answered yet.
 
+    `preset` names a benchmark's way of asking (GENERATION_PRESETS): its temperature (or none),
+    system prompt and max_tokens; an explicit `max_tokens` wins over the preset's. Each answer
+    records the parameters it was asked with, the preset's name among them.
     Returns {"generated", "failed", "skipped"}; failures keep their reasons in "errors".
     `on_progress(done, failed, total)` is called as batches are saved."""
+    chosen = generation_preset(preset, default_temperature=default_temperature)
+    max_tokens = max_tokens if max_tokens is not None else chosen.max_tokens
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
     answered = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
     items = [item for item in dataset.items.order_by("id") if item.pk not in answered]
     requests = [
         ChatRequest(
             model=model_name,
-            messages=(("user", item.question),),
-            temperature=generation_temperature(item.category, default_temperature),
+            messages=chat_messages(item.question, system_prompt=chosen.system_prompt),
+            temperature=chosen.temperature_for(item.category),
             max_tokens=max_tokens,
         )
         for item in items
     ]
+    # What each answer records besides its temperature and max_tokens: only what was set.
+    recorded = {
+        key: value for key, value in (("preset", chosen.name), ("system_prompt", chosen.system_prompt)) if value
+    }
     counts = {"generated": 0, "failed": 0, "skipped": len(answered), "errors": []}
 
     def save(batch) -> None:
@@ -68,6 +144,7 @@ def answers_generate(
                     parameters={
                         "temperature": request.temperature,
                         "max_tokens": request.max_tokens,
+                        **recorded,
                         "endpoint": endpoint.name,
                         "cached": outcome.cached,
                         "reported_model": outcome.model,

@@ -155,8 +155,10 @@ def run_manifest_build(
             "model": run.judge_model,
             "provider": run.judge_provider,
             "family": run.judge_family,
+            # None: no temperature was sent, the server's default applied.
             "temperature": run.temperature,
             "max_tokens": run.max_tokens,
+            "system_prompt": run.system_prompt,
             "concurrency": run.concurrency,
             "both_orders": run.both_orders,
             "shard_size": shard_size,

@@ -96,8 +96,12 @@ class JudgeRun(models.Model):
     # The exact template versions chosen when the run was created (one per intent/type/language).
     templates = models.ManyToManyField(JudgeTemplate, blank=True, related_name="runs")
     concurrency = models.PositiveSmallIntegerField(default=16)
-    temperature = models.FloatField(default=0.0)
+    # Sent with every judge call; None sends none, so the server's default applies (how the URS
+    # code called its judges).
+    temperature = models.FloatField(null=True, blank=True, default=0.0)
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Sent as a system message before each judge prompt when set (ChineseAlpacaEval's judge had one).
+    system_prompt = models.TextField(blank=True)
     total = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     created_by = models.ForeignKey(
@@ -125,6 +129,10 @@ class JudgeRun(models.Model):
                 name="pairwise_run_has_reference_model",
             ),
             models.CheckConstraint(condition=Q(concurrency__gte=1), name="run_concurrency_positive"),
+            models.CheckConstraint(
+                condition=Q(temperature__isnull=True) | Q(temperature__gte=0, temperature__lte=2),
+                name="run_temperature_in_range",
+            ),
         ]
 
     def __str__(self):

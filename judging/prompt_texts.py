@@ -42,6 +42,17 @@ ALPACAEVAL_FIGURE_3 = (
     "请提供大多数中文用户会给出的结果。"
 )
 
+# ---- ChineseAlpacaEval, the system messages of its released code ----------------------------
+# The paper prints no system prompt. The authors' code sends one with every call: with the
+# answers asked of each model (CrossmodalGroup/ChineseAlpacaEval generation_demo.py,
+# SYSTEM_CONTENT_zh, at temperature 0.7 and max_tokens 2048; the README says every model on the
+# leaderboard answered at temperature 0.7), and with the ranking prompt above (evaluate.py,
+# SYSTEM_CONTENT, at temperature 0 as the paper's Section 3 says, and max_tokens 2048).
+ALPACAEVAL_GENERATION_SYSTEM = "您是一位乐于助人的智能助手。请用中文回复用户的请求。"
+ALPACAEVAL_JUDGE_SYSTEM = (
+    "You are a helpful assistant that ranks models according to the quality of their Chinese answers."
+)
+
 # ---- AlignBench, Section 3 and Appendix A.2 --------------------------------------------------
 # The rule-calibrated multi-dimensional judge prompt as the paper's released judge (THUDM/AlignBench
 # judge.py, `prompt_construct`) builds it, in Python format syntax. `{category}` is the item's

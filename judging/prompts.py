@@ -533,6 +533,14 @@ def fill(template_text: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(replace, template_text)
 
 
+def chat_messages(prompt: str, *, system_prompt: str = "") -> tuple[tuple[str, str], ...]:
+    """The (role, content) messages of one call: the system prompt first when there is one, then
+    the prompt as the user's message, both exactly as given (judge runs and generation alike)."""
+    if system_prompt:
+        return (("system", system_prompt), ("user", prompt))
+    return (("user", prompt),)
+
+
 _JUDGE_FORMAT = re.compile(
     r"(final\s*score|综合得分|总分|'rank'|\"rank\"|\[\[\s*\d+\s*\]\]|rating\s*[:：]\s*\d)", re.IGNORECASE
 )

@@ -79,6 +79,7 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         shard_size=manifest["judge"].get("shard_size") or DEFAULT_SHARD_SIZE,
         temperature=run.temperature,
         max_tokens=run.max_tokens,
+        system_prompt=run.system_prompt,
         template_set=run_template_family(run, templates or []),
         created_by=created_by,
         judge_provider=run.judge_provider,

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
+from curation.datasets.import_checks import unstorable
 from curation.datasets.services import difficulty_filter_apply
 from curation.models import Dataset, DifficultyFilter, Item
 from judging.manifest import run_manifest_build
@@ -86,6 +87,47 @@ def templates_ensure_defaults() -> int:
     ]
     JudgeTemplate.objects.bulk_create(missing)
     return len(missing)
+
+
+@transaction.atomic
+def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list[JudgeTemplate], list[str]]:
+    """A version of every built-in template of the set (pairwise: ChineseAlpacaEval's prompt) whose
+    text is exactly the one Userbench ships as the paper's, for a run that must judge with it
+    whatever researchers changed since. Returns the versions and a note for each one stored anew.
+
+    The newest version holding that text is taken; a name with none (never seeded, or edited
+    since) gets it as its next version."""
+    wanted = [
+        template
+        for template in default_templates()
+        if template.mode == mode and (mode == JudgeMode.PAIRWISE or template.name.split("/", 1)[0] == template_set)
+    ]
+    if not wanted:
+        raise RunError(f"Unknown template set {template_set!r}; choose among {', '.join(TEMPLATE_SETS)}.")
+    versions = {}
+    for row in JudgeTemplate.objects.filter(name__in=[t.name for t in wanted]).order_by("name", "version"):
+        versions.setdefault(row.name, []).append(row)
+    chosen, notes = [], []
+    for template in wanted:
+        rows = versions.get(template.name, [])
+        same = [row for row in rows if row.text == template.text]
+        if same:
+            chosen.append(same[-1])
+            continue
+        stored = JudgeTemplate.objects.create(
+            name=template.name,
+            version=rows[-1].version + 1 if rows else 1,
+            mode=template.mode,
+            language=template.language,
+            text=template.text,
+        )
+        chosen.append(stored)
+        if rows:
+            notes.append(
+                f"Template {template.name}: no version held the published text (v{rows[-1].version} was edited); "
+                f"it is stored again as v{stored.version}."
+            )
+    return chosen, notes
 
 
 def template_placeholders_check(*, text: str, mode: str) -> None:
@@ -191,7 +233,34 @@ def pair_order(seed: int, item_id: int, model_id: int) -> int:
     return random.Random(f"{seed}:{item_id}:{model_id}").randrange(2)
 
 
-# Template sets a pointwise run may use; pairwise runs always use ChineseAlpacaEval's prompt.
+# A judge's temperature as OpenAI-compatible servers accept it, and the longest system prompt taken.
+TEMPERATURE_RANGE = (0.0, 2.0)
+MAX_SYSTEM_PROMPT_CHARS = 20_000
+
+
+def run_parameters_check(*, temperature: float | None, max_tokens: int | None, system_prompt: str) -> None:
+    """Refuse judge parameters no server would take, naming the parameter (RunError).
+
+    `temperature` None sends none (the server's default); `max_tokens` None sends none either."""
+    low, high = TEMPERATURE_RANGE
+    if temperature is not None and not low <= temperature <= high:
+        raise RunError(
+            f"The temperature must be between {low:g} and {high:g}, or unset to send none; got {temperature!r}."
+        )
+    if max_tokens is not None and max_tokens < 1:
+        raise RunError(f"Max tokens must be at least 1, or unset to send none; got {max_tokens}.")
+    if len(system_prompt) > MAX_SYSTEM_PROMPT_CHARS:
+        raise RunError(
+            f"The system prompt is {len(system_prompt):,} characters; the limit is {MAX_SYSTEM_PROMPT_CHARS:,}."
+        )
+    match = unstorable(system_prompt)
+    if match is not None:
+        raise RunError(
+            f"The system prompt holds a character a database cannot store (NUL or a lone surrogate) "
+            f"at character {match.start() + 1}."
+        )
+
+
 # Rough characters per token, for the cost estimate shown before a run starts.
 CHARS_PER_TOKEN = {"en": 4.0, "zh": 1.5}
 # A judge's reply length when the run sets no max_tokens: explanations per criterion, or a ranking.
@@ -249,12 +318,14 @@ def run_plan(
     template_set: str | None = None,
     probes: list[CandidateModel] = (),
     templates: list[JudgeTemplate] | None = None,
+    system_prompt: str = "",
 ) -> RunPlan:
     """Everything run_create checks and computes, without writing: the units of work, the latest
     template versions they need (built-in ones are made if missing), and the token estimate.
 
     `probes` are the injection probe's pseudo-candidates (judging/probe.py), judged like the
-    candidates and reported apart; `templates` pins exact template versions (a re-run).
+    candidates and reported apart; `templates` pins exact template versions (a re-run); a
+    `system_prompt` is sent with every call, so it counts in the estimate.
     Raises RunError with a message a researcher can act on.
     """
     if mode not in JudgeMode.values:
@@ -343,8 +414,9 @@ def run_plan(
     if missing:
         raise RunError(f"No judge template named {', '.join(missing)}.")
     template_tokens = {name: _tokens(len(t.text), t.language) for name, t in templates.items()}
+    system_tokens = _tokens(len(system_prompt), "zh" if re.search(r"[\u4e00-\u9fff]", system_prompt) else "en")
     prompt_tokens = sum(
-        template_tokens[name] + _tokens(chars, language)
+        template_tokens[name] + _tokens(chars, language) + (system_tokens if system_prompt else 0)
         for name, (chars, language) in zip(unit_names, unit_chars, strict=True)
     )
     return RunPlan(
@@ -372,8 +444,9 @@ def run_create(
     both_orders: bool = False,
     seed: int | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
-    temperature: float = 0.0,
+    temperature: float | None = 0.0,
     max_tokens: int | None = None,
+    system_prompt: str = "",
     template_set: str | None = None,
     created_by: AbstractBaseUser | None = None,
     judge_provider: str = "",
@@ -391,9 +464,12 @@ def run_create(
     `templates`: the exact versions to judge with (a re-run); by default the newest of each name.
     `injection_probe`: also judge the probe's constant adversarial answers (judging/probe.py) on
     every item, as pseudo-candidates reported apart and never ranked.
+    `temperature` (None: none sent, the server's default), `max_tokens` and `system_prompt` (a
+    system message before each judge prompt when set) reach every call and are recorded.
     The run's manifest (judging/manifest.py) is recorded with it. Raises
     RunError with a message a researcher can act on; then nothing is written.
     """
+    run_parameters_check(temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt)
     if candidates and all(c.is_probe for c in candidates):
         raise RunError("Name at least one candidate model (--models) besides the probe's.")
     candidates = [c for c in candidates if not c.is_probe]
@@ -412,6 +488,7 @@ def run_create(
         template_set=template_set,
         probes=probes,
         templates=templates,
+        system_prompt=system_prompt,
     )
     family = plan.family
     run = JudgeRun.objects.create(
@@ -425,6 +502,7 @@ def run_create(
         concurrency=concurrency,
         temperature=temperature,
         max_tokens=max_tokens,
+        system_prompt=system_prompt,
         total=plan.calls,
         created_by=created_by,
         status=JudgeRun.Status.PENDING,
@@ -444,6 +522,41 @@ def run_create(
     run.manifest = run_manifest_build(run=run, template_set=family, shard_size=shard_size, probe_models=probes)
     run.save(update_fields=["manifest"])
     return run
+
+
+@transaction.atomic
+def run_create_by_names(
+    *,
+    dataset: str,
+    models: list[str],
+    reference_model: str | None = None,
+    endpoint: str | None = None,
+    **parameters,
+) -> JudgeRun:
+    """run_create with the dataset, models and endpoint named as a researcher types them (the API).
+
+    An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint."""
+    found = Dataset.objects.filter(name=dataset).first()
+    if found is None:
+        raise RunError(f"No dataset named {dataset!r}.")
+    names = [name.strip() for name in models if name.strip()]
+    candidates = list(CandidateModel.objects.filter(name__in=names))
+    unknown = sorted(set(names) - {c.name for c in candidates})
+    if unknown:
+        raise RunError(f"Unknown model(s): {', '.join(unknown)}. Import or generate their answers first.")
+    reference = None
+    if reference_model:
+        reference = CandidateModel.objects.filter(name=reference_model).first()
+        if reference is None:
+            raise RunError(f"Unknown reference model {reference_model!r}.")
+    chosen_endpoint = None
+    if endpoint and endpoint != "default":
+        chosen_endpoint = Endpoint.objects.filter(name=endpoint).first()
+        if chosen_endpoint is None:
+            raise RunError(f"Unknown endpoint {endpoint!r}.")
+    return run_create(
+        dataset=found, candidates=candidates, reference_model=reference, endpoint=chosen_endpoint, **parameters
+    )
 
 
 def run_enqueue(*, run: JudgeRun) -> int:

@@ -318,6 +318,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             "seed": data["seed"],
             "max_tokens": data["max_tokens"],
             "template_set": data["template_set"],
+            "system_prompt": data["system_prompt"],
         }
         extra = {"endpoint": data["endpoint"], "temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})

@@ -62,7 +62,7 @@ class EndpointConfig:
 class ChatRequest:
     model: str
     messages: tuple[tuple[str, str], ...]  # (role, content) pairs: hashable
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: none sent, the server's default applies
     max_tokens: int | None = None
 
 
@@ -294,8 +294,9 @@ async def _call_with_retries(client, endpoint: EndpointConfig, request: ChatRequ
             payload = {
                 "model": request.model,
                 "messages": [{"role": role, "content": content} for role, content in request.messages],
-                "temperature": request.temperature,
             }
+            if request.temperature is not None:
+                payload["temperature"] = request.temperature
             if request.max_tokens is not None:
                 payload["max_tokens"] = request.max_tokens
             # The client's own POST (auth, headers, typed errors) with the raw body: building

@@ -5,6 +5,7 @@ curation/datasets/import_checks.py) before anything is written; the column limit
 from the model fields here, so they are the database's.
 """
 
+from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
 from django.db import transaction
@@ -49,13 +50,20 @@ def _validate_dataset_name(name: str) -> str:
 
 @transaction.atomic
 def dataset_import(
-    *, fmt: str, stream: BinaryIO | TextIO, name: str, description: str = "", created_by=None
+    *,
+    fmt: str,
+    stream: BinaryIO | TextIO,
+    name: str,
+    description: str = "",
+    created_by=None,
+    select: Callable[[list], list] | None = None,
 ) -> Dataset:
     """Read a public file and store it as a new frozen dataset version.
 
     The file is parsed and validated completely before anything is written, and the writes
     share one transaction, so a bad file leaves the database as it was. `stream` is best
-    binary: then an encoding error is reported on its line.
+    binary: then an encoding error is reported on its line. `select` keeps a part of the
+    validated records (a small slice of a benchmark), in the order it returns them.
     """
     if fmt not in READERS:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(READERS)}.")
@@ -66,6 +74,8 @@ def dataset_import(
         raise DataImportError(f"Nothing imported. {error}") from None
     except UnicodeDecodeError as error:
         raise DataImportError(f"Nothing imported. The file is not UTF-8 text ({error.reason}).") from None
+    if select is not None:
+        records = select(records)
     dataset = Dataset.objects.create(
         name=name, description=description, source=SOURCES[fmt], frozen_at=timezone.now(), created_by=created_by
     )

@@ -163,3 +163,48 @@ def test_bt_and_alignment_commands_on_known_data(world, tmp_path, capsys):
     exported = list(table.rows)
     assert len(exported) == 13 and table.fields[0] == "vote_id"
     assert {row["model_a"] for row in exported} == {"alpha", "beta", "gamma"}
+
+
+def _votes(wins: dict[tuple[str, str], int]) -> list[dict]:
+    """{(winner, loser): n} as import_votes rows, each vote by its own annotator."""
+    rows = []
+    for (winner, loser), n in wins.items():
+        rows += [
+            {"question_id": "q1", "model_a": winner, "model_b": loser, "winner": "model_a", "annotator": f"{winner}{k}"}
+            for k in range(n)
+        ]
+    return rows
+
+
+def test_bt_alpha_can_be_set_and_zero_needs_a_strongly_connected_graph(world, tmp_path, capsys):
+    # A cycle of wins (alpha > beta > gamma > alpha, each 3-1): strongly connected.
+    cycle = {("alpha", "beta"): 3, ("beta", "alpha"): 1, ("beta", "gamma"): 3, ("gamma", "beta"): 1}
+    cycle |= {("gamma", "alpha"): 1, ("alpha", "gamma"): 2}
+    call_command("import_votes", str(write(tmp_path / "v.jsonl", _votes(cycle))), "--dataset", "urs-mini")
+    capsys.readouterr()
+
+    def scores(*args):
+        call_command("bt", "--dataset", "urs-mini", "--bootstrap", "0", "--format", "json", *args)
+        report = json.loads(capsys.readouterr().out)
+        return report["alpha"], {s["label"]: s["score"] for s in report["scores"]}
+
+    default_alpha, regularised = scores()
+    plain_alpha, plain = scores("--alpha", "0")
+    assert (default_alpha, plain_alpha) == (0.01, 0.0)
+    # The regulariser pulls the scores together: without it they spread further.
+    assert plain["alpha"] - plain["gamma"] > regularised["alpha"] - regularised["gamma"] > 0
+    call_command("bt", "--dataset", "urs-mini", "--bootstrap", "0", "--alpha", "0")
+    assert "alpha 0." in capsys.readouterr().out
+    with pytest.raises(CommandError, match="--alpha must be zero or positive, got -1.0."):
+        call_command("bt", "--dataset", "urs-mini", "--alpha", "-1")
+
+
+def test_bt_alpha_zero_is_refused_when_a_model_never_loses(world, tmp_path, capsys):
+    one_sided = {("alpha", "beta"): 3, ("beta", "gamma"): 2, ("gamma", "beta"): 1, ("alpha", "gamma"): 2}
+    call_command("import_votes", str(write(tmp_path / "v.jsonl", _votes(one_sided))), "--dataset", "urs-mini")
+    capsys.readouterr()
+    with pytest.raises(CommandError, match="alpha=0 needs a strongly connected comparison graph .* 'alpha' never lost"):
+        call_command("bt", "--dataset", "urs-mini", "--bootstrap", "0", "--alpha", "0")
+    # The default alpha keeps the estimate finite on the same votes.
+    call_command("bt", "--dataset", "urs-mini", "--bootstrap", "0", "--format", "json")
+    assert [s["label"] for s in json.loads(capsys.readouterr().out)["scores"]] == ["alpha", "beta", "gamma"]

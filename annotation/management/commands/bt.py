@@ -7,6 +7,7 @@ from annotation.management.commands._campaign_args import fmt, resolve
 from annotation.report import bt_report
 from annotation.style_report import style_beside_plain, style_bt_report
 from core.exports import ExportTable, iter_csv
+from stats.ranking import DEFAULT_ALPHA
 
 STYLE_CSV_FIELDS = [
     "dataset",
@@ -31,6 +32,14 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
+            "--alpha",
+            type=float,
+            default=DEFAULT_ALPHA,
+            help=f"regularisation of the fit (default {DEFAULT_ALPHA}); 0 gives the plain maximum-likelihood "
+            "estimate, which exists only when the comparison graph is strongly connected (every model both "
+            "wins and loses along chains of votes)",
+        )
+        parser.add_argument(
             "--keep-flagged",
             action="store_true",
             help="Keep votes of annotators flagged by gold accuracy or speed.",
@@ -44,13 +53,36 @@ class Command(BaseCommand):
         )
         parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
-    def handle(self, *args, dataset, campaign=None, bootstrap, seed, keep_flagged, format, style=False, **options):
+    def handle(
+        self,
+        *args,
+        dataset,
+        campaign=None,
+        bootstrap,
+        seed,
+        keep_flagged,
+        format,
+        style=False,
+        alpha=DEFAULT_ALPHA,
+        **options,
+    ):
         if not 0 <= bootstrap <= 100_000:
             raise CommandError("--bootstrap must be between 0 and 100000.")
+        if not 0 <= alpha < float("inf"):
+            raise CommandError(f"--alpha must be zero or positive, got {alpha}.")
         found, target = resolve(dataset, campaign)
-        report = bt_report(
-            dataset=found, campaign=target, rounds=bootstrap, seed=seed, exclude_flagged=not keep_flagged
-        )
+        try:
+            report = bt_report(
+                dataset=found,
+                campaign=target,
+                rounds=bootstrap,
+                seed=seed,
+                alpha=alpha,
+                exclude_flagged=not keep_flagged,
+            )
+        except ValueError as error:
+            # alpha=0 on votes whose maximum-likelihood scores are infinite: the message names the models.
+            raise CommandError(str(error)) from None
         if style:
             styled = style_bt_report(
                 dataset=found, campaign=target, rounds=bootstrap, seed=seed, exclude_flagged=not keep_flagged
@@ -81,7 +113,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Ranks not meaningful: {report['ranks_reason']}")
         self.stdout.write(
             f"{report['votes']} votes, {report['cannot_determine']} cannot-determine left out, "
-            f"{report['comparisons']} fitted; {report['bootstrap_rounds']} bootstrap rounds."
+            f"{report['comparisons']} fitted; {report['bootstrap_rounds']} bootstrap rounds; alpha {report['alpha']:g}."
         )
         if report["disconnected"]:
             self.stdout.write("Not ranked (no votes connect them to the others): " + ", ".join(report["disconnected"]))

@@ -1,9 +1,9 @@
-"""`generate`: candidate answers from an endpoint for a dataset, temperature by category; resumable."""
+"""`generate`: candidate answers from an endpoint for a dataset, with a benchmark's parameters; resumable."""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Dataset
-from judging.generation import answers_generate
+from judging.generation import GENERATION_PRESETS, answers_generate
 from llm.client import endpoint_config
 
 
@@ -15,9 +15,16 @@ class Command(BaseCommand):
         parser.add_argument("--model", required=True)
         parser.add_argument("--endpoint", help="a named endpoint; default: OPENAI_BASE_URL / OPENAI_API_KEY")
         parser.add_argument("--concurrency", type=int)
-        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--max-tokens", type=int, help="the longest answer asked for (default: the preset's)")
+        parser.add_argument(
+            "--preset",
+            choices=list(GENERATION_PRESETS),
+            help="ask as a benchmark's authors did; "
+            + "; ".join(f"{name}: {preset.source}" for name, preset in GENERATION_PRESETS.items())
+            + " (default: temperature by category as in AlignBench's table, 0.7 otherwise, no system prompt)",
+        )
 
-    def handle(self, *args, dataset, model, endpoint, concurrency, max_tokens, **options):
+    def handle(self, *args, dataset, model, endpoint, concurrency, max_tokens, preset=None, **options):
         try:
             target = Dataset.objects.get(name=dataset)
         except Dataset.DoesNotExist:
@@ -38,6 +45,7 @@ class Command(BaseCommand):
                 endpoint=config,
                 concurrency=concurrency,
                 max_tokens=max_tokens,
+                preset=preset,
                 on_progress=show,
             )
         except KeyboardInterrupt:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Dataset
 from judging.execution import run_execute_inline
+from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
 from judging.management.progress import progress_line
 from judging.models import CandidateModel, JudgeRun
 from judging.prompts import TEMPLATE_SETS
@@ -76,7 +77,14 @@ class Command(BaseCommand):
         parser.add_argument("--both-orders", action="store_true", help="pairwise: judge both sides, disagreement = tie")
         parser.add_argument("--seed", type=int, help="seed for the pairwise side order (recorded on the run)")
         parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE)
-        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--max-tokens", type=int, help="the longest reply asked for (default: none sent)")
+        parser.add_argument(
+            "--temperature",
+            type=temperature_argument,
+            default=0.0,
+            help="the judge's temperature (default 0); 'none' sends none, so the server's default applies",
+        )
+        add_system_prompt_arguments(parser, what="each judge prompt")
         parser.add_argument(
             "--template-set",
             choices=list(TEMPLATE_SETS),
@@ -117,6 +125,7 @@ class Command(BaseCommand):
             if endpoint is None:
                 raise CommandError(f"Unknown endpoint {options['endpoint']!r}.")
         concurrency = options["concurrency"] or (endpoint.max_in_flight if endpoint else 16)
+        system_prompt = system_prompt_from(options)
         try:
             run = run_create(
                 dataset=dataset,
@@ -130,6 +139,8 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 shard_size=options["shard_size"],
                 max_tokens=options["max_tokens"],
+                temperature=options["temperature"],
+                system_prompt=system_prompt,
                 template_set=options["template_set"],
                 judge_provider=options["judge_provider"],
                 judge_family=options["judge_family"],

@@ -1,0 +1,218 @@
+"""`reproduce --benchmark B --judge-model M --models A,B --data DIR`: a paper's method end to end."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.errors import UserbenchError
+from judging.benchmarks import BENCHMARKS
+from judging.management.commands.judge import run_here
+from judging.prompts import TEMPLATE_SETS
+from judging.reproduce import (
+    benchmark_get,
+    published_checks,
+    reproduction_answers,
+    reproduction_dataset,
+    reproduction_manifest,
+    reproduction_run,
+    reproduction_table,
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Reproduce a paper's method: import its public data, import or generate the models' answers with "
+        "the benchmark's parameters, judge with the paper's prompts and the authors' judge parameters, and "
+        "print the paper's table with a manifest of everything used. Public data (--data DIR: a clone of the "
+        "benchmark's repository or a folder of its files): "
+        + "; ".join(f"{name}: {b.data_from}" for name, b in BENCHMARKS.items())
+        + "."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True, choices=list(BENCHMARKS))
+        parser.add_argument("--judge-model", required=True)
+        parser.add_argument("--models", required=True, help="comma-separated candidate model names")
+        parser.add_argument(
+            "--endpoint", help="a named endpoint for the judge and any generation; default: OPENAI_BASE_URL"
+        )
+        parser.add_argument("--data", type=Path, help="the folder holding the benchmark's public files (read in place)")
+        parser.add_argument(
+            "--dataset", help="judge a dataset already in Userbench instead of importing --data's items"
+        )
+        parser.add_argument(
+            "--limit", type=int, help="a small slice: this many items, spread over intents or categories"
+        )
+        parser.add_argument(
+            "--reference-model",
+            help="ChineseAlpacaEval: the model every candidate is compared with (default text-davinci-003, whose "
+            "published answers --data holds)",
+        )
+        parser.add_argument(
+            "--template-set",
+            choices=[name for name in TEMPLATE_SETS if name.startswith("urs")],
+            help="URS: urs (the paper's prompts, default) or urs-code (the Chinese prompt of the authors' code)",
+        )
+        parser.add_argument("--concurrency", type=int, default=8, help="calls in flight (default 8)")
+        parser.add_argument("--seed", type=int, default=0, help="ChineseAlpacaEval: seed of the side order (default 0)")
+        parser.add_argument(
+            "--manifest",
+            type=Path,
+            help="where the manifest goes (default: next to --output, else "
+            "reproduce-<benchmark>-run-<id>.manifest.json here); '-' prints it",
+        )
+        parser.add_argument("--output", type=Path, help="also write the table to this file")
+        parser.add_argument(
+            "--api-apart", action="store_true", help="URS: show API apart instead of folded into Solve Problem"
+        )
+        parser.add_argument(
+            "--failures-as-minus-one",
+            action="store_true",
+            help="AlignBench: average parse failures as -1, as AlignBench's show_result.py does (default: left out)",
+        )
+
+    def handle(self, *args, **options):
+        try:
+            self._reproduce(**options)
+        except UserbenchError as error:
+            raise CommandError(str(error)) from None
+
+    def _reproduce(
+        self,
+        *,
+        benchmark,
+        judge_model,
+        models,
+        endpoint,
+        data,
+        dataset,
+        limit,
+        reference_model,
+        template_set,
+        concurrency,
+        seed,
+        manifest,
+        output,
+        api_apart,
+        failures_as_minus_one,
+        **options,
+    ):
+        chosen = benchmark_get(benchmark)
+        if template_set and chosen.name != "urs":
+            raise CommandError("--template-set is for the URS benchmark.")
+        if concurrency < 1:
+            raise CommandError("--concurrency must be at least 1.")
+        names = list(dict.fromkeys(name.strip() for name in models.split(",") if name.strip()))
+        if not names:
+            raise CommandError("Name at least one model with --models.")
+        reference = reference_model or chosen.reference_model
+        if chosen.mode == "pointwise" and reference_model:
+            raise CommandError("--reference-model is for ChineseAlpacaEval (pairwise).")
+        found, files, imported = reproduction_dataset(
+            benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit
+        )
+        self.stdout.write(
+            f"{chosen.paper}\nDataset {found.name}: {found.items.count()} items"
+            + (" (imported now)" if imported else " (already in Userbench)")
+        )
+        checks = published_checks(benchmark=chosen, data_dir=data)
+        for check in checks:
+            if check["matches"] is False:
+                self.stdout.write(
+                    f"Warning: {check['path']} ({check['what']}) differs from the copy Userbench judges with."
+                )
+
+        shown = []
+
+        def show(model, done, failed, total):
+            # One progress line per model, rewritten in place.
+            start = "\n" if shown and shown[-1] != model else "\r"
+            shown.append(model)
+            self.stdout.write(f"{start}{model}: {done}/{total} generated, {failed} failed", ending="")
+            self.stdout.flush()
+
+        answered = reproduction_answers(
+            benchmark=chosen,
+            dataset=found,
+            data_dir=data,
+            models=list(dict.fromkeys([*names, *([reference] if reference else [])])),
+            endpoint_name=endpoint,
+            concurrency=concurrency,
+            on_progress=show,
+        )
+        if shown:
+            self.stdout.write("")
+        for entry in answered:
+            origin = ", ".join(
+                part
+                for part in (
+                    f"{entry['already']} already there" if entry["already"] else "",
+                    f"{entry['imported']} imported from {entry['imported_from']['path']}"
+                    if entry["imported_from"]
+                    else "",
+                    f"{entry['generated']} generated ({chosen.generation_preset} preset)" if entry["generated"] else "",
+                    f"{entry['failed']} failed to generate" if entry["failed"] else "",
+                )
+                if part
+            )
+            self.stdout.write(f"Answers of {entry['model']}: {origin or 'none'}")
+        run, notes = reproduction_run(
+            benchmark=chosen,
+            dataset=found,
+            judge_model=judge_model,
+            models=names,
+            reference_model=reference,
+            endpoint_name=endpoint,
+            concurrency=concurrency,
+            template_set=template_set,
+            seed=seed,
+        )
+        for note in notes:
+            self.stdout.write(note)
+        temperature = "not sent" if run.temperature is None else run.temperature
+        self.stdout.write(
+            f"Run {run.pk}: {run.total} judgments by {run.judge_model}; temperature {temperature}, max_tokens "
+            f"{run.max_tokens or 'not sent'}, system prompt {'set' if run.system_prompt else 'none'}; templates "
+            + ", ".join(f"{t.name} v{t.version}" for t in run.templates.order_by("name"))
+        )
+        run_here(self, run)
+        table, lines = reproduction_table(
+            benchmark=chosen, run=run, fold_api=not api_apart, failures_as_minus_one=failures_as_minus_one
+        )
+        self.stdout.write("")
+        for line in lines:
+            self.stdout.write(line)
+        if output is not None:
+            output.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        record = reproduction_manifest(
+            benchmark=chosen,
+            data_dir=data,
+            files=files,
+            checks=checks,
+            dataset=found,
+            imported=imported,
+            limit=limit,
+            answers=answered,
+            run=run,
+            table=table,
+            table_options={"api_apart": api_apart, "failures_as_minus_one": failures_as_minus_one},
+            notes=notes,
+        )
+        text = json.dumps(record, ensure_ascii=False, indent=1)
+        if manifest is not None and str(manifest) == "-":
+            self.stdout.write(text)
+        else:
+            target = manifest or (
+                output.with_name(output.name + ".manifest.json")
+                if output is not None
+                else Path(f"reproduce-{chosen.name}-run-{run.pk}.manifest.json")
+            )
+            target.write_text(text + "\n", encoding="utf-8")
+            self.stdout.write(f"Manifest: {target}")
+        failed = record["run"]["call_failures"]
+        if record["run"]["status"] != "finished" or failed:
+            raise CommandError(
+                f"Run {run.pk} is {record['run']['status']} with {failed} failed call(s): the table above leaves them "
+                f"out. Continue with 'judge_resume {run.pk} --inline', then 'leaderboard --run {run.pk}'."
+            )

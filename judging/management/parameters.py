@@ -1,0 +1,43 @@
+"""Command-line options for the parameters every call carries: temperature and system prompt."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+NO_TEMPERATURE = ("none", "default")
+
+
+def temperature_argument(value: str) -> float | None:
+    """A temperature as typed: a number, or `none` to send none (the server's default)."""
+    if value.strip().lower() in NO_TEMPERATURE:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a number; give one (e.g. 0 or 0.7) or 'none' to send no temperature"
+        ) from None
+
+
+def add_system_prompt_arguments(parser, *, what: str) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--system-prompt", default="", help=f"sent as a system message before {what}")
+    group.add_argument(
+        "--system-prompt-file", type=Path, help="the system prompt from a UTF-8 file, exactly as written"
+    )
+
+
+def system_prompt_from(options: dict) -> str:
+    """The system prompt given inline or read byte for byte from its file ("" when none)."""
+    path = options.get("system_prompt_file")
+    if path is None:
+        return options.get("system_prompt") or ""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}).") from None

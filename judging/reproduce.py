@@ -1,0 +1,323 @@
+"""`reproduce`: one paper's method end to end, with a manifest of everything it used.
+
+The steps are the services every other command uses: the public items become a frozen dataset
+(`dataset_import`, once per file content and slice), published answers are imported
+(`answers_import`) and missing ones generated with the benchmark's preset (`answers_generate`),
+the run is made with the paper's templates as Userbench ships them and the authors' judge
+parameters (`run_create`), and the command executes it in its own process like `judge --inline`.
+The table comes from the run's leaderboard in the paper's layout (judging/paper_tables.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from core import __version__
+from core.errors import UserbenchError
+from curation.datasets.importers import dataset_import
+from curation.models import Dataset
+from judging.answers import answers_import
+from judging.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
+from judging.generation import GENERATION_PRESETS, answers_generate
+from judging.manifest import dataset_content_hash, run_manifest, text_hash
+from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun
+from judging.paper_tables import paper_table
+from judging.selectors import run_leaderboard
+from judging.services import RunError, run_create, templates_as_published
+from llm.client import endpoint_config
+from llm.models import Endpoint
+
+FORMAT = "userbench-reproduce-manifest/1"
+CHUNK = 1 << 20
+
+
+class ReproduceError(UserbenchError):
+    """A reproduction that cannot run as asked; the message says what to give or fix."""
+
+
+def benchmark_get(name: str) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise ReproduceError(f"Unknown benchmark {name!r}; choose among {', '.join(BENCHMARKS)}.")
+    return BENCHMARKS[name]
+
+
+def file_entry(path: Path, root: Path | None, role: str) -> dict:
+    """A data file as the manifest records it: where (relative to the data folder), its size and sha256."""
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as stream:
+        while chunk := stream.read(CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    shown = path.relative_to(root).as_posix() if root is not None and path.is_relative_to(root) else str(path)
+    return {"role": role, "path": shown, "bytes": size, "sha256": digest.hexdigest()}
+
+
+def source_commit() -> dict:
+    """The git commit Userbench runs from, and whether its files differ from it (None outside a clone)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(settings.BASE_DIR), *args], capture_output=True, text=True, timeout=10, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "HEAD")
+    changes = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"commit": commit, "modified": bool(changes) if changes is not None else None}
+
+
+def reproduction_dataset(
+    *, benchmark: Benchmark, data_dir: Path | None, dataset_name: str | None = None, limit: int | None = None
+) -> tuple[Dataset, list[dict], bool]:
+    """The dataset to judge, the data files it came from, and whether it was imported now.
+
+    `dataset_name` takes a dataset already in Userbench. Otherwise the benchmark's item file is
+    read from `data_dir` and imported once per content (its sha256 names the dataset) and slice:
+    `limit` keeps that many items spread over the paper's groups (intents or categories)."""
+    if limit is not None and limit < 1:
+        raise ReproduceError("--limit must be at least 1.")
+    if dataset_name:
+        if limit:
+            raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
+        dataset = Dataset.objects.filter(name=dataset_name).first()
+        if dataset is None:
+            raise ReproduceError(f"No dataset named {dataset_name!r}.")
+        if benchmark.table == "alignbench" and dataset.source != Dataset.Source.ALIGNBENCH:
+            raise ReproduceError(
+                f"Dataset {dataset_name!r} is not an AlignBench dataset (its source is {dataset.source})."
+            )
+        return dataset, [], False
+    if data_dir is None:
+        raise ReproduceError(
+            f"Give --data DIR: the folder holding the benchmark's public files ({benchmark.data_from})."
+        )
+    if not data_dir.is_dir():
+        raise ReproduceError(f"--data {data_dir} is not a folder.")
+    path = locate(data_dir, benchmark.items)
+    if path is None:
+        raise ReproduceError(
+            f"{data_dir} holds no {' or '.join(benchmark.items)}: give the folder of {benchmark.data_from}."
+        )
+    entry = file_entry(path, data_dir, "items")
+    name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
+    existing = Dataset.objects.filter(name=name).first()
+    if existing is not None:
+        return existing, [entry], False
+    select = None
+    if limit:
+
+        def select(records):
+            return spread(records, key=lambda record: getattr(record, benchmark.group), limit=limit)
+
+    description = f"{benchmark.paper}: {path.name}, sha256 {entry['sha256']}" + (
+        f"; {limit} items spread over its {benchmark.group} values" if limit else ""
+    )
+    with path.open("rb") as stream:
+        dataset = dataset_import(
+            fmt=benchmark.dataset_format, stream=stream, name=name, description=description, select=select
+        )
+    return dataset, [entry], True
+
+
+def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:
+    """Each configuration file the benchmark publishes, compared with the copy Userbench uses."""
+    checks = []
+    for config in benchmark.published:
+        path = locate(data_dir, config.paths) if data_dir is not None else None
+        if path is None:
+            checks.append({"what": config.what, "path": None, "sha256": None, "matches": None})
+            continue
+        checks.append(
+            {"what": config.what, **file_entry(path, data_dir, "published"), "matches": published_matches(path, config)}
+        )
+    return checks
+
+
+def reproduction_answers(
+    *,
+    benchmark: Benchmark,
+    dataset: Dataset,
+    data_dir: Path | None,
+    models: list[str],
+    endpoint_name: str | None,
+    concurrency: int | None = None,
+    on_progress: Callable[[str, int, int, int], None] | None = None,
+) -> list[dict]:
+    """Answers for every model on every item: those already there, then the benchmark's published
+    answers (imported once), then the rest generated with the benchmark's preset.
+
+    Returns one entry per model: how many answers were there, imported (and from which file),
+    generated and failed. `on_progress(model, done, failed, total)` follows generation."""
+    total = dataset.items.count()
+    entries = []
+    for name in models:
+        had = Answer.objects.filter(item__dataset=dataset, model__name=name).count()
+        entry = {"model": name, "already": had, "imported": 0, "imported_from": None, "generated": 0, "failed": 0}
+        path = published_answers(data_dir, benchmark, name) if data_dir is not None else None
+        if had == 0 and path is not None:
+            with path.open("rb") as stream:
+                entry["imported"] = answers_import(
+                    dataset_name=dataset.name, model_name=name, stream=stream, only_known=True
+                )
+            entry["imported_from"] = file_entry(path, data_dir, f"answers of {name}")
+        if had + entry["imported"] < total:
+            counts = answers_generate(
+                dataset=dataset,
+                model_name=name,
+                endpoint=endpoint_config(endpoint_name),
+                concurrency=concurrency,
+                preset=benchmark.generation_preset,
+                on_progress=(lambda done, failed, of, name=name: on_progress(name, done, failed, of))
+                if on_progress
+                else None,
+            )
+            entry.update(generated=counts["generated"], failed=counts["failed"], errors=counts["errors"][:5])
+        entries.append(entry)
+    return entries
+
+
+def reproduction_run(
+    *,
+    benchmark: Benchmark,
+    dataset: Dataset,
+    judge_model: str,
+    models: list[str],
+    reference_model: str | None,
+    endpoint_name: str | None,
+    concurrency: int,
+    template_set: str | None = None,
+    seed: int = 0,
+) -> tuple[JudgeRun, list[str]]:
+    """The judge run with the paper's templates (the text Userbench ships, pinned) and the
+    authors' judge parameters; nothing is called yet. Returns the run and notes for the researcher."""
+    template_set = template_set or benchmark.template_set
+    templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
+    endpoint = None
+    if endpoint_name and endpoint_name != "default":
+        endpoint = Endpoint.objects.filter(name=endpoint_name).first()
+        if endpoint is None:
+            raise ReproduceError(f"Unknown endpoint {endpoint_name!r}.")
+    candidates = list(CandidateModel.objects.filter(name__in=models))
+    reference = CandidateModel.objects.filter(name=reference_model).first() if reference_model else None
+    try:
+        run = run_create(
+            dataset=dataset,
+            mode=benchmark.mode,
+            judge_model=judge_model,
+            candidates=candidates,
+            reference_model=reference,
+            endpoint=endpoint,
+            concurrency=concurrency,
+            seed=seed,
+            temperature=benchmark.judge_temperature,
+            max_tokens=benchmark.judge_max_tokens,
+            system_prompt=benchmark.judge_system_prompt,
+            template_set=template_set if benchmark.mode == JudgeMode.POINTWISE else None,
+            templates=templates,
+        )
+    except RunError as error:
+        raise ReproduceError(str(error)) from None
+    return run, notes
+
+
+def reproduction_table(
+    *, benchmark: Benchmark, run: JudgeRun, fold_api: bool = True, failures_as_minus_one: bool = False
+) -> tuple[object, list[str]]:
+    """The run's results as the paper's table: (data, text lines)."""
+    groups = {"urs": ("intent",), "alignbench": ("category",)}.get(benchmark.table, ())
+    board = run_leaderboard(run=run, by=groups, fold_api=fold_api, failures_as_minus_one=failures_as_minus_one)
+    return paper_table(benchmark.table, board)
+
+
+def _plain(value):
+    """The table as JSON: dataclass cells become their dicts."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value.as_dict() if hasattr(value, "as_dict") else value
+
+
+def reproduction_manifest(
+    *,
+    benchmark: Benchmark,
+    data_dir: Path | None,
+    files: list[dict],
+    checks: list[dict],
+    dataset: Dataset,
+    imported: bool,
+    limit: int | None,
+    answers: list[dict],
+    run: JudgeRun,
+    table: object,
+    table_options: dict,
+    notes: list[str],
+) -> dict:
+    """Everything the reproduction used, as JSON: data files with sha256, the dataset and its content
+    hash, the templates (name, version, sha256), the judge's and the generation's parameters, the
+    judge model, the endpoint's URL (never a key), Userbench's version and commit, and the table."""
+    run.refresh_from_db()
+    recorded = run_manifest(run=run)
+    preset = GENERATION_PRESETS[benchmark.generation_preset]
+    return {
+        "format": FORMAT,
+        "recorded_at": timezone.now().isoformat(),
+        "benchmark": benchmark.name,
+        "paper": benchmark.paper,
+        "userbench": {"version": __version__, **source_commit()},
+        "data": {
+            "dir": str(data_dir.resolve()) if data_dir is not None else None,
+            "from": benchmark.data_from,
+            "files": [*files, *[a["imported_from"] for a in answers if a["imported_from"]]],
+            "published_config": checks,
+        },
+        "dataset": {
+            "name": dataset.name,
+            "items": dataset.items.count(),
+            "content_hash": dataset_content_hash(dataset=dataset),
+            "imported_now": imported,
+            "limit": limit,
+        },
+        "templates": [
+            {"name": t["name"], "version": t["version"], "language": t["language"], "sha256": t["text_hash"]}
+            for t in recorded["templates"]
+        ],
+        "judge": {
+            "model": run.judge_model,
+            "mode": run.mode,
+            "temperature": run.temperature,
+            "max_tokens": run.max_tokens,
+            "system_prompt": run.system_prompt,
+            "system_prompt_sha256": text_hash(run.system_prompt) if run.system_prompt else None,
+            "source": benchmark.judge_source,
+        },
+        "generation": {
+            "preset": preset.name,
+            "temperature": "by category" if preset.temperature_by_category else preset.temperature,
+            "system_prompt": preset.system_prompt,
+            "max_tokens": preset.max_tokens,
+            "source": preset.source,
+        },
+        "endpoint": recorded["endpoint"],
+        "models": answers,
+        "reference_model": run.reference_model.name if run.reference_model_id else None,
+        "run": {
+            "id": run.pk,
+            "status": run.status,
+            "judgments": run.judgments.count(),
+            "parse_failures": run.judgments.filter(call_error="").exclude(parse_error="").count(),
+            "call_failures": run.judgments.exclude(call_error="").count(),
+            "manifest": recorded,
+        },
+        "table": {"layout": benchmark.table, **table_options, "data": _plain(table)},
+        "notes": notes,
+    }
