@@ -213,12 +213,9 @@ def test_an_item_a_reviewer_holds_is_left_to_them(servers, working, reviewer, dj
     assert (again.status, again.leased_to) == ("open", reviewer)
 
 
-def test_an_unexpected_crash_marks_the_job_failed_so_it_can_be_restarted(servers, working, monkeypatch):
-    primary, backup = servers
-    primary.faults = {}
-    job = reference_job_create(dataset=working, model="m", endpoint_name="primary")
-    # A crash while storing results (say, the database went away): simulated in the database's
-    # own driver layer, so that our code sees the exception it would see.
+def drafts_cannot_be_saved(monkeypatch):
+    """A crash while storing results (say, the database went away), made in Django's cursor
+    layer so that our code sees the exception it would see. Returns the undo."""
     from django.db.backends.utils import CursorWrapper
 
     real_execute = CursorWrapper.execute
@@ -229,9 +226,17 @@ def test_an_unexpected_crash_marks_the_job_failed_so_it_can_be_restarted(servers
         return real_execute(self, sql, params)
 
     monkeypatch.setattr(CursorWrapper, "execute", broken)
+    return lambda: monkeypatch.setattr(CursorWrapper, "execute", real_execute)
+
+
+def test_an_unexpected_crash_marks_the_job_failed_so_it_can_be_restarted(servers, working, monkeypatch):
+    primary, backup = servers
+    primary.faults = {}
+    job = reference_job_create(dataset=working, model="m", endpoint_name="primary")
+    undo = drafts_cannot_be_saved(monkeypatch)
     with pytest.raises(RuntimeError):
         curation_job_run(job_id=job.pk, in_flight=1)
-    monkeypatch.setattr(CursorWrapper, "execute", real_execute)
+    undo()
     job.refresh_from_db()
     assert (job.status, job.last_error) == ("failed", "RuntimeError: database went away")
     paid = primary.count
@@ -239,6 +244,24 @@ def test_an_unexpected_crash_marks_the_job_failed_so_it_can_be_restarted(servers
     assert (job.status, job.done) == ("done", 3)
     # The replies paid for before the crash come from the response cache: the server sees no new call.
     assert primary.count == paid
+
+
+def test_a_draft_again_that_crashes_is_shown_to_the_reviewer_not_left_waiting(
+    servers, working, reviewer, monkeypatch, django_capture_on_commit_callbacks
+):
+    primary, _backup = servers
+    primary.faults = {}
+    curation_job_run(job_id=reference_job_create(dataset=working, model="m", endpoint_name="primary").pk, in_flight=1)
+    task = review_task_lease(queue=ReviewQueue.REFERENCE, reviewer=reviewer)
+    with django_capture_on_commit_callbacks(execute=False) as started:
+        reference_review_decide(task=task, reviewer=reviewer, decision="regenerate")
+    undo = drafts_cannot_be_saved(monkeypatch)
+    started[0]()  # the worker's task, which crashes (the task backend records the exception)
+    undo()
+    task.refresh_from_db()
+    assert task.status == "open"  # back in the queue, not waiting for ever
+    [row] = reference_redrafts()["rows"]
+    assert (row["item_id"], row["state"], row["error"]) == (task.item_id, "failed", "RuntimeError: database went away")
 
 
 # ---- the command -------------------------------------------------------------------------------
