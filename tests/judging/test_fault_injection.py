@@ -10,7 +10,8 @@ import pytest
 from judging.execution import run_execute_inline
 from judging.models import JudgeRun, Judgment
 from judging.services import run_create, run_resume
-from llm.models import Endpoint
+from llm.client import LLMCallError
+from llm.models import Endpoint, LLMResponse
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 from tests.judging.fake_llm import FakeLLM
 
@@ -111,3 +112,28 @@ def test_every_unit_is_scored_or_failed_with_its_reason(run, flaky):
     assert len(after["all"]) == total
     assert len(after["scored"]) == len(found["scored"]) + len(found["call"])
     assert len(after["parse"]) == len(found["parse"]) and after["call"] == []
+
+
+def test_nul_bytes_in_replies_and_errors_are_stored_on_every_database(fast_retries):
+    """PostgreSQL refuses NUL in text: a reply, a model name or an error carrying one is kept
+    with U+FFFD in its place, instead of failing the batch it came in."""
+    server = FakeLLM(reply=lambda body: "Fine.\x00\n{'Factuality': 8, 'Final Score': 8}").start()
+    try:
+        server.reported_model = "judge\x00model"
+        endpoint = Endpoint.objects.create(name="nul", base_url=server.base_url, max_retries=0)
+        dataset = DatasetFactory(name="nul")
+        model = CandidateModelFactory(name="m1")
+        for n in range(3):
+            AnswerFactory(item=ItemFactory(dataset=dataset, external_id=f"q{n}"), model=model, text=f"answer {n}")
+        run = run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+        run_execute_inline(run=run)
+        judgments = list(run.judgments.all())
+        assert [(j.final_score, j.raw_text, j.reported_model) for j in judgments] == [
+            (8, "Fine.\ufffd\n{'Factuality': 8, 'Final Score': 8}", "judge\ufffdmodel")
+        ] * 3
+        # The response cache kept them too: a resume would not pay for them again.
+        assert list(LLMResponse.objects.values_list("text", flat=True)) == [judgments[0].raw_text] * 3
+        # An upstream error quoting a NUL becomes a call error that can be stored as well.
+        assert LLMCallError("HTTP 500: bad\x00news").reason == "HTTP 500: bad\ufffdnews"
+    finally:
+        server.stop()
