@@ -78,8 +78,14 @@ class ChatResult:
 
     def __post_init__(self):
         # A reply is stored (cache, judgment, draft) and shown: an upstream that repeats the
-        # API key must not get it there.
-        object.__setattr__(self, "text", redact_secrets(self.text))
+        # API key must not get it there, nor a NUL byte, which PostgreSQL refuses to store.
+        object.__setattr__(self, "text", storable(self.text))
+        object.__setattr__(self, "model", storable(self.model))
+
+
+def storable(text: str) -> str:
+    """Upstream text as it may be stored: key values redacted, NUL bytes shown as U+FFFD."""
+    return redact_secrets(text).replace("\x00", "\ufffd")
 
 
 class LLMCallError(UserbenchError):
@@ -88,7 +94,7 @@ class LLMCallError(UserbenchError):
     def __init__(self, reason: str):
         # Redacted before it is cut: the reason is stored and shown, and upstream errors
         # often quote the key they refused.
-        reason = redact_secrets(reason)
+        reason = storable(reason)
         super().__init__(reason)
         self.reason = reason[:300]
 

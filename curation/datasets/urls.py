@@ -11,6 +11,11 @@ urlpatterns = [
     path("datasets/copy/", views.dataset_copy_view, name="review-copy"),
     path("datasets/<int:dataset_id>/", views.dataset_page, name="review-dataset"),
     path("datasets/<int:dataset_id>/jobs/", views.dataset_job_view, name="review-job"),
+    path(
+        "datasets/<int:dataset_id>/jobs/<int:job_id>/restart/",
+        views.dataset_job_restart_view,
+        name="review-job-restart",
+    ),
     path("datasets/<int:dataset_id>/freeze/", views.dataset_freeze_view, name="review-freeze"),
     path("datasets/<int:dataset_id>/diff/", views.dataset_diff_pick, name="review-diff-pick"),
     path("diff/<int:old_id>/<int:new_id>/", views.dataset_diff_page, name="review-diff"),

@@ -11,9 +11,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
+from core.errors import UserbenchError
 from core.params import ParameterError, int_param
 from curation.access import researcher_required
 from curation.datasets.selectors import (
@@ -36,8 +37,9 @@ from curation.datasets.services import (
     study_dataset_build,
     working_copy_name,
 )
-from curation.models import Dataset, Intent, Language, Study
-from curation.review.llm_steps import reference_job_enqueue, translation_job_enqueue
+from curation.models import CurationJob, Dataset, Intent, Language, Study
+from curation.review.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
+from llm.selectors import endpoint_list
 
 
 @researcher_required
@@ -93,6 +95,28 @@ def dataset_job_view(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 
 @researcher_required
+@require_POST
+def dataset_job_restart_view(request: HttpRequest, dataset_id: int, job_id: int) -> HttpResponse:
+    """Start a failed job again, on the endpoint chosen in the form: only its failed items are sent."""
+    job = get_object_or_404(CurationJob, pk=job_id, dataset_id=dataset_id)
+    try:
+        job, count = curation_job_restart_enqueue(job_id=job.pk, endpoint_name=request.POST.get("endpoint", ""))
+    except UserbenchError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "Job %(job)s started again for %(count)s item, at %(endpoint)s.",
+                "Job %(job)s started again for %(count)s items, at %(endpoint)s.",
+                count,
+            )
+            % {"job": job.pk, "count": count, "endpoint": job.endpoint_name or _("the default endpoint")},
+        )
+    return redirect("curation:review-dataset", dataset_id=dataset_id)
+
+
+@researcher_required
 def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """One working dataset: what a freeze would take, its versions, jobs and a diff form."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
@@ -107,6 +131,7 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "freezable": freezable_items(dataset).count() if dataset.frozen_at is None else 0,
             "versions": versions,
             "jobs": dataset_jobs(dataset=dataset),
+            "endpoints": endpoint_list().values_list("name", flat=True),
             "filters": dataset.difficulty_filters.order_by("-created_at"),
         },
     )

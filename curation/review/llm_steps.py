@@ -2,7 +2,9 @@
 
 State lives in our own rows (ReferenceDraft, Translation): each result is stored as it
 arrives, a rerun only sends what is still pending, finished items are never sent again, and
-llm.client's response cache means an identical prompt is never paid twice.
+llm.client's response cache means an identical prompt is never paid twice. A job that failed
+can be started again (`curation_job_restart`), on another endpoint if its own is down: only
+its failed rows are sent again.
 """
 
 import time
@@ -10,15 +12,22 @@ import time
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
+from core.errors import UserbenchError
 from curation.datasets.services import VersionError, _working
-from curation.models import CurationJob, Dataset, Item, ReferenceDraft, StepStatus, Translation
+from curation.models import CurationJob, Dataset, Item, ReferenceDraft, ReviewQueue, ReviewTask, StepStatus, Translation
 from curation.review.services import reference_draft_store, reference_redraft_failed, translation_store
 from llm.client import ChatRequest, LLMCallError, endpoint_config
 from llm.delivery import deliver_batched_sync
 
-# A row that failed this many times for good is marked failed; a later job can retry it.
+# A row that failed this many times for good is marked failed; restarting its job retries it.
 MAX_ATTEMPTS = 3
+
+
+class CurationJobError(UserbenchError):
+    """A curation job that cannot be started again as asked; nothing was changed."""
+
 
 REFERENCE_SYSTEM = {
     "en": (
@@ -178,6 +187,99 @@ def translation_job_enqueue(**kwargs) -> CurationJob:
     return _enqueue(translation_job_create(**kwargs))
 
 
+def _superseded(row, job: CurationJob) -> bool:
+    """Whether another job took over the row's item since: one still at work on it, or one that
+    finished it after this row was made (a later "draft again" or a new translation job)."""
+    others = type(row).objects.filter(item_id=row.item_id).exclude(job=job)
+    in_progress = [StepStatus.PENDING, StepStatus.TRANSLATED]
+    return others.filter(Q(status__in=in_progress) | Q(status=StepStatus.DONE, pk__gt=row.pk)).exists()
+
+
+def _still_wanted(row, job: CurationJob, now) -> bool:
+    """Whether the item still waits for what this failed row was to make. An item a reviewer
+    has since written a reference for, or is correcting right now, is left to them."""
+    item = row.item
+    if item.excluded or _superseded(row, job):
+        return False
+    if job.kind == CurationJob.Kind.TRANSLATION:
+        return item.language == "en"
+    if item.reference:
+        return False
+    return not ReviewTask.objects.filter(
+        queue=ReviewQueue.REFERENCE, item=item, leased_to__isnull=False, lease_expires_at__gt=now
+    ).exists()
+
+
+@transaction.atomic
+def curation_job_restart(*, job_id: int, endpoint_name: str | None = None) -> tuple[CurationJob, int]:
+    """Make a failed job ready to run again, on `endpoint_name` if given ("" is the default
+    endpoint): its rows that failed go back to pending, with their attempts counted afresh.
+    What succeeded stays as it is and is not sent again; a translation whose first step
+    succeeded only sends its second. Items with a new owner meanwhile (a reviewer's reference,
+    another job) are not sent again. Returns the job and how many rows will be sent.
+
+    Raises CurationJobError when the job is not failed or nothing needs sending again, and
+    EndpointError when the endpoint cannot be used; nothing is changed then."""
+    job = CurationJob.objects.select_for_update().select_related("dataset").filter(pk=job_id).first()
+    if job is None:
+        raise CurationJobError(_("There is no curation job %(job)s.") % {"job": job_id})
+    if job.status != CurationJob.Status.FAILED:
+        raise CurationJobError(
+            _("Job %(job)s is %(status)s: only a failed job can be started again.")
+            % {"job": job.pk, "status": job.get_status_display().lower()}
+        )
+    _working(job.dataset)
+    if endpoint_name is not None:
+        job.endpoint_name = endpoint_name.strip()
+    # Checked before anything changes: a restart on an endpoint that cannot be used would only fail again.
+    endpoint_config(job.endpoint_name or None)
+    now = timezone.now()
+    rows = list(
+        _rows_of(job)
+        .filter(status__in=[StepStatus.FAILED, StepStatus.PENDING, StepStatus.TRANSLATED])
+        .select_related("item")
+        .order_by("pk")
+    )
+    wanted = [row for row in rows if _still_wanted(row, job, now)]
+    if not wanted:
+        raise CurationJobError(
+            _(
+                "Nothing of job %(job)s needs sending again: its failed items have been written or "
+                "drafted since, or left the dataset."
+            )
+            % {"job": job.pk}
+        )
+    for row in wanted:
+        if isinstance(row, Translation) and row.translation:
+            row.status = StepStatus.TRANSLATED
+        else:
+            row.status = StepStatus.PENDING
+        row.attempts = 0
+        row.error = ""
+    type(wanted[0]).objects.bulk_update(wanted, ["status", "attempts", "error"])
+    if job.kind == CurationJob.Kind.REFERENCE:
+        # Back to "waiting for a new draft": the queues page lists them as such, and no reviewer
+        # takes an item whose draft is on its way.
+        ReviewTask.objects.filter(
+            Q(leased_to__isnull=True) | Q(lease_expires_at__lte=now),
+            queue=ReviewQueue.REFERENCE,
+            item_id__in=[row.item_id for row in wanted],
+            status=ReviewTask.Status.OPEN,
+        ).update(status=ReviewTask.Status.WAITING, leased_to=None, lease_expires_at=None)
+    job.status = CurationJob.Status.PENDING
+    job.failed = _rows_of(job).filter(status=StepStatus.FAILED).count()
+    job.last_error = ""
+    job.finished_at = None
+    job.save(update_fields=["endpoint_name", "status", "failed", "last_error", "finished_at"])
+    return job, len(wanted)
+
+
+def curation_job_restart_enqueue(**kwargs) -> tuple[CurationJob, int]:
+    """Restart a failed job and start it on the `default` queue once the transaction commits."""
+    job, count = curation_job_restart(**kwargs)
+    return _enqueue(job), count
+
+
 def _fail(row, reason: str) -> None:
     row.attempts += 1
     row.error = reason[:300]
@@ -241,13 +343,35 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
     )
     try:
         endpoint = endpoint_config(job.endpoint_name or None)
-    except ValueError as error:
-        CurationJob.objects.filter(pk=job.pk).update(status=CurationJob.Status.FAILED, last_error=str(error)[:300])
-        if job.kind == CurationJob.Kind.REFERENCE:
-            # Items waiting for a new draft go back to the queue, where the error is shown.
-            for item in Item.objects.filter(reference_drafts__job=job, reference_drafts__status=StepStatus.PENDING):
-                reference_redraft_failed(item=item)
+        _send_pending(job, endpoint, in_flight, on_progress)
+    except (Exception, KeyboardInterrupt) as error:
+        # Whatever stopped it (no endpoint, the database, Ctrl-C, a bug), the job says it failed
+        # and why, so a person can start it again, instead of showing "running" for ever.
+        if isinstance(error, KeyboardInterrupt):
+            reason = "interrupted"
+        elif isinstance(error, UserbenchError):
+            reason = str(error)
+        else:
+            reason = f"{type(error).__name__}: {error}"
+        _job_failed(job, reason)
         raise
+    return job_counts_refresh(job_id=job.pk)
+
+
+def _job_failed(job: CurationJob, reason: str) -> None:
+    job.status = CurationJob.Status.FAILED
+    job.last_error = reason[:300]
+    job.finished_at = timezone.now()
+    CurationJob.objects.filter(pk=job.pk).update(
+        status=job.status, last_error=job.last_error, finished_at=job.finished_at
+    )
+    if job.kind == CurationJob.Kind.REFERENCE:
+        # Items waiting for a new draft go back to the queue, where the error is shown.
+        for item in Item.objects.filter(reference_drafts__job=job, reference_drafts__status=StepStatus.PENDING):
+            reference_redraft_failed(item=item)
+
+
+def _send_pending(job: CurationJob, endpoint, in_flight: int | None, on_progress) -> None:
     model = job.model
     for _attempt in range(MAX_ATTEMPTS):
         if job.kind == CurationJob.Kind.REFERENCE:
@@ -312,7 +436,6 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
             left = job.translations.filter(status__in=[StepStatus.PENDING, StepStatus.TRANSLATED]).exists()
         if not left:
             break
-    return job_counts_refresh(job_id=job.pk)
 
 
 def job_counts_refresh(*, job_id: int) -> CurationJob:

@@ -4,7 +4,7 @@ acknowledged even when the request comes twice."""
 import pytest
 from django.urls import reverse
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Vote, Winner
 from annotation.services import assignment_next, vote_cast
 
 pytestmark = pytest.mark.django_db
@@ -30,3 +30,32 @@ def test_keys_progress_bar_and_a_double_skip(build_campaign, client):
     vote_cast(token=assignment_next(campaign=campaign, annotator=person).token, annotator=person, choice="left")
     page = client.get(url).text
     assert 'data-key="u">Undo my last vote <kbd>U</kbd></button>' in page
+
+
+@pytest.mark.parametrize(
+    ("language", "saved", "refused"),
+    [
+        ("en", "Vote saved.", "You have already voted differently on this item: undo your vote to change it."),
+        ("zh-hans", "投票已保存。", "你已对此项目投了不同的票：如需更改，请先撤销投票。"),
+    ],
+)
+def test_the_page_answers_a_second_vote_with_another_choice(build_campaign, client, language, saved, refused):
+    """The page sent again with another choice (the back button, a second tab): the annotator is
+    told the first vote stands, not "Vote saved."; the same choice again is a double click."""
+    campaign, models, items, (person, _) = build_campaign(questions=2, models=2)
+    client.force_login(person)
+    client.cookies["django_language"] = language
+    client.get(reverse("annotation:annotate", args=[campaign.slug]))
+    token = Assignment.objects.get(annotator=person, status="leased").token
+    url = reverse("annotation:vote", args=[campaign.slug])
+
+    def send(choice):
+        response = client.post(url, {"token": token, "choice": choice}, follow=True)
+        return [(m.level_tag, str(m)) for m in response.context["messages"]]
+
+    assert send("left") == [("success", saved)]
+    assert send("left") == [("success", saved)]
+    assert send("right") == [("error", refused)]
+    [vote] = Vote.objects.filter(annotator=person)
+    left = Assignment.objects.get(token=token).model_a_on_left
+    assert vote.winner == (Winner.MODEL_A if left else Winner.MODEL_B)  # the first choice stands

@@ -4,7 +4,10 @@ It serves POST /v1/chat/completions on a port the OS chooses. Replies come from 
 `reply(body) -> str` function; faults are scripted per request (`script`, a list consumed
 in order) or per prompt (`faults`, matched by a substring of the last message):
 "429" (with Retry-After), "500", "hang" (never answers in time), "garbage" (200 with a
-body that is not JSON). Every request is counted and its body kept.
+body that is not JSON), "junk" (a well-formed reply whose content is hostile: a 309-digit
+score, 20,000 nested brackets, NUL bytes, nothing, or no content at all). `random_faults`
+injects them at random instead, each at its rate ({"429": 0.05, ...}), from a seeded
+generator; `injected` counts what was injected. Every request is counted and its body kept.
 
 Run as a script (`python -m tests.judging.fake_llm --latency 0.2`) it prints its base URL
 and serves until killed: the benchmark and the worker-crash test use it that way.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import threading
@@ -30,6 +34,18 @@ def default_reply(body: dict) -> str:
     return 'Reasoning.\n{"Factuality": 7, "Final Score": 7}'
 
 
+# Hostile content in a well-formed reply ("junk"); None stands for a message without content.
+JUNK = [
+    "{'Final Score': " + "9" * 309 + "}",
+    "{[" * 10_000,
+    "Final Score: \x00\x00\x00",
+    "",
+    "Final Score: eleven out of ten",
+    "[{'model': 'model_1', 'rank': 1e309}]",
+    None,
+]
+
+
 class _Server(ThreadingHTTPServer):
     # Several processes may serve one port (the benchmark's --processes): one Python process
     # tops out near 300 requests/s, less than 64 calls in flight at 200 ms need.
@@ -39,12 +55,18 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeLLM:
-    def __init__(self, *, latency: float = 0.0, reply=default_reply, retry_after: str = "0", port: int = 0):
+    def __init__(
+        self, *, latency: float = 0.0, reply=default_reply, retry_after: str = "0", port: int = 0, seed: int = 0
+    ):
         self.latency = latency
         self.reply = reply
         self.retry_after = retry_after
         self.script: list[str] = []
         self.faults: dict[str, list[str]] = {}
+        self.random_faults: dict[str, float] = {}
+        self.random = random.Random(seed)
+        self.injected: Counter = Counter()
+        self.junk_sent = 0
         self.hang_seconds = 5.0
         # The model name put in replies; None echoes the one asked for (a gateway may answer otherwise).
         self.reported_model: str | None = None
@@ -87,6 +109,12 @@ class FakeLLM:
                     return queue.pop(0)
             if self.script:
                 return self.script.pop(0)
+            draw = self.random.random()
+            for fault, rate in self.random_faults.items():
+                if draw < rate:
+                    self.injected[fault] += 1
+                    return fault
+                draw -= rate
         return None
 
     def _handler(self):
@@ -148,7 +176,16 @@ class FakeLLM:
                 if fault == "garbage":
                     self._send(200, b"<html>502 upstream went away</html>")
                     return
-                text = fake.reply(body)
+                if fault == "junk":
+                    with fake.lock:
+                        fake.junk_sent += 1
+                        junk = JUNK[fake.junk_sent % len(JUNK)]
+                    text = junk if isinstance(junk, str) else None
+                    if text is None:
+                        self._send(200, json.dumps({"choices": [{"message": {"role": "assistant"}}]}).encode())
+                        return
+                else:
+                    text = fake.reply(body)
                 words = len(re.findall(r"\S+", text))
                 payload = {
                     "id": f"chatcmpl-{len(fake.requests)}",

@@ -3,17 +3,26 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import UserbenchError
 from core.progress import progress_bar
 from curation.datasets.services import VersionError, dataset_working_copy
 from curation.models import CurationJob, Dataset
-from curation.review.llm_steps import curation_job_run, reference_job_create, translation_job_create
+from curation.review.llm_steps import (
+    curation_job_restart,
+    curation_job_run,
+    reference_job_create,
+    translation_job_create,
+)
+
+STEP_KINDS = {"references": CurationJob.Kind.REFERENCE, "translate": CurationJob.Kind.TRANSLATION}
 
 
 class Command(BaseCommand):
     help = (
         "references: draft a reference for every item of a working dataset without one; "
         "translate: translate and localise its English items (ChineseAlpacaEval 2.1-2.2). "
-        "--resume JOB continues a stopped job without sending finished items again. "
+        "--resume JOB continues a stopped job, or starts a failed one again (its failed items only), "
+        "without sending finished items again; with --endpoint it goes on at that endpoint. "
         "A frozen (imported) dataset never changes: --copy works on a working copy of it, made in the same step."
     )
 
@@ -30,18 +39,21 @@ class Command(BaseCommand):
             "run again with the same name to continue in that copy",
         )
         parser.add_argument("--model", help="model name (default from settings)")
-        parser.add_argument("--endpoint", default="", help="endpoint name (default: OPENAI_BASE_URL)")
+        parser.add_argument(
+            "--endpoint",
+            default=None,
+            help="endpoint name (default: OPENAI_BASE_URL; with --resume: the job's own, 'default' for OPENAI_BASE_URL)",
+        )
         parser.add_argument("--concurrency", type=int, default=None)
         parser.add_argument("--resume", type=int, help="continue this job id")
 
     def handle(
-        self, *args, step, dataset=None, model=None, endpoint="", concurrency=None, resume=None, copy=None, **options
+        self, *args, step, dataset=None, model=None, endpoint=None, concurrency=None, resume=None, copy=None, **options
     ):
         if resume is not None:
-            job = CurationJob.objects.filter(pk=resume).first()
-            if job is None:
-                raise CommandError(f"No curation job {resume}.")
+            job = self.resumed(resume, step, endpoint)
         else:
+            endpoint = endpoint or ""
             found = Dataset.objects.filter(name=dataset).first() if dataset else None
             if found is None:
                 raise CommandError(f"No dataset named {dataset!r}.")
@@ -79,10 +91,31 @@ class Command(BaseCommand):
         try:
             job = curation_job_run(job_id=job.pk, in_flight=concurrency, on_progress=progress)
         except ValueError as error:
-            raise CommandError(str(error)) from None
+            raise CommandError(f"{error}\nStart it again with --resume {job.pk} (and --endpoint NAME).") from None
         self.stdout.write("")
         self.stdout.write(
             self.style.SUCCESS(f"job {job.pk} {job.status}: {job.done} done, {job.failed} failed of {job.total}")
         )
         if job.last_error:
             self.stdout.write(f"last error: {job.last_error}")
+
+    def resumed(self, job_id: int, step: str, endpoint: str | None) -> CurationJob:
+        """The job to continue: a failed one is started again first (its failed items only),
+        on `endpoint` if one is named; an unfinished one goes on, at `endpoint` if named."""
+        job = CurationJob.objects.filter(pk=job_id).first()
+        if job is None:
+            raise CommandError(f"No curation job {job_id}.")
+        if job.kind != STEP_KINDS[step]:
+            raise CommandError(f"Job {job.pk} is a {job.get_kind_display().lower()} job, not {step}.")
+        endpoint_name = None if endpoint is None else ("" if endpoint == "default" else endpoint)
+        try:
+            if job.status == CurationJob.Status.FAILED:
+                job, count = curation_job_restart(job_id=job.pk, endpoint_name=endpoint_name)
+                where = job.endpoint_name or "the default endpoint"
+                self.stdout.write(f"Job {job.pk} failed before: {count} item(s) sent again, at {where}.")
+            elif endpoint_name is not None:
+                CurationJob.objects.filter(pk=job.pk).update(endpoint_name=endpoint_name)
+                job.refresh_from_db()
+        except UserbenchError as error:
+            raise CommandError(str(error)) from None
+        return job
