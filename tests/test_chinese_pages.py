@@ -10,16 +10,19 @@ that reached the page without a translation.
 
 import html
 import re
+from datetime import timedelta
 
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import models
+from django.utils import timezone
 
 from annotation.models import Campaign
 from curation.models import Case, Dataset, Item, ReviewEvent, ReviewTask
 from home.demo import demo_seed
+from home.services import invitation_create
 from judging.models import JudgeRun, JudgeTemplate
 from llm.models import Endpoint
 
@@ -35,7 +38,7 @@ KEPT_IN_ENGLISH = {
     "api.openai.com", "env", "min", "s", "p", "r", "n", "A", "B", "CI", "PII", "IP", "HTTP", "JSON Lines",
     "Kimi", "DeepSeek", "ChatGPT", "Claude", "Gemini", "Copilot", "Character.AI", "model_a", "model_b", "tie",
     "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-    "slug", "default", "en", "zh", "endpoint NAME",
+    "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab",
 }  # fmt: skip
 
 # Texts the application writes in English for the record; pages show them translated.
@@ -134,7 +137,19 @@ def demo(settings):
     Endpoint.objects.get_or_create(name="local", defaults={"base_url": "http://127.0.0.1:9/v1", "default_model": "m"})
     # One person holding researcher and reviewer opens the review pages too.
     researcher.groups.add(Group.objects.get(name="reviewer"))
-    return {"researcher": researcher, "annotator": User.objects.get(username="annotator"), "item": item}
+    _invitation, token = invitation_create(roles=["annotator"], note="", actor=researcher)
+    # A quality task leased to them, so its page shows the case under review.
+    task = ReviewTask.objects.filter(status=ReviewTask.Status.OPEN).order_by("pk").first()
+    ReviewTask.objects.filter(pk=task.pk).update(
+        leased_to=researcher, lease_expires_at=timezone.now() + timedelta(hours=1)
+    )
+    return {
+        "researcher": researcher,
+        "annotator": User.objects.get(username="annotator"),
+        "item": item,
+        "invitation": token,
+        "task": task,
+    }
 
 
 def pages(demo) -> dict[str, list[str]]:
@@ -144,7 +159,7 @@ def pages(demo) -> dict[str, list[str]]:
     campaign = Campaign.objects.order_by("pk").first()
     endpoint = Endpoint.objects.get(name="local")
     case = Case.objects.order_by("pk").first()
-    task = ReviewTask.objects.order_by("pk").first()
+    task = demo["task"]
     return {
         "researcher": [
             "/", "/dashboard/", "/people/", "/endpoints/", "/endpoints/new/", f"/endpoints/{endpoint.pk}/",
@@ -156,6 +171,8 @@ def pages(demo) -> dict[str, list[str]]:
             f"/review/task/{task.pk}/", "/no-such-page/",
         ],
         "annotator": ["/annotate/", f"/annotate/{campaign.slug}/"],
+        # Before an account: the log-in page and an invitation link.
+        "anonymous": ["/accounts/login/", f"/invite/{demo['invitation']}/"],
     }  # fmt: skip
 
 
@@ -163,7 +180,10 @@ def test_every_page_of_the_team_reads_in_chinese(client, demo):
     data = stored_text()
     problems = {}
     for role, urls in pages(demo).items():
-        client.force_login(demo[role])
+        if role == "anonymous":
+            client.logout()
+        else:
+            client.force_login(demo[role])
         client.cookies["django_language"] = "zh-hans"
         for url in urls:
             response = client.get(url, follow=True)
