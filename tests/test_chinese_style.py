@@ -121,7 +121,8 @@ def test_every_questionnaire_page_in_chinese_says_nin_and_never_doubles_a_mark(c
     )
     too_long = "问题：" + "长" * 20_000 + "\n回答：好"
     pages["cases, too long"] = client.post(participant.url("cases"), case_data(conversation=too_long))
-    participant.add_cases(5, **chinese_case)
+    participant.add_cases(4, **chinese_case)
+    participant.add_cases(1, intent="other", intent_other="写诗", **chinese_case)
     pages["cases, five"] = client.get(participant.url("cases"))
     pages["edit"] = client.get(participant.url("case-edit", 1))
     pages["remove"] = client.get(participant.url("case-remove", 1))
@@ -145,7 +146,8 @@ def test_every_questionnaire_page_in_chinese_says_nin_and_never_doubles_a_mark(c
             problems[name] = found
     assert problems == {}
     # The Chinese names of the services, while the stored value stays the same key.
-    assert "文心一言" in pages["review"].text and "通义千问" in pages["review"].text
+    assert "文心一言、通义千问" in pages["review"].text
+    assert "其他：写诗" in pages["review"].text
     assert '<option value="ERNIE Bot">文心一言</option>' in pages["cases"].text
     assert f"“您的问题和助手的回答”共有 {len(too_long):,} 个字符" in pages["cases, too long"].text
     assert too_long in html.unescape(pages["cases, too long"].text)
