@@ -59,6 +59,8 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+# A form sent with a missing or stale token gets a page that says what to do, in the reader's language.
+CSRF_FAILURE_VIEW = "core.views.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -242,8 +244,10 @@ THROTTLE_RATES = {
     "study_write": os.environ.get("STUDY_THROTTLE_WRITE", "120/min"),
     "study_resume": os.environ.get("STUDY_THROTTLE_RESUME", "30/min"),
 }
-# The largest request body a questionnaire page takes (a case is at most 20,000 characters).
-STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(256 * 1024)))
+# The largest request body a questionnaire page takes. A case is at most 20,000 characters, but an
+# over-long paste must still arrive, so the page can say it is too long and show it again
+# (20,000 Chinese characters are 180 kB as a form sends them).
+STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024 * 1024)))
 # An unfinished submission with no activity for this many days is erased by `expire_submissions`.
 STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", "30"))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500

@@ -1,8 +1,10 @@
-"""Pages of the core app: the researcher's audit log."""
+"""Pages of the core app: the researcher's audit log and the page of a refused form."""
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import REASON_NO_CSRF_COOKIE
 from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.audit import AuditAction, audit_action_label, audit_events
 from core.roles import Role, role_required
@@ -22,3 +24,14 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         "core/audit.html",
         {"page": page, "rows": rows, "action": action, "actions": AuditAction.choices},
     )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """settings.CSRF_FAILURE_VIEW: a form came with a missing or stale security token (a page
+    left open for long, a log-in or log-out in another tab, cookies blocked). Says what
+    happened and what to do in the reader's language, and links back to the page the form was
+    on; rendering it sets a fresh token, so that page works again once reloaded."""
+    referer = request.headers.get("referer", "")
+    back = referer if url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}) else request.path
+    context = {"no_cookie": reason == REASON_NO_CSRF_COOKIE, "back_url": back}
+    return render(request, "403_csrf.html", context, status=403)

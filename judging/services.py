@@ -361,7 +361,7 @@ def run_plan(
         .values("id", "intent", "category", "subcategory", "language", "question_chars", "reference_chars")
     )
     if not items:
-        raise RunError(f"Dataset {dataset.name!r} has no items.")
+        raise RunError(_("Dataset “%(name)s” has no items.") % {"name": dataset.name})
     units: list[tuple[int, int, int]] = []
     unit_names: list[str] = []
     unit_chars: list[tuple[int, str]] = []
@@ -396,14 +396,17 @@ def run_plan(
                 unit_chars.append((chars, item["language"]))
     if not units:
         who = ", ".join(c.name for c in candidates)
-        raise RunError(f"None of {who} has answers on dataset {dataset.name!r}: import or generate them first.")
+        raise RunError(
+            _("None of %(models)s has answers on dataset “%(name)s”: import or generate them first.")
+            % {"models": who, "name": dataset.name}
+        )
 
     names = set(unit_names)
     if templates is not None:
         chosen = {template.name: template for template in templates}
         missing = sorted(names - set(chosen))
         if missing:
-            raise RunError(f"The templates given do not include {', '.join(missing)}.")
+            raise RunError(_("The templates given do not include %(names)s.") % {"names": ", ".join(missing)})
         templates = {name: chosen[name] for name in names}
     else:
         templates = _latest_templates(names)
@@ -412,7 +415,7 @@ def run_plan(
             templates = _latest_templates(names)
     missing = sorted(names - set(templates))
     if missing:
-        raise RunError(f"No judge template named {', '.join(missing)}.")
+        raise RunError(_("No judge template named %(names)s.") % {"names": ", ".join(missing)})
     template_tokens = {name: _tokens(len(t.text), t.language) for name, t in templates.items()}
     system_tokens = _tokens(len(system_prompt), "zh" if re.search(r"[\u4e00-\u9fff]", system_prompt) else "en")
     prompt_tokens = sum(
@@ -647,7 +650,10 @@ def run_cancel(*, run: JudgeRun, actor: AbstractBaseUser | None = None) -> None:
     The audit log records who cancelled it."""
     locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
     if locked.status not in CANCELLABLE:
-        raise RunError(f"Only a pending or running run can be cancelled; run {locked.pk} is {locked.status}.")
+        raise RunError(
+            _("Only a pending or running run can be cancelled; run %(id)s is %(status)s.")
+            % {"id": locked.pk, "status": str(locked.get_status_display()).lower()}
+        )
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
     run.shards.filter(status=JudgeShard.Status.QUEUED).update(status=JudgeShard.Status.CANCELLED)
     audit_record(actor=actor, action=AuditAction.RUN_CANCELLED, target=f"run:{run.pk}", details={"was": locked.status})
@@ -806,7 +812,9 @@ def probe_answers_ensure(*, dataset: Dataset) -> list[CandidateModel]:
         )
     )
     if taken:
-        raise RunError(f"The probe's model names are taken by real models: {', '.join(sorted(taken))}.")
+        raise RunError(
+            _("The probe's model names are taken by real models: %(names)s.") % {"names": ", ".join(sorted(taken))}
+        )
     items = list(dataset.items.order_by("id").values_list("id", "language"))
     probes = []
     for attack in ATTACKS:

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from core.erasure import WITHDRAWN, erase_item_copies
 from core.errors import UserbenchError
+from curation import reasons
 from curation.datasets.maths import ITEM_FIELDS, difficulty_cut, items_diff
 from curation.models import (
     Case,
@@ -294,7 +295,9 @@ def difficulty_filter_apply(
         if drop and not item.excluded:
             before = {"excluded": item.excluded, "exclusion_reason": item.exclusion_reason}
             item.excluded = True
-            item.exclusion_reason = f"difficulty filter {flt.pk}: mean {means[external_id]:.2f} in the top {percent}%"
+            item.exclusion_reason = reasons.DIFFICULTY_FILTERED.text(
+                filter=flt.pk, mean=f"{means[external_id]:.2f}", percent=percent
+            )
             item.save(update_fields=["excluded", "exclusion_reason"])
             ReviewEvent.objects.create(
                 action=ReviewEvent.Action.EXCLUDED,
@@ -354,7 +357,7 @@ def items_withdraw(*, items: list[Item], now: datetime | None = None) -> dict:
         metadata={"withdrawn": True},
         source_case=None,
         excluded=True,
-        exclusion_reason="withdrawn by the participant",
+        exclusion_reason=reasons.WITHDRAWN.text(),
         withdrawn_at=now,
     )
     ReferenceDraft.objects.filter(item_id__in=tombstone_ids).delete()

@@ -133,7 +133,7 @@ def reference_job_create(
             items = items.exclude(reference_drafts__status__in=[StepStatus.PENDING, StepStatus.DONE])
     items = list(items)
     if not items:
-        raise VersionError("No item needs a reference draft.")
+        raise VersionError(_("No item needs a reference draft."))
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.REFERENCE,
         dataset=dataset,
@@ -156,7 +156,7 @@ def translation_job_create(*, dataset: Dataset, model: str, endpoint_name: str =
         )
     )
     if not items:
-        raise VersionError("No English item needs translating.")
+        raise VersionError(_("No English item needs translating."))
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.TRANSLATION,
         dataset=dataset,

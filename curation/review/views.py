@@ -8,11 +8,11 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from curation.access import can_manage_studies, history_viewer_required, reviewer_required
-from curation.models import Case, ReviewEvent, ReviewQueue, ReviewTask, StepStatus, Submission
+from curation.models import Case, ReviewQueue, ReviewTask, StepStatus, Submission
+from curation.review.history import TAG_LABELS, history_rows
 from curation.review.pii import entity_label, highlight_segments, unresolved_hints
 from curation.review.selectors import (
     case_history,
@@ -33,13 +33,6 @@ from curation.review.services import (
     review_task_release,
     translation_review_decide,
 )
-
-TAG_LABELS = {
-    "coherence": gettext_lazy("Coherence"),
-    "diversity": gettext_lazy("Diversity"),
-    "factual_illusion": gettext_lazy("Factual illusion"),
-    "excessive_localisation": gettext_lazy("Excessive localisation"),
-}
 
 
 def _error_text(error: ReviewError) -> str:
@@ -170,24 +163,6 @@ def _labelled(segments):
     return [(text, entity_label(entity) if entity else "") for text, entity in segments]
 
 
-def _shown(value) -> str:
-    return "" if value is None else str(value)
-
-
-def _events_for_display(events: list[ReviewEvent]) -> list[dict]:
-    rows = []
-    for event in events:
-        keys = sorted(set(event.before) | set(event.after))
-        rows.append(
-            {
-                "event": event,
-                # None means "not set": shown as nothing rather than the word None.
-                "changes": [(key, _shown(event.before.get(key)), _shown(event.after.get(key))) for key in keys],
-            }
-        )
-    return rows
-
-
 @history_viewer_required
 def item_page(request: HttpRequest, item_id: int) -> HttpResponse:
     """An item with its drafts, translations, difficulty scores and whole history."""
@@ -199,7 +174,7 @@ def item_page(request: HttpRequest, item_id: int) -> HttpResponse:
         "curation/review/item.html",
         {
             "item": item,
-            "history": _events_for_display(item_history(item=item)),
+            "history": history_rows(item_history(item=item)),
             "difficulty": item_difficulty(item=item),
         },
     )
@@ -220,6 +195,6 @@ def case_page(request: HttpRequest, case_id: int) -> HttpResponse:
             "case": case,
             "curation": curation,
             "segments": _labelled(highlight_segments(case.conversation, curation.pii_hints if curation else [])),
-            "history": _events_for_display(case_history(case=case)),
+            "history": history_rows(case_history(case=case)),
         },
     )

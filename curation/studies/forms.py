@@ -1,7 +1,9 @@
 """Forms of the questionnaire and of the study set-up. They validate; services write."""
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from curation.conversation import parse_turns
 from curation.models import SATISFACTION_INTENTS, Intent, Study
@@ -18,17 +20,83 @@ PREFER_NOT_TO_SAY = "prefer_not_to_say"
 OTHER_SERVICE = "Other"
 
 
-TOO_LONG = _("Please keep this under %(limit_value)d characters (it has %(show_value)d).")
+TOO_LONG = _(
+    "“%(field)s” has %(length)s characters, more than the %(limit)s that fit. Please shorten it by "
+    "%(over)s characters; everything you typed is still here."
+)
 
 
-def _limited_char(limit: int, **kwargs) -> forms.CharField:
-    field = forms.CharField(max_length=limit, **kwargs)
-    field.error_messages["max_length"] = TOO_LONG
-    return field
+class TextLimit:
+    """Refuses a text longer than `limit` characters, naming the field and the numbers.
+
+    Used instead of max_length, whose maxlength attribute makes a browser cut a longer paste
+    without a word: the end of a conversation (and its "Answer:") vanished unseen, and the
+    participant was refused for a missing answer. The widget carries data-max-length instead,
+    for the counter in curation/static/curation/study.js, which counts the same way.
+    """
+
+    def __init__(self, limit: int, label):
+        self.limit, self.label = limit, label
+
+    def __call__(self, value: str) -> None:
+        length = len(value)
+        if length > self.limit:
+            raise ValidationError(
+                TOO_LONG,
+                code="too_long",
+                params={
+                    "field": str(self.label),
+                    "length": f"{length:,}",
+                    "limit": f"{self.limit:,}",
+                    "over": f"{length - self.limit:,}",
+                },
+            )
+
+
+class LimitedText(forms.CharField):
+    """Text with a length limit that is shown and counted, never enforced by cutting."""
+
+    def __init__(self, limit: int, **kwargs):
+        self.limit = limit  # before Field.__init__, which asks widget_attrs
+        super().__init__(**kwargs)
+        self.validators.append(TextLimit(limit, kwargs.get("label", "")))
+
+    def to_python(self, value):
+        # Browsers send a textarea's line breaks as CRLF; count (and keep) one character each,
+        # as the counter does.
+        value = super().to_python(value)
+        return value.replace("\r\n", "\n")
+
+    def widget_attrs(self, widget):
+        return {**super().widget_attrs(widget), "data-max-length": str(self.limit)}
+
+
+class LimitedURL(forms.URLField):
+    def __init__(self, limit: int, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(TextLimit(limit, kwargs.get("label", "")))
+
+
+# Services that people in China know by a Chinese name. Only the label is translated: the stored
+# value stays the key, so answers given in either language count as the same service.
+SERVICE_NAMES = {
+    "ERNIE Bot": pgettext_lazy("LLM service", "ERNIE Bot"),
+    "Qwen": pgettext_lazy("LLM service", "Qwen"),
+    "Spark": pgettext_lazy("LLM service", "Spark"),
+    "ChatGLM": pgettext_lazy("LLM service", "ChatGLM"),
+    "Kimi/Moonshot": pgettext_lazy("LLM service", "Kimi/Moonshot"),
+    "Baichuan": pgettext_lazy("LLM service", "Baichuan"),
+    "Doubao": pgettext_lazy("LLM service", "Doubao"),
+    "Yuanbao": pgettext_lazy("LLM service", "Yuanbao"),
+    "Copilot/New Bing": pgettext_lazy("LLM service", "Copilot/New Bing"),
+    OTHER_SERVICE: _("Other"),
+}
 
 
 def service_label(service: str) -> str:
-    return str(_("Other")) if service == OTHER_SERVICE else service
+    """A service's name in the reader's language (a service typed by a researcher or a
+    participant is shown as typed)."""
+    return str(SERVICE_NAMES.get(service, service))
 
 
 def intent_label(value: str) -> str:
@@ -68,42 +136,65 @@ CONVERSATION_PROBLEMS = {
 }
 
 
-class ConsentForm(forms.Form):
+class ParticipantForm(forms.Form):
+    """A questionnaire form. After a failed submit its first wrong answer has the focus (the
+    autofocus attribute: it works without JavaScript), and error_summary() lists every error,
+    linked to its field, for the top of the page."""
+
+    def full_clean(self):
+        super().full_clean()
+        if first := next((name for name in self.fields if name in self._errors), None):
+            self.fields[first].widget.attrs["autofocus"] = True
+
+    def error_summary(self) -> list[dict]:
+        rows = [{"anchor": "", "label": "", "message": message} for message in self.non_field_errors()]
+        for name in self.fields:
+            if name in self.errors:
+                field = self[name]
+                # A group of radios or checkboxes is reached through its first input.
+                several = isinstance(field.field.widget, forms.RadioSelect)
+                anchor = f"{field.auto_id}_0" if several else field.auto_id
+                rows.append({"anchor": anchor, "label": field.label, "message": " ".join(self.errors[name])})
+        return rows
+
+
+class ConsentForm(ParticipantForm):
     agree = forms.BooleanField(
         label=_("I have read the notice above and agree to take part."),
         error_messages={"required": _("Please tick the box to agree before you start.")},
     )
 
 
-class CaseForm(forms.Form):
+class CaseForm(ParticipantForm):
     """One reported conversation: the service, the text or link, and the intent."""
 
     service = forms.ChoiceField(label=_("Which AI assistant (LLM service) did you ask?"))
-    service_other = _limited_char(MAX_SHORT, required=False, label=_("Service in your own words"))
-    conversation = _limited_char(
+    service_other = LimitedText(MAX_SHORT, required=False, label=_("Service in your own words"))
+    conversation = LimitedText(
         MAX_CONVERSATION,
         required=False,
         strip=False,
         label=_("Your question and the assistant's answer"),
-        help_text=_("Paste it in this form: Question: ... Answer: ... Several turns are welcome."),
         widget=forms.Textarea(attrs={"rows": 8}),
     )
-    share_link = forms.URLField(
-        max_length=MAX_LINK,
+    share_link = LimitedURL(
+        MAX_LINK,
         required=False,
         assume_scheme="https",
         label=_("Or a share link to the conversation"),
         error_messages={
             "invalid": _("Please enter a full web address, starting with https://."),
-            "max_length": TOO_LONG,
         },
     )
     intent = forms.ChoiceField(label=_("What did you want to achieve?"))
-    intent_other = _limited_char(MAX_OTHER_INTENT, required=False, label=_("Your intent in your own words"))
+    intent_other = LimitedText(MAX_OTHER_INTENT, required=False, label=_("Your intent in your own words"))
 
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["conversation"].widget.attrs["placeholder"] = _("Question: ...\nAnswer: ...")
+        self.fields["conversation"].help_text = _(
+            "Paste it in this form: Question: ... Answer: ... Several turns are welcome, up to %(limit)s characters."
+        ) % {"limit": f"{MAX_CONVERSATION:,}"}
         self.fields["service"].choices = [("", _("Choose a service"))] + [
             (service, service_label(service)) for service in study.services
         ]
@@ -156,13 +247,13 @@ class CaseForm(forms.Form):
         }
 
 
-class AboutForm(forms.Form):
+class AboutForm(ParticipantForm):
     """Voluntary demographics; every question can be skipped or declined."""
 
     age_group = forms.ChoiceField(required=False, label=_("Age group"))
-    occupation = _limited_char(MAX_OCCUPATION, required=False, label=_("Occupation"))
+    occupation = LimitedText(MAX_OCCUPATION, required=False, label=_("Occupation"))
     occupation_declined = forms.BooleanField(required=False, label=_("Prefer not to say"))
-    country = _limited_char(MAX_COUNTRY, required=False, label=_("Country or region where you live"))
+    country = LimitedText(MAX_COUNTRY, required=False, label=_("Country or region where you live"))
     country_declined = forms.BooleanField(required=False, label=_("Prefer not to say"))
 
     def __init__(self, *args, study: Study, **kwargs):
@@ -192,7 +283,7 @@ class AboutForm(forms.Form):
         }
 
 
-class UsageForm(forms.Form):
+class UsageForm(ParticipantForm):
     """LLMs used, how often, and satisfaction per intent with one instructed item in the grid."""
 
     llms_used = forms.MultipleChoiceField(
@@ -233,10 +324,23 @@ class UsageForm(forms.Form):
         rows.insert(ATTENTION_POSITION, (ATTENTION_FIELD, attention))
         for name, field in rows:
             self.fields[name] = field
+            # Each radio is named by its column ("Satisfied"); the row's header says what is rated.
+            field.widget.attrs["aria-describedby"] = f"{self[name].auto_id}_label"
         self.grid_names = [name for name, _field in rows]
+
+    def full_clean(self):
+        super().full_clean()
+        for name in self.grid_names:
+            if name in self._errors:
+                field = self.fields[name]
+                field.widget.attrs["aria-describedby"] += f" {self[name].auto_id}_error"
 
     def grid(self):
         return [self[name] for name in self.grid_names]
+
+    @staticmethod
+    def grid_columns() -> list[tuple[str, str]]:
+        return SATISFACTION_CHOICES + [NOT_USED]
 
     @staticmethod
     def initial_from_usage(usage: dict) -> dict:
@@ -274,6 +378,28 @@ class StudyForm(forms.ModelForm):
             "slug", "title_en", "title_zh", "consent_en", "consent_zh", "instructions_en", "instructions_zh",
             "min_cases", "max_cases", "intents", "attention_answer", "completion_code", "screenout_code", "is_open",
         ]  # fmt: skip
+        labels = {
+            "slug": _("Short name in the participant link (slug)"),
+            "title_en": _("Title (English)"),
+            "title_zh": _("Title (Chinese)"),
+            "consent_en": _("Consent notice (English)"),
+            "consent_zh": _("Consent notice (Chinese)"),
+            "instructions_en": _("Instructions (English)"),
+            "instructions_zh": _("Instructions (Chinese)"),
+            "min_cases": _("Fewest cases per participant"),
+            "max_cases": _("Most cases per participant"),
+            "attention_answer": _("Answer the attention check asks for"),
+            "completion_code": _("Prolific completion code"),
+            "screenout_code": _("Prolific screen-out code"),
+            "is_open": _("Open to new participants"),
+        }
+        help_texts = {
+            "slug": _("Letters, digits and hyphens; the participant link is /study/ followed by it."),
+            "title_zh": _("Participants reading in Chinese see the English title while this is empty."),
+            "consent_zh": _("Participants reading in Chinese see the English notice while this is empty."),
+            "instructions_zh": _("Participants reading in Chinese see the English instructions while this is empty."),
+            "screenout_code": _("Given to participants who fail the attention check."),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -12,7 +12,7 @@ from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
 from curation.studies.forms import StudyForm, UsageForm
-from curation.studies.selectors import study_prolific_duplicates, study_statistics
+from curation.studies.selectors import study_chinese_gaps, study_prolific_duplicates, study_statistics
 
 
 @researcher_required
@@ -35,6 +35,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "stats": stats,
             "participant_link": link,
             "duplicates": study_prolific_duplicates(study=study),
+            "chinese_gaps": study_chinese_gaps(study=study),
         },
     )
 
@@ -72,7 +73,8 @@ def study_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         else:
             messages.success(request, _("Study saved."))
             return redirect("curation:study-detail", slug=saved.slug)
-    return render(request, "curation/study/edit.html", {"study": study, "form": form})
+    gaps = study_chinese_gaps(study=study) if study else []
+    return render(request, "curation/study/edit.html", {"study": study, "form": form, "chinese_gaps": gaps})
 
 
 @researcher_required

@@ -6,6 +6,7 @@ pages and the API stay flat as a study grows (tests pin the counts).
 
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from curation.models import SATISFACTION_INTENTS, Case, Study, Submission
@@ -22,6 +23,19 @@ def study_list_with_counts() -> QuerySet[Study]:
         in_progress_count=Count("submissions", filter=Q(submissions__status=Submission.Status.IN_PROGRESS)),
         excluded_count=Count("submissions", filter=Q(submissions__excluded=True)),
     ).order_by("-created_at")
+
+
+def study_chinese_gaps(*, study: Study) -> list[str]:
+    """The participant texts (consent, title, instructions) that have an English version and no
+    Chinese one, consent first. Every study is offered in Chinese whenever the site is: a
+    participant reading in Chinese then sees the English text instead."""
+    if not any(code.startswith("zh") for code, _name in settings.LANGUAGES):
+        return []
+    return [
+        field
+        for field in ("consent", "title", "instructions")
+        if getattr(study, f"{field}_en").strip() and not getattr(study, f"{field}_zh").strip()
+    ]
 
 
 def submission_for_session(*, study: Study, submission_id: int | None) -> Submission | None:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
+from curation import reasons
 from curation.datasets.services import items_withdraw
 from curation.models import Case, Item, Study, StudyStep, Submission
 from curation.studies.maths import attention_passed
@@ -235,10 +236,9 @@ def submission_finish(*, submission: Submission, language: str) -> Submission:
     submission.drafts = {}
     if not submission.attention_passed:
         submission.excluded = True
-        # Researchers read this; it is ours, not the participant's, so it stays in English.
-        submission.exclusion_reason = (
-            f"Failed the attention check: chose {submission.usage.get('attention_check')} "
-            f"where the instruction asked for {study.attention_answer}."
+        # Stored in English for the record; pages show it translated (curation/reasons.py).
+        submission.exclusion_reason = reasons.ATTENTION_FAILED.text(
+            chosen=submission.usage.get("attention_check"), asked=study.attention_answer
         )
     try:
         with transaction.atomic():
@@ -308,8 +308,7 @@ def prolific_duplicates_resolve(
         submission.duplicate_resolved = True
         if submission.pk != keep.pk and not submission.excluded:
             submission.excluded = True
-            # Researchers read this; it is ours, not the participant's, so it stays in English.
-            submission.exclusion_reason = f"Another submission under the same Prolific ID was kept (#{keep.pk})."
+            submission.exclusion_reason = reasons.ANOTHER_SUBMISSION_KEPT.text(kept=keep.pk)
             excluded.append(submission.pk)
         submission.save(update_fields=["duplicate_resolved", "excluded", "exclusion_reason"])
     audit_record(

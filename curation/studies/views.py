@@ -20,7 +20,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
 
 from core.throttling import body_limited, rate_limited
 from curation.models import Study, StudyStep, Submission
@@ -148,7 +147,15 @@ def _draft_fields(study: Study, key: str) -> dict[str, int] | None:
         form = UsageForm(study=study)
     else:
         return None
-    return {name: getattr(field, "max_length", None) or MAX_CHOICE_CHARS for name, field in form.fields.items()}
+    return {name: _draft_chars(field) for name, field in form.fields.items()}
+
+
+def _draft_chars(field) -> int:
+    """A text with a length limit keeps twice that in a draft: an over-long paste survives a
+    language switch whole, and the page then says it is too long instead of cutting it."""
+    if limit := getattr(field, "limit", None):
+        return 2 * limit
+    return getattr(field, "max_length", None) or MAX_CHOICE_CHARS
 
 
 def _draft_initial(submission: Submission, key: str, multiple=frozenset({"llms_used"})) -> dict | None:
@@ -336,13 +343,17 @@ def study_cases(request: HttpRequest, study: Study, submission: Submission) -> H
     )
 
 
+def _list_separator() -> str:
+    return "、" if get_language().startswith("zh") else ", "
+
+
 def _warn_personal_info(request: HttpRequest, case) -> None:
     """A warning, never a refusal, when a saved case seems to hold an e-mail address, a phone
     number or an ID number: the participant decides (the review removes what is left)."""
     kinds = quick_personal_info(f"{case.conversation}\n{case.intent_other}")
     if not kinds:
         return
-    separator = "、" if get_language().startswith("zh") else ", "
+    separator = _list_separator()
     messages.warning(
         request,
         _(
@@ -388,17 +399,29 @@ def study_case_edit(request: HttpRequest, study: Study, submission: Submission, 
     )
 
 
-@require_POST
 @participant_page(StudyStep.CASES)
 def study_case_remove(request: HttpRequest, study: Study, submission: Submission, position: int) -> HttpResponse:
-    """Remove one case (a button per case on the list)."""
-    try:
-        services.case_remove(submission=submission, position=position)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(request, _("Case removed."))
-    return redirect("curation:study-cases", slug=study.slug)
+    """Remove one case once the participant confirms. The list's Remove button asks in the
+    browser (study.js) and sends confirm=yes; without JavaScript it leads here, to a page that
+    asks, so a slip of the finger never deletes a case."""
+    case = submission.cases.filter(position=position).first()
+    if case is None:
+        raise Http404
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        try:
+            services.case_remove(submission=submission, position=position)
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(request, _("Case removed."))
+        return redirect("curation:study-cases", slug=study.slug)
+    if request.method == "POST":
+        return redirect("curation:study-case-remove", slug=study.slug, position=position)
+    return render(
+        request,
+        "curation/study/case_remove.html",
+        _context(request, study, submission, StudyStep.CASES, case=case),
+    )
 
 
 def _needs(submission: Submission, step: StudyStep) -> bool:
@@ -475,7 +498,7 @@ def study_review(request: HttpRequest, study: Study, submission: Submission) -> 
             submission,
             StudyStep.REVIEW,
             cases=submission_cases(submission=submission),
-            llms_used=[service_label(service) for service in usage.get("llms_used", [])],
+            llms_used=_list_separator().join(service_label(service) for service in usage.get("llms_used", [])),
             frequency=dict(FREQUENCY_CHOICES).get(usage.get("frequency"), ""),
             ratings=ratings,
         ),

@@ -158,7 +158,8 @@ def test_drafts_keep_only_the_pages_fields_within_their_caps(client, small_study
         "intent",
         "intent_other",
     }
-    assert drafts["about"] == {"occupation": ["N" * 200]}  # cut to the field's length, junk dropped
+    # Cut at twice the field's limit (an over-long paste survives a language switch to be reported), junk dropped.
+    assert drafts["about"] == {"occupation": ["N" * 400]}
     # A page that does not exist keeps no draft (case-99 is past the study's maximum of 3).
     client.post(person.url("case-edit", 99), {"conversation": "x", "_language": "en"})
     assert "case-99" not in Submission.objects.get().drafts

@@ -46,7 +46,7 @@ def test_the_prolific_id_alone_opens_no_answers(owner, stranger):
 
 def test_a_stranger_can_neither_delete_nor_change_nor_submit_the_answers(owner, stranger):
     stranger.client.get(LINK)
-    stranger.client.post(stranger.url("case-remove", 1))
+    stranger.client.post(stranger.url("case-remove", 1), {"confirm": "yes"})
     stranger.client.post(
         stranger.url("case-edit", 1),
         {"service": "Claude", "conversation": "Question: x\nAnswer: y", "intent": "leisure"},

@@ -70,7 +70,9 @@ def test_case_errors_in_chinese(participant):
     participant.client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     participant.consent()
     response = participant.client.post(participant.url("cases"), case_data(conversation="x" * 20_001))
-    assert response.context["form"].errors["conversation"] == ["请控制在 20000 个字符以内（当前为 20001 个）。"]
+    assert response.context["form"].errors["conversation"] == [
+        "“您的问题和助手的回答”共有 20,001 个字符，超过了 20,000 个字符的上限。请删减 1 个字符；您输入的内容都还在。"
+    ]
 
 
 def test_size_limits_have_clear_messages(participant):
@@ -81,9 +83,18 @@ def test_size_limits_have_clear_messages(participant):
                   service="Other", service_other="s" * 101),
     )  # fmt: skip
     assert response.context["form"].errors == {
-        "conversation": ["Please keep this under 20000 characters (it has 20020)."],
-        "share_link": ["Please keep this under 500 characters (it has 518)."],
-        "service_other": ["Please keep this under 100 characters (it has 101)."],
+        "conversation": [
+            "“Your question and the assistant's answer” has 20,020 characters, more than the 20,000 that fit. "
+            "Please shorten it by 20 characters; everything you typed is still here."
+        ],
+        "share_link": [
+            "“Or a share link to the conversation” has 518 characters, more than the 500 that fit. "
+            "Please shorten it by 18 characters; everything you typed is still here."
+        ],
+        "service_other": [
+            "“Service in your own words” has 101 characters, more than the 100 that fit. "
+            "Please shorten it by 1 characters; everything you typed is still here."
+        ],
     }
     assert Case.objects.count() == 0
 
@@ -105,7 +116,7 @@ def test_cases_are_added_edited_and_removed_keeping_positions(participant):
 
     response = participant.client.post(participant.url("case-edit", 2), case_data(service="Claude"))
     assert response.status_code == 302
-    response = participant.client.post(participant.url("case-remove", 1))
+    response = participant.client.post(participant.url("case-remove", 1), {"confirm": "yes"})
     assert response.status_code == 302
     rows = list(Case.objects.order_by("position").values_list("position", "service", "intent", "intent_other"))
     assert rows == [(1, "Claude", "factual_qa", ""), (2, "ChatGPT", "other", "Planning a trip")]

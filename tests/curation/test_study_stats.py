@@ -32,7 +32,7 @@ def test_statistics_of_the_demo_study(demo_study):
     assert stats["median_seconds"] == 720.0
     assert stats["exclusions"] == [
         {"submission": 3, "prolific_pid": "5f0demo0000000000000003",
-         "reason": "Failed the attention check (anchor question)."}
+         "reason": "Failed the attention check: chose 4 where the instruction asked for 2."}
     ]  # fmt: skip
     assert stats["intents"] == [
         {"intent": "ask_for_advice", "count": 2}, {"intent": "factual_qa", "count": 2},
@@ -81,7 +81,7 @@ def test_the_study_page_shows_the_figures(client_as, researcher, demo_study):
     assert '<td class="num" id="stat-excluded">1</td>' in page
     assert '<td class="num" id="stat-completion">100 %</td>' in page
     assert '<td class="num" id="stat-median">12.0 min</td>' in page
-    assert "Failed the attention check (anchor question)." in page
+    assert "Failed the attention check: chose 4 where the instruction asked for 2." in page
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}" in page
 
 
@@ -121,7 +121,7 @@ def test_export_command_streams_submissions_and_cases_without_resume_tokens(demo
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [row["submission_id"] for row in rows] == [1, 2, 3]
     assert rows[2]["excluded"] is True
-    assert rows[2]["exclusion_reason"] == "Failed the attention check (anchor question)."
+    assert rows[2]["exclusion_reason"] == "Failed the attention check: chose 4 where the instruction asked for 2."
     assert rows[0]["satisfaction"]["factual_qa"] == 4 and rows[0]["case_count"] == 5
     assert rows[1]["prolific_session_id"] == "demo-session-2"
     assert "resume_token" not in rows[0] and "demo-resume-token" not in out.getvalue()

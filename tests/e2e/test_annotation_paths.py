@@ -34,16 +34,16 @@ WORDS = {
     "zh-hans": {
         "campaigns": "您的标注任务",
         "progress": "标注任务进度：已收到 {done} 票，共需 3 票",
-        "voted": "你已对 {n} 个项目投票。",
-        "skipped": "已跳过。你不会再看到这个项目。",
-        "skipped_count": "你跳过了 1 个项目。",
+        "voted": "您已对 {n} 个条目投票。",
+        "skipped": "已跳过。您不会再看到这个条目。",
+        "skipped_count": "您跳过了 1 个条目。",
         "saved": "投票已保存。",
-        "undone": "你的上一票已撤回。",
+        "undone": "您的上一票已撤回。",
         "a_better": "A 更好",
         "b_better": "B 更好",
-        "skip": "跳过这个项目",
+        "skip": "跳过这个条目",
         "undo": "撤销我的上一票",
-        "done": "这个项目中暂时没有等待你的内容",
+        "done": "这个标注任务中暂时没有等待您的内容",
     },
 }
 LONG_ANSWER = "\n\n".join(f"Paragraph {n} of a very long answer, with enough words to fill a line." for n in range(120))

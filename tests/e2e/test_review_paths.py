@@ -36,7 +36,7 @@ WORDS = {
         "saved": "已保存。",
         "empty": "此队列暂时为空。",
         "history": "此案例的历史",
-        "rejected": "已拒绝: ",
+        "rejected": "已拒绝：",
     },
 }
 

@@ -67,6 +67,6 @@ def test_reviewer_accepts_and_rejects_with_keys_in_chinese(page, live_server, lo
     page.goto(f"{live_server.url}/review/cases/{first.pk}/")
     history = page.locator("table.history")
     expect(history).to_contain_text("自动步骤已运行")
-    expect(history).to_contain_text("已拒绝: 含有邮箱地址")
+    expect(history).to_contain_text("已拒绝：含有邮箱地址")
     expect(history).not_to_contain_text("None")
     assert blocked_requests == []

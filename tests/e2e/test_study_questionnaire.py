@@ -42,9 +42,9 @@ def add_case(page, service, intent, conversation=CONVERSATION, save="Save this c
 
 
 def rate_grid(page, choices):
-    """choices: legend text (start) -> option label (exact)."""
-    for legend, option in choices.items():
-        page.get_by_role("group", name=re.compile("^" + re.escape(legend))).get_by_label(option, exact=True).check()
+    """choices: the row's heading (start) -> the column's answer (exact)."""
+    for heading, option in choices.items():
+        page.get_by_role("row", name=re.compile("^" + re.escape(heading))).get_by_label(option, exact=True).check()
 
 
 def test_english_flow_from_a_prolific_link_with_errors_and_a_language_switch(
@@ -55,7 +55,9 @@ def test_english_flow_from_a_prolific_link_with_errors_and_a_language_switch(
     expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
     expect(page.get_by_text("may be published for research")).to_be_visible()
     page.get_by_role("button", name="Start").click()
-    expect(page.get_by_text("Please tick the box to agree before you start.")).to_be_visible()
+    expect(page.locator("#id_agree_error")).to_have_text("Please tick the box to agree before you start.")
+    expect(page.get_by_test_id("error-summary")).to_contain_text("Please tick the box to agree before you start.")
+    expect(page.get_by_label("I have read the notice above and agree to take part.")).to_be_focused()
     page.get_by_label("I have read the notice above and agree to take part.").check()
     page.get_by_role("button", name="Start").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Your cases")
@@ -141,6 +143,7 @@ def test_chinese_flow_with_a_failed_attention_check_ends_with_the_screen_out_cod
         add_case(page, "ERNIE Bot", "factual_qa", conversation="问题：长城有多长？\n回答：约两万公里。",
                  save="保存此案例", labels=labels)  # fmt: skip
         expect(page.locator("#case-count")).to_have_text(f"您已报告 {number + 1} 个案例。")
+    page.once("dialog", lambda dialog: dialog.accept())  # "删除案例 5？……"
     page.get_by_role("button", name="删除案例 5").click()
     expect(page.locator("#case-count")).to_have_text("您已报告 4 个案例。")
     add_case(page, "Other", "other", conversation="问题：写一首诗\n回答：床前明月光", save="保存此案例", labels=labels)
@@ -154,7 +157,7 @@ def test_chinese_flow_with_a_failed_attention_check_ends_with_the_screen_out_cod
 
     page.get_by_label("年龄段").select_option("prefer_not_to_say")
     page.get_by_role("button", name="保存并继续").click()
-    page.get_by_label("Kimi/Moonshot").check()
+    page.get_by_label("Kimi", exact=True).check()  # Kimi/Moonshot by its Chinese name
     page.get_by_label("每天").check()
     rate_grid(page, {"事实问答": "满意", "解决专业问题": "满意", "文本助手": "满意", "注意力检查": "非常满意",
                      "寻求建议": "满意", "寻求创意": "满意", "休闲娱乐": "满意"})  # fmt: skip

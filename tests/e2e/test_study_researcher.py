@@ -18,7 +18,8 @@ def test_researcher_reads_the_study_page(settings, page, live_server, log_in, bl
     expect(page.locator("#stat-excluded")).to_have_text("1")
     expect(page.locator("#stat-completion")).to_have_text("100 %")
     expect(page.locator("#stat-median")).to_have_text("12.0 min")
-    expect(page.get_by_role("cell", name="Failed the attention check (anchor question).")).to_be_visible()
+    reason = "Failed the attention check: chose 4 where the instruction asked for 2."
+    expect(page.get_by_role("cell", name=reason)).to_be_visible()
     with page.expect_download() as download:
         page.get_by_role("link", name="cases (CSV)").click()
     lines = open(download.value.path(), encoding="utf-8").read().splitlines()
@@ -30,4 +31,6 @@ def test_researcher_reads_the_study_page(settings, page, live_server, log_in, bl
     expect(page.get_by_role("heading", name="各意图的满意度（1-5）")).to_be_visible()
     expect(page.locator("#stat-median")).to_have_text("12.0 分钟")
     expect(page.get_by_role("cell", name="事实问答")).to_have_count(2)  # satisfaction and intents tables
+    # The exclusion reason is stored in English and read in Chinese.
+    expect(page.get_by_role("cell", name="未通过注意力检查：题目要求选择 2，实际选择了 4。")).to_be_visible()
     assert blocked_requests == []

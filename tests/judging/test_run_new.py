@@ -188,7 +188,7 @@ def test_a_plan_the_service_refuses_is_explained(client_as, researcher, answered
     response = client_as(researcher).post(reverse("judging:run-new"), data)
     assert response.status_code == 400
     alert = response.text.index('class="form-errors" role="alert"')
-    assert "None of gamma has answers on dataset &#x27;d4&#x27;" in response.text[alert : alert + 300]
+    assert "None of gamma has answers on dataset “d4”" in response.text[alert : alert + 300]
     assert JudgeRun.objects.count() == 0
 
 

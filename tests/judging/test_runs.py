@@ -246,7 +246,7 @@ def test_models_without_answers_are_refused(judged):
     dataset, items, models = judged
     empty = Dataset.objects.create(name="empty-answers")
     ItemFactory(dataset=empty)
-    with pytest.raises(ValueError, match="None of alpha, beta has answers on dataset 'empty-answers'"):
+    with pytest.raises(ValueError, match="None of alpha, beta has answers on dataset “empty-answers”"):
         make_run(empty, models)
 
 

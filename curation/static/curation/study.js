@@ -74,3 +74,82 @@
   });
   check();
 })();
+
+// Long text fields show how many characters they hold against their limit (data-max-length,
+// which the server enforces with a message naming the field; nothing is ever cut). Over the
+// limit the counter warns, and saving waits until the text is shorter: nothing is lost.
+(function () {
+  "use strict";
+  var texts = document.querySelector("[data-counter-texts]");
+  if (!texts) { return; }
+  var language = document.documentElement.lang || undefined;
+  function number(value) { return value.toLocaleString(language); }
+  function length(value) { return Array.from(value.replace(/\r\n/g, "\n")).length; }
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (_all, name) { return values[name]; });
+  }
+  var counted = [];
+  Array.prototype.forEach.call(document.querySelectorAll("[data-max-length]"), function (field) {
+    var limit = parseInt(field.getAttribute("data-max-length"), 10);
+    if (!limit) { return; }
+    var counter = document.createElement("p");
+    counter.className = "char-counter";
+    counter.id = (field.id || field.name) + "_counter";
+    counter.setAttribute("aria-live", "polite");
+    field.insertAdjacentElement("afterend", counter);
+    var described = field.getAttribute("aria-describedby");
+    field.setAttribute("aria-describedby", (described ? described + " " : "") + counter.id);
+    var always = field.tagName === "TEXTAREA";
+    function update() {
+      var count = length(field.value);
+      var over = count - limit;
+      var values = { count: number(count), limit: number(limit), over: number(over) };
+      counter.classList.toggle("over", over > 0);
+      counter.hidden = !always && count < 0.8 * limit;
+      counter.textContent = fill(over > 0 ? texts.dataset.over : texts.dataset.count, values);
+      return over > 0;
+    }
+    field.addEventListener("input", update);
+    update();
+    counted.push({ field: field, counter: counter, over: update });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-study-form]"), function (form) {
+    form.addEventListener("submit", function (event) {
+      var first = null;
+      counted.forEach(function (entry) {
+        if (form.contains(entry.field) && entry.over() && !first) { first = entry; }
+      });
+      if (first) {
+        event.preventDefault();
+        first.counter.setAttribute("role", "alert");
+        first.field.focus();
+      }
+    });
+  });
+})();
+
+// Removing a case asks first. Without JavaScript the button leads to a page that asks.
+(function () {
+  "use strict";
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-confirm]"), function (form) {
+    form.addEventListener("submit", function (event) {
+      if (!window.confirm(form.getAttribute("data-confirm"))) {
+        event.preventDefault();
+        return;
+      }
+      var confirmed = document.createElement("input");
+      confirmed.type = "hidden";
+      confirmed.name = "confirm";
+      confirmed.value = "yes";
+      form.appendChild(confirmed);
+    });
+  });
+})();
+
+// After a failed submit the server marks the first wrong answer with autofocus; make sure it
+// has the focus even where a browser skips autofocus (e.g. after a language switch).
+(function () {
+  "use strict";
+  var first = document.querySelector("form [autofocus]");
+  if (first && document.activeElement !== first) { first.focus(); }
+})();
