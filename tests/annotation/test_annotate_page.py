@@ -36,7 +36,7 @@ def test_keys_progress_bar_and_a_double_skip(build_campaign, client):
     ("language", "saved", "refused"),
     [
         ("en", "Vote saved.", "You have already voted differently on this item: undo your vote to change it."),
-        ("zh-hans", "投票已保存。", "你已对此项目投了不同的票：如需更改，请先撤销投票。"),
+        ("zh-hans", "投票已保存。", "您已对此条目投了不同的票：如需更改，请先撤销投票。"),
     ],
 )
 def test_the_page_answers_a_second_vote_with_another_choice(build_campaign, client, language, saved, refused):
