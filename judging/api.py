@@ -8,13 +8,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
-from judging.diagnostics_report import run_diagnostics
 from judging.diagnostics_serializers import RunDiagnosticsSerializer
+from judging.figures import run_figures_read
 from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.probe_report import run_probe_report
-from judging.selectors import GROUPS, leaderboard_rows, run_get, run_list_with_progress, run_progress, template_list
+from judging.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
 from judging.services import run_cancel, run_resume
+
+
+def _figures_response(data, figures: dict) -> Response:
+    """Stored figures with when they were computed and whether newer judgments are waiting."""
+    response = Response(data)
+    response["X-Figures-Computed-At"] = figures["computed_at"].isoformat() if figures["computed_at"] else ""
+    response["X-Figures-Stale"] = "1" if figures["stale"] else "0"
+    return response
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -22,13 +29,20 @@ class ProgressSerializer(serializers.Serializer):
         ref_name = "RunProgress"
 
     status = serializers.CharField()
+    error = serializers.CharField(help_text="Why the run stopped or failed, and how to continue.")
     total = serializers.IntegerField()
     done = serializers.IntegerField()
     remaining = serializers.IntegerField()
     parse_failures = serializers.IntegerField()
     call_failures = serializers.IntegerField()
+    cut_off = serializers.IntegerField(help_text="Replies cut off by max_tokens: kept, never scored.")
     cached = serializers.IntegerField()
     in_flight = serializers.IntegerField()
+    window = serializers.IntegerField(help_text="Calls the workers' adaptive windows allow in flight now.")
+    concurrency = serializers.CharField(help_text="The run's limit across all workers, or auto.")
+    overloads = serializers.IntegerField(help_text="429, 503, 504 answers and timeouts that shrank the window.")
+    workers = serializers.IntegerField()
+    waiting_for_worker = serializers.BooleanField(help_text="Running, but no worker holds the run.")
     rate_per_second = serializers.FloatField()
     eta_seconds = serializers.IntegerField(allow_null=True)
     prompt_tokens = serializers.IntegerField()
@@ -80,8 +94,12 @@ class RunDetailApi(APIView):
         templates = serializers.SerializerMethodField()
         both_orders = serializers.BooleanField()
         seed = serializers.IntegerField()
-        concurrency = serializers.IntegerField()
+        concurrency = serializers.IntegerField(help_text="Calls in flight across all workers (the bound, when auto).")
+        concurrency_auto = serializers.BooleanField(help_text="The window finds the server's capacity by itself.")
+        timeout_seconds = serializers.FloatField(allow_null=True, help_text="Blank: the endpoint's.")
+        max_tokens = serializers.IntegerField(allow_null=True)
         status = serializers.CharField()
+        error = serializers.CharField()
         created_at = serializers.DateTimeField()
         finished_at = serializers.DateTimeField(allow_null=True)
         progress = serializers.SerializerMethodField()
@@ -113,7 +131,9 @@ class RunProgressApi(APIView):
 
 class RunLeaderboardApi(APIView):
     """Pointwise rows: group, column, model, mean, low, high, count, failures, rank.
-    Pairwise rows: model, items, win/lose/tie/error rates, win_rate_se, length, reference, rank."""
+    Pairwise rows: model, items, win/lose/tie/error rates, win_rate_se, length, reference, rank.
+    Stored figures: X-Figures-Computed-At says when they were computed, X-Figures-Stale whether
+    newer judgments are waiting (a refresh is then queued)."""
 
     permission_classes = [ResearcherPermission]
 
@@ -126,7 +146,14 @@ class RunLeaderboardApi(APIView):
             return Response(
                 {"detail": f"Unknown group(s) {', '.join(wrong)}; choose among {', '.join(GROUPS)}."}, status=400
             )
-        return Response(leaderboard_rows(run=run, by=by))
+        payload, figures = run_figures_read(run=run, compute="missing")
+        # Stored with every group; a narrower `by` keeps the overall rows and the groups asked for.
+        keep = {None, "overall", *by}
+        if "intent" in by and "language" in by:
+            keep.add("intent_language")
+        if "category" in by:
+            keep.add("alignbench")
+        return _figures_response([row for row in payload["rows"] if row.get("group") in keep], figures)
 
 
 class RunResumeApi(APIView):
@@ -180,14 +207,16 @@ class TemplateListApi(ListAPIView):
 
 class RunDiagnosticsApi(APIView):
     """How far to trust the run's judge: position bias, flip rate, length bias, self-preference,
-    parse failures by template and language, and agreement with human votes, with 95% intervals."""
+    parse failures by template and language, and agreement with human votes, with 95% intervals.
+    Stored figures, as the leaderboard."""
 
     permission_classes = [ResearcherPermission]
 
     @extend_schema(responses=RunDiagnosticsSerializer)
     def get(self, request, run_id: int):
-        get_object_or_404(JudgeRun, pk=run_id)
-        return Response(RunDiagnosticsSerializer(run_diagnostics(run=run_get(run_id=run_id))).data)
+        run = get_object_or_404(JudgeRun, pk=run_id)
+        payload, figures = run_figures_read(run=run, compute="missing")
+        return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
 
 
 class RunManifestApi(APIView):
@@ -268,7 +297,8 @@ class ProbeTemplateSerializer(serializers.Serializer):
 
 class RunProbeApi(APIView):
     """How each template scored the injection probe's constant adversarial answers against the honest
-    answers: the attack's mean with its interval, its advantage with a Welch interval, and a verdict."""
+    answers: the attack's mean with its interval, its advantage with a Welch interval, and a verdict.
+    Stored figures, as the leaderboard."""
 
     permission_classes = [ResearcherPermission]
 
@@ -287,4 +317,5 @@ class RunProbeApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
         run = get_object_or_404(JudgeRun, pk=run_id)
-        return Response(self.OutputSerializer(run_probe_report(run=run)).data)
+        payload, figures = run_figures_read(run=run, compute="missing")
+        return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

@@ -1,4 +1,5 @@
-"""Thin task wrappers. Shards run on the `judging` queue so long LLM work never starves `default`."""
+"""Thin task wrappers. Shards run on the `judging` queue so long LLM work never starves
+`default`, where stored figures are refreshed."""
 
 from django.tasks import task
 
@@ -8,3 +9,11 @@ from judging.execution import shard_execute
 @task(queue_name="judging")
 def judge_shard_task(shard_id: int) -> str:
     return shard_execute(shard_id=shard_id)
+
+
+@task(queue_name="default")
+def run_figures_task(run_id: int) -> str:
+    from judging.figures import run_figures_refresh  # statistics modules load only when needed
+
+    figures = run_figures_refresh(run_id=run_id)
+    return figures.computed_at.isoformat() if figures is not None else "gone"

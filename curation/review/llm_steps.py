@@ -2,10 +2,14 @@
 
 State lives in our own rows (ReferenceDraft, Translation): each result is stored as it
 arrives, a rerun only sends what is still pending, finished items are never sent again, and
-llm.client's response cache means an identical prompt is never paid twice.
+llm.client's response cache means an identical prompt is never paid twice. Every call has a
+max_tokens (reference drafting's or translation's default, the endpoint's, or the command's);
+a reply cut off by it is never stored as a draft or a translation: its row fails at once with
+the reason (sending the same request again would get the same reply from the cache).
 """
 
 import time
+from dataclasses import replace
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -14,11 +18,13 @@ from django.utils import timezone
 from curation.datasets.services import VersionError, _working
 from curation.models import CurationJob, Dataset, Item, ReferenceDraft, StepStatus, Translation
 from curation.review.services import reference_draft_store, reference_redraft_failed, translation_store
-from llm.client import ChatRequest, LLMCallError, endpoint_config
+from llm.client import CallKind, ChatRequest, LLMCallError, endpoint_config, max_tokens_for, window_for
 from llm.delivery import deliver_batched_sync
 
 # A row that failed this many times for good is marked failed; a later job can retry it.
 MAX_ATTEMPTS = 3
+# The reason a row gets when its reply was cut off by max_tokens (counted by `job_cut_off_count`).
+CUT_OFF = "cut off at max_tokens"
 
 REFERENCE_SYSTEM = {
     "en": (
@@ -70,13 +76,13 @@ REDRAFT_USER = {
 }
 
 
-def reference_request(item: Item, model: str, previous: str = ""):
+def reference_request(item: Item, model: str, previous: str = "", max_tokens: int | None = None):
     """The drafting request for an item; with `previous`, a request for a new draft instead of it."""
     language = item.language if item.language in REFERENCE_SYSTEM else "en"
     messages = (("system", REFERENCE_SYSTEM[language]), ("user", item.question))
     if previous:
         messages += (("assistant", previous), ("user", REDRAFT_USER[language]))
-    return ChatRequest(model=model, messages=messages)
+    return ChatRequest(model=model, messages=messages, max_tokens=max_tokens)
 
 
 def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
@@ -90,16 +96,22 @@ def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     return dict(found)  # later rows win: the latest draft of each item
 
 
-def translate_request(text: str, model: str):
+def translate_request(text: str, model: str, max_tokens: int | None = None):
     return ChatRequest(
-        model=model, messages=(("system", TRANSLATE_SYSTEM), ("user", TRANSLATE_USER.format(query=text)))
+        model=model,
+        messages=(("system", TRANSLATE_SYSTEM), ("user", TRANSLATE_USER.format(query=text))),
+        max_tokens=max_tokens,
     )
 
 
-def localise_request(text: str, model: str):
+def localise_request(text: str, model: str, max_tokens: int | None = None):
     # Step 2 works on step 1's output (translate, then replace the background), so the
     # reviewer can compare the plain translation with the localised one.
-    return ChatRequest(model=model, messages=(("system", LOCALISE_SYSTEM), ("user", LOCALISE_USER.format(query=text))))
+    return ChatRequest(
+        model=model,
+        messages=(("system", LOCALISE_SYSTEM), ("user", LOCALISE_USER.format(query=text))),
+        max_tokens=max_tokens,
+    )
 
 
 def clean_reply(text: str) -> str:
@@ -178,14 +190,21 @@ def translation_job_enqueue(**kwargs) -> CurationJob:
     return _enqueue(translation_job_create(**kwargs))
 
 
-def _fail(row, reason: str) -> None:
+def _fail(row, reason: str, *, final: bool = False) -> None:
+    """Count a failed attempt; the row fails for good after MAX_ATTEMPTS, or at once when
+    sending the same request again cannot help (`final`)."""
     row.attempts += 1
     row.error = reason[:300]
-    if row.attempts >= MAX_ATTEMPTS:
+    if final or row.attempts >= MAX_ATTEMPTS:
         row.status = StepStatus.FAILED
     row.save(update_fields=["attempts", "error", "status"])
     if row.status == StepStatus.FAILED and isinstance(row, ReferenceDraft):
         reference_redraft_failed(item=row.item)
+
+
+def job_cut_off_count(job: CurationJob) -> int:
+    """Rows of the job whose reply was cut off by max_tokens (failed, never stored as complete)."""
+    return _rows_of(job).filter(status=StepStatus.FAILED, error__startswith=CUT_OFF).count()
 
 
 PROGRESS_EVERY_SECONDS = 1.0
@@ -209,16 +228,19 @@ def _heartbeat(job: CurationJob) -> None:
     CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(), **counts)
 
 
-def _run_batch(job, endpoint, rows, make_request, store, in_flight, on_progress):
-    """Send one request per row; store each result (or failure) as batches of them arrive."""
+def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
+    """Send one request per row; store each result (or failure) as batches of them arrive.
+    Returns how the delivery ended (llm.delivery.Delivered)."""
+    requests = [make_request(row) for row in rows]
 
     def save(batch) -> None:
         for index, outcome in batch:
             row = rows[index]
-            text = "" if isinstance(outcome, LLMCallError) else clean_reply(outcome.text)
             if isinstance(outcome, LLMCallError):
-                _fail(row, outcome.reason)
-            elif not text:
+                _fail(row, outcome.reason, final=outcome.kind == "context_length")
+            elif outcome.cut_off:
+                _fail(row, f"{CUT_OFF} ({requests[index].max_tokens}): raise --max-tokens and run again", final=True)
+            elif not (text := clean_reply(outcome.text)):
                 _fail(row, "empty reply")
             else:
                 store(row, text, outcome)
@@ -227,13 +249,25 @@ def _run_batch(job, endpoint, rows, make_request, store, in_flight, on_progress)
             if on_progress:
                 on_progress(job)
 
-    deliver_batched_sync(endpoint, [make_request(row) for row in rows], save=save, in_flight=in_flight)
+    return deliver_batched_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
 
 
-def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=None) -> CurationJob:
+def curation_job_run(
+    *,
+    job_id: int,
+    in_flight: int | str | None = None,
+    on_progress=None,
+    max_tokens: int | None = None,
+    timeout_seconds: float | None = None,
+    interruptible: bool = False,
+) -> CurationJob:
     """Do (or continue) a job: send every pending row, retrying failed rows up to MAX_ATTEMPTS.
 
-    Safe to run again after a crash or a stop: only rows not finished are sent.
+    Safe to run again after a crash or a stop: only rows not finished are sent. `in_flight`
+    is a number of calls, "auto", or None (the endpoint's limit, else auto); `max_tokens`
+    overrides the endpoint's and the kind's default. With `interruptible`, Ctrl-C stops the
+    calls at once. The job returned says how it ended: `stopped` is "signal", "unusable"
+    (every call failed the same way; `last_error` says how) or "".
     """
     job = CurationJob.objects.get(pk=job_id)
     CurationJob.objects.filter(pk=job.pk).update(
@@ -248,7 +282,14 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
             for item in Item.objects.filter(reference_drafts__job=job, reference_drafts__status=StepStatus.PENDING):
                 reference_redraft_failed(item=item)
         raise
+    if timeout_seconds:
+        endpoint = replace(endpoint, timeout_seconds=timeout_seconds)
     model = job.model
+    # One window for the whole job: what it learnt about the server carries over between steps.
+    window = window_for(endpoint, in_flight)
+    kind = CallKind.REFERENCE if job.kind == CurationJob.Kind.REFERENCE else CallKind.TRANSLATION
+    limit = max_tokens_for(kind, endpoint=endpoint, override=max_tokens)
+    stopped = None
     for _attempt in range(MAX_ATTEMPTS):
         if job.kind == CurationJob.Kind.REFERENCE:
             rows = list(job.reference_drafts.filter(status=StepStatus.PENDING).select_related("item", "job"))
@@ -263,14 +304,17 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
                 )
 
             if rows:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     rows,
-                    lambda row, previous=previous: reference_request(row.item, model, previous.get(row.item_id, "")),
+                    lambda row, previous=previous: reference_request(
+                        row.item, model, previous.get(row.item_id, ""), max_tokens=limit
+                    ),
                     store_reference,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
             left = job.reference_drafts.filter(status=StepStatus.PENDING).exists()
         else:
@@ -284,35 +328,44 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
                 row.save(update_fields=["translation", "status", "error", "attempts"])
 
             if first:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     first,
-                    lambda row: translate_request(row.source_text, model),
+                    lambda row: translate_request(row.source_text, model, limit),
                     store_translation,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
-            second = list(job.translations.filter(status=StepStatus.TRANSLATED).select_related("item"))
+            second = []
+            if stopped is None or stopped.stopped is None:
+                second = list(job.translations.filter(status=StepStatus.TRANSLATED).select_related("item"))
 
             def store_localised(row, text, outcome):
                 row.localised = text
                 translation_store(translation=row)
 
             if second:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     second,
-                    lambda row: localise_request(row.translation, model),
+                    lambda row: localise_request(row.translation, model, limit),
                     store_localised,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
             left = job.translations.filter(status__in=[StepStatus.PENDING, StepStatus.TRANSLATED]).exists()
-        if not left:
+        if not left or (stopped is not None and stopped.stopped is not None):
             break
-    return job_counts_refresh(job_id=job.pk)
+    job = job_counts_refresh(job_id=job.pk)
+    job.stopped = stopped.stopped if stopped is not None and stopped.stopped else ""
+    if stopped is not None and stopped.unusable is not None:
+        job.last_error = str(stopped.unusable)[:300]
+        CurationJob.objects.filter(pk=job.pk).update(last_error=job.last_error)
+    return job
 
 
 def job_counts_refresh(*, job_id: int) -> CurationJob:
