@@ -1,18 +1,17 @@
 """Stored figures of the human votes (core/figures.py says why): a campaign's results (BT with
 bootstrap intervals, alignment with a judge run and agreement, annotator quality), its
 style-controlled BT, and a dataset's BT and agreement tables for the exports. `figures_task`
-computes them; the results page, the API and the exports read them. A vote cast, taken back or
-imported asks for the rows it touches to be computed again (`votes_changed`, debounced)."""
+computes them; the results page, the API and the exports read them, and a read that finds
+newer votes asks for them to be computed again (debounced)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.models import Campaign, StoredFigures, Vote
 from core.figures import enqueue_later, freshness, json_safe, refresh_claim
-from judging.figures import run_figures_schedule
-from judging.models import JudgeRun, RunFigures
+from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
 RUN_INPUTS = ("status", "replied", "parse_failures", "call_failures")
@@ -129,20 +128,3 @@ def figures_read(
     if state["stale"]:
         figures_schedule(figures)
     return (figures.payload if figures.computed_at else None), state
-
-
-def votes_changed(*, dataset_id: int, campaign_id: int | None = None) -> int:
-    """Votes on the dataset (of the campaign) were cast, taken back or imported: the stored
-    figures they feed are asked to be computed again (debounced), the campaign's and the
-    dataset's, and the judge runs' of the dataset (their diagnostics compare with the votes).
-    Figures never computed are left alone: the first page that needs them asks. Returns how
-    many refreshes were queued."""
-    scope = Q(dataset_id=dataset_id) | (Q(campaign_id=campaign_id) if campaign_id else Q(pk__in=[]))
-    queued = 0
-    for figures in StoredFigures.objects.filter(scope, computed_at__isnull=False):
-        queued += figures_schedule(figures)
-    for figures in RunFigures.objects.filter(run__dataset_id=dataset_id, computed_at__isnull=False).select_related(
-        "run"
-    ):
-        queued += run_figures_schedule(run=figures.run)
-    return queued

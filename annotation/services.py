@@ -27,7 +27,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
-from annotation.figures import votes_changed
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
@@ -380,14 +379,6 @@ def assignment_next(
     return None
 
 
-def _figures_follow(vote: Vote) -> None:
-    """Once the vote's transaction commits, the stored figures it feeds are computed again
-    (debounced: a burst of votes costs one computation)."""
-    dataset_id = Item.objects.values_list("dataset_id", flat=True).get(pk=vote.item_id)
-    campaign_id = vote.campaign_id
-    transaction.on_commit(lambda: votes_changed(dataset_id=dataset_id, campaign_id=campaign_id))
-
-
 def _winner_for(choice: str, model_a_on_left: bool) -> str:
     if choice == "tie":
         return Winner.TIE
@@ -456,7 +447,6 @@ def vote_cast(
     )
     assignment.status = Assignment.Status.VOTED
     assignment.save(update_fields=["status"])
-    _figures_follow(vote)
     return vote, True
 
 
@@ -481,7 +471,6 @@ def vote_undo(*, campaign: Campaign, annotator: AbstractBaseUser, now: datetime 
     if pending or vote is None:
         raise AnnotationError(_("There is no vote to undo."))
     assignment = vote.assignment
-    _figures_follow(vote)
     vote.delete()
     assignment.status = Assignment.Status.LEASED
     assignment.undone_at = now
@@ -647,8 +636,6 @@ def votes_import(
         Vote.objects.bulk_create(new, batch_size=1000)
     except IntegrityError as error:  # a concurrent import of the same file
         raise AnnotationError(_("Another import of these votes ran at the same time; run it again.")) from error
-    if new:
-        _figures_follow(new[0])
     return {
         "read": len(rows),
         "created": len(new),

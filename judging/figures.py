@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from core.figures import enqueue_later, freshness, json_safe, refresh_claim
+from judging.human_votes import human_votes_marker
 from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, RunFigures
 from judging.selectors import (
@@ -29,10 +30,13 @@ DRIFT_PAGE_ROUNDS = 200
 
 
 def run_figures_inputs(run: JudgeRun) -> dict:
-    """What the figures are computed from, read from the run's row (its running counts): one
-    cheap query however many judgments there are."""
-    row = JudgeRun.objects.filter(pk=run.pk).values(*INPUT_FIELDS).get()
-    return {key: row[key] for key in INPUT_FIELDS}
+    """What the figures are computed from: the run's row (its running counts) and, for the
+    diagnostics, a marker of the human votes on its dataset. Two cheap queries however many
+    judgments and votes there are."""
+    row = JudgeRun.objects.filter(pk=run.pk).values(*INPUT_FIELDS, "dataset_id").get()
+    inputs = {key: row[key] for key in INPUT_FIELDS}
+    inputs["human_votes"] = human_votes_marker(dataset=row["dataset_id"])
+    return inputs
 
 
 def run_figures_refresh(*, run_id: int) -> RunFigures | None:

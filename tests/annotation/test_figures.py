@@ -32,8 +32,10 @@ def vote_everything(campaign, person, favourite):
     return count
 
 
-def figures_tasks():
-    return DBTaskResult.objects.filter(task_path="annotation.tasks.figures_task")
+def figures_tasks(what="campaign"):
+    """The queued refreshes of the campaign's figures (`what`: its results, or its style fit)."""
+    ids = StoredFigures.objects.filter(what=what).values_list("pk", flat=True)
+    return DBTaskResult.objects.filter(task_path="annotation.tasks.figures_task", args_kwargs__args__0__in=list(ids))
 
 
 def bt_wins(html, model):
@@ -55,7 +57,10 @@ def test_the_results_page_serves_stored_figures_and_says_when_newer_votes_wait(b
     assert COMPUTING in html and "bt-table" not in html
     [queued] = figures_tasks()
     assert queued.run_after.year == 9999  # no delay: figures that never were are wanted now
-    figures = StoredFigures.objects.get(campaign=campaign)
+    # The style-controlled fit is stored apart (fewer bootstrap rounds), and asked for too.
+    [style] = figures_tasks("style")
+    assert StoredFigures.objects.get(what="style", campaign=campaign).rounds == 200
+    figures = StoredFigures.objects.get(campaign=campaign, what="campaign")
     assert (figures.what, figures.rounds, figures.computed_at) == ("campaign", 1000, None)
 
     figures_refresh(figures_id=figures.pk)  # what the worker does with the task
@@ -89,11 +94,13 @@ def test_the_results_page_costs_the_same_queries_however_many_votes(build_campai
     client = client_as(researcher)
     url = reverse("annotation:results", args=[campaign.slug])
     vote_everything(campaign, first, "vega-7b")
-    figures_refresh(figures_id=client.get(url) and StoredFigures.objects.get(campaign=campaign).pk)
+    figures_refresh(figures_id=client.get(url) and StoredFigures.objects.get(campaign=campaign, what="campaign").pk)
+    figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign, what="style").pk)
     with CaptureQueriesContext(connection) as few:
         assert client.get(url).status_code == 200
     vote_everything(campaign, second, "vega-7b")
-    figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign).pk)
+    for figures in StoredFigures.objects.filter(campaign=campaign):
+        figures_refresh(figures_id=figures.pk)
     with CaptureQueriesContext(connection) as many:
         assert client.get(url).status_code == 200
     assert len(many) == len(few)
@@ -113,7 +120,7 @@ def test_the_api_computes_missing_figures_then_serves_them_with_their_freshness(
     response = client.get(url)
     assert response["X-Figures-Stale"] == "1"
     assert response.json()["votes"] == 2  # the stored figures, until the refresh has run
-    figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign, rounds=1000, seed=0).pk)
+    figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign, what="campaign", rounds=1000, seed=0).pk)
     response = client.get(url)
     assert (response["X-Figures-Stale"], response.json()["votes"]) == ("0", 4)
     quality = client.get(reverse("api-campaign-quality", args=[campaign.slug])).json()
