@@ -15,13 +15,19 @@ then the judgments and the run's running counts. Every JUDGING_TICK_SECONDS the 
 beats (its shards and its RunWorker row: window, calls in flight, rate) and notices a cancel,
 a stop, or another worker joining. SIGTERM or Ctrl-C stops the calls at once: a worker gives
 its shards back to the queue, `judge --inline` cancels the run; what came back is kept.
+
+A worker that dies (SIGKILL, the OOM killer) leaves its shards running with no heartbeat: the
+worker sharing the run claims them as its calls run low, a task of the run claims them, and
+the run's watchdog (`judging.services.run_watch`, queued while the run runs) gives them back
+to the queue with a task each, so any live worker goes on with no one resuming the run. A
+dead process of this machine is known at once (judging/workers.py); elsewhere, once its
+heartbeat is JUDGING_STALE_SECONDS old. `judge --inline` waits for shards other workers hold
+and takes them over if those die.
 """
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -33,6 +39,7 @@ from curation.models import Item
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 from judging.prompts import criteria_for_template, fill, intent_label, suspicious_flags
 from judging.services import (
+    RunError,
     concurrency_share,
     item_template_name,
     judgment_fields_from_reply,
@@ -42,6 +49,7 @@ from judging.services import (
     run_enqueue,
     run_stop,
     run_template_family,
+    run_watch_schedule,
     run_worker_beat,
     run_worker_leave,
     shard_claim,
@@ -49,6 +57,7 @@ from judging.services import (
     shard_finish,
     shards_release,
 )
+from judging.workers import worker_name
 from llm.client import (
     CallKind,
     ChatRequest,
@@ -64,10 +73,6 @@ from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 RATE_SMOOTHING = 0.3
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
@@ -240,8 +245,13 @@ class RunSlice:
         *,
         first_shard_id: int | None,
         on_progress: Callable[[], None] | None = None,
+        wait_for_others: bool = False,
     ):
         self.run = run
+        # `--inline`: shards other workers hold are waited for, and taken over if their worker
+        # dies, so the command ends with the run (a worker's slice ends when it has nothing).
+        self.wait_for_others = wait_for_others
+        self.waiting = False
         self.endpoint = endpoint
         self.worker_id = worker_id
         self.first_shard_id = first_shard_id
@@ -254,7 +264,10 @@ class RunSlice:
         self.meter = _RateMeter()
         self.run_status = JudgeRun.Status.RUNNING
 
-    def feed(self) -> list[ChatRequest]:
+    def feed(self) -> list[ChatRequest] | None:
+        """The next shard's requests; [] when the run has nothing left to claim, or None (while
+        waiting for others) when other workers still hold shards that may come free."""
+        self.waiting = False
         while True:
             if self.first_shard_id is not None:
                 shard = JudgeShard.objects.get(pk=self.first_shard_id)
@@ -262,6 +275,9 @@ class RunSlice:
             else:
                 shard = shard_claim_next(run_id=self.run.pk, worker_id=self.worker_id)
                 if shard is None:
+                    if self.wait_for_others and self._others_hold_shards():
+                        self.waiting = True
+                        return None
                     return []
             shard.run = self.run
             plan = shard_plan(shard)
@@ -282,6 +298,13 @@ class RunSlice:
                     )
                 )
             return requests
+
+    def _others_hold_shards(self) -> bool:
+        return (
+            JudgeShard.objects.filter(run_id=self.run.pk, status=JudgeShard.Status.RUNNING)
+            .exclude(pk__in=list(self.left))
+            .exists()
+        )
 
     def save(self, batch) -> None:
         judgments, closed = [], []
@@ -319,7 +342,9 @@ class RunSlice:
         self.run_status = status
         if status != JudgeRun.Status.RUNNING:
             return TickAnswer(stop=True)
-        return TickAnswer(ceiling=concurrency_share(concurrency, workers, place))
+        # A feed waiting for other workers' shards is asked again at every tick: one of them may
+        # have finished, or died and left its shards to take over.
+        return TickAnswer(ceiling=concurrency_share(concurrency, workers, place), refill=self.waiting)
 
     def execute(self, *, interruptible: bool) -> Delivered:
         share = self.beat().ceiling or self.run.concurrency
@@ -352,7 +377,10 @@ class RunSlice:
                 shards_release(shard_ids=held)
                 run_enqueue(run=JudgeRun.objects.get(pk=self.run.pk))
             else:
-                run_cancel(run=self.run)
+                try:
+                    run_cancel(run=self.run)
+                except RunError:
+                    pass  # it was stopped or ended meanwhile: nothing is left to cancel
                 for shard_id in held:
                     shard_finish(shard_id=shard_id, status=JudgeShard.Status.CANCELLED)
             status = "interrupted"
@@ -381,7 +409,17 @@ def _run_slice(run: JudgeRun, worker_id: str, *, first_shard_id: int | None, on_
         for shard_id in shard_ids:
             shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error=f"{type(error).__name__}: {error}")
         raise
-    work = RunSlice(run, endpoint, worker_id, first_shard_id=first_shard_id, on_progress=on_progress)
+    work = RunSlice(
+        run,
+        endpoint,
+        worker_id,
+        first_shard_id=first_shard_id,
+        on_progress=on_progress,
+        wait_for_others=on_signal == "cancel",
+    )
+    if on_signal == "release":
+        # A worker holds the run: a watchdog looks after it should this worker die.
+        run_watch_schedule(run_id=run.pk)
     try:
         delivered = work.execute(interruptible=True)
         status = work.close(delivered, on_signal=on_signal)

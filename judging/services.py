@@ -44,6 +44,7 @@ from judging.prompts import (
     template_name_for,
     template_problems,
 )
+from judging.workers import worker_is_gone
 from llm.client import CallKind, EndpointError, default_endpoint_limits, endpoint_signature, max_tokens_for
 from llm.models import Endpoint
 
@@ -520,19 +521,86 @@ def run_enqueue(*, run: JudgeRun) -> int:
 
     A worker that takes one holds the run: it claims the run's next shards as its calls run
     low, so the others find their shard taken and end at once, unless a second worker got
-    there first and shares the run. Call it after the shards are committed.
+    there first and shares the run. The run's watchdog is scheduled too (`run_watch`). Call it
+    after the shards are committed.
     """
-    from judging.tasks import judge_shard_task
-
     if run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.FAILED):
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
         run.status = JudgeRun.Status.RUNNING
-    queued = 0
-    for shard_id in list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True)):
+    shard_ids = list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True))
+    _shard_tasks_enqueue(shard_ids)
+    run_watch_schedule(run_id=run.pk)
+    return len(shard_ids)
+
+
+def _shard_tasks_enqueue(shard_ids: list[int]) -> None:
+    from judging.tasks import judge_shard_task  # tasks import the engine, which imports this module
+
+    for shard_id in shard_ids:
         result = judge_shard_task.enqueue(shard_id)
         JudgeShard.objects.filter(pk=shard_id, task_id="").update(task_id=str(result.id)[:64])
-        queued += 1
-    return queued
+
+
+def _abandoned(shard: JudgeShard, now) -> bool:
+    """A running shard whose worker died: its heartbeat is stale, or its process is provably gone."""
+    if shard.status != JudgeShard.Status.RUNNING:
+        return False
+    if shard.heartbeat_at is None or shard.heartbeat_at < now - stale_after():
+        return True
+    return worker_is_gone(shard.worker_id)
+
+
+def _abandoned_shard_ids(run: JudgeRun, now) -> list[int]:
+    running = run.shards.filter(status=JudgeShard.Status.RUNNING).only("pk", "status", "heartbeat_at", "worker_id")
+    return [shard.pk for shard in running if _abandoned(shard, now)]
+
+
+def watchdog_delay() -> timedelta:
+    """How long after one look the run's watchdog looks again: a heartbeat goes stale by then."""
+    return stale_after() + timedelta(seconds=float(settings.JUDGING_HEARTBEAT_SECONDS))
+
+
+def run_watch_schedule(*, run_id: int) -> bool:
+    """Make sure a watchdog task will look at the running run soon (one at a time: the run
+    records when it is due, and a due time already past is replaced). True if one was queued.
+    Only backends that can defer a task have one (the test suite's immediate backend has not)."""
+    from django.tasks import task_backends
+
+    from judging.tasks import run_watch_task  # tasks import the engine, which imports this module
+
+    if not task_backends[run_watch_task.backend].supports_defer:
+        return False
+    now = timezone.now()
+    due = now + watchdog_delay()
+    claimed = (
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING)
+        .filter(Q(watchdog_at__isnull=True) | Q(watchdog_at__lt=now))
+        .update(watchdog_at=due)
+    )
+    if claimed:
+        run_watch_task.using(run_after=due).enqueue(run_id)
+    return bool(claimed)
+
+
+def run_watch(*, run_id: int) -> int:
+    """The run's watchdog, run by any worker: shards whose worker died (stale heartbeat, or a
+    process of this machine that is gone) go back to the queue with a task each, so the run
+    goes on with no one having to resume it; a run whose last worker died between its last
+    judgment and closing the run is closed. Looks again later while the run is running.
+    Returns how many shards were taken back."""
+    JudgeRun.objects.filter(pk=run_id).update(watchdog_at=None)
+    run = JudgeRun.objects.filter(pk=run_id).first()
+    if run is None or run.status != JudgeRun.Status.RUNNING:
+        return 0
+    with transaction.atomic():
+        now = timezone.now()
+        locked = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk__in=_abandoned_shard_ids(run, now))
+        taken_back = [shard.pk for shard in locked if _abandoned(shard, now)]
+        JudgeShard.objects.filter(pk__in=taken_back).update(status=JudgeShard.Status.QUEUED, in_flight=0, task_id="")
+    _shard_tasks_enqueue(taken_back)
+    if not run_close_if_idle(run=run):
+        run_watch_schedule(run_id=run_id)
+    return len(taken_back)
 
 
 def _take(shard: JudgeShard, worker_id: str, now) -> None:
@@ -553,7 +621,8 @@ def _open_run(run_id: int) -> None:
 
 @transaction.atomic
 def shard_claim(*, shard_id: int, worker_id: str) -> bool:
-    """Take a shard for this worker: a queued one, or a running one whose heartbeat is stale.
+    """Take a shard for this worker: a queued one, or a running one whose worker died (its
+    heartbeat is stale, or its process on this machine is gone).
 
     Two workers racing for one shard: the row lock lets exactly one through.
     """
@@ -561,10 +630,7 @@ def shard_claim(*, shard_id: int, worker_id: str) -> bool:
     if shard is None:
         return False
     now = timezone.now()
-    stale = shard.status == JudgeShard.Status.RUNNING and (
-        shard.heartbeat_at is None or shard.heartbeat_at < now - stale_after()
-    )
-    if shard.status != JudgeShard.Status.QUEUED and not stale:
+    if shard.status != JudgeShard.Status.QUEUED and not _abandoned(shard, now):
         return False
     if shard.run.status == JudgeRun.Status.CANCELLED:
         shard.status = JudgeShard.Status.CANCELLED
@@ -583,22 +649,16 @@ def shard_claim(*, shard_id: int, worker_id: str) -> bool:
 @transaction.atomic
 def shard_claim_next(*, run_id: int, worker_id: str) -> JudgeShard | None:
     """Take the run's next shard for a worker whose calls run low: the first queued one, else
-    one left by a worker that died (stale heartbeat). None when there is none, or when the run
-    is no longer running."""
+    one left by a worker that died (stale heartbeat, or a process of this machine that is gone).
+    None when there is none, or when the run is no longer running."""
     if JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first() != JudgeRun.Status.RUNNING:
         return None
     now = timezone.now()
     waiting = JudgeShard.objects.select_for_update(skip_locked=True).filter(run_id=run_id)
     shard = waiting.filter(status=JudgeShard.Status.QUEUED).order_by("index").first()
     if shard is None:
-        shard = (
-            waiting.filter(
-                Q(status=JudgeShard.Status.RUNNING)
-                & (Q(heartbeat_at__lt=now - stale_after()) | Q(heartbeat_at__isnull=True))
-            )
-            .order_by("index")
-            .first()
-        )
+        others = waiting.filter(status=JudgeShard.Status.RUNNING).exclude(worker_id=worker_id[:100]).order_by("index")
+        shard = next((candidate for candidate in others if _abandoned(candidate, now)), None)
     if shard is None:
         return None
     _take(shard, worker_id, now)
@@ -709,11 +769,14 @@ def run_worker_beat(
         },
     )
     status, concurrency = JudgeRun.objects.values_list("status", "concurrency").get(pk=run_id)
-    live = sorted(
-        RunWorker.objects.filter(run_id=run_id, heartbeat_at__gte=now - stale_after()).values_list(
-            "worker_id", flat=True
-        )
+    fresh = RunWorker.objects.filter(run_id=run_id, heartbeat_at__gte=now - stale_after()).values_list(
+        "worker_id", flat=True
     )
+    # A worker of this machine that was killed takes no share while its row is still fresh.
+    gone = [name for name in fresh if worker_is_gone(name)]
+    if gone:
+        RunWorker.objects.filter(run_id=run_id, worker_id__in=gone).delete()
+    live = sorted(set(fresh) - set(gone))
     place = live.index(worker_id[:100]) if worker_id[:100] in live else len(live)
     return status, concurrency, max(1, len(live)), place
 
@@ -800,7 +863,8 @@ def run_resume(
     """Re-queue what a crash, a failure, a stop or a cancel left; returns how many shards were
     re-queued.
 
-    A RUNNING shard counts as abandoned only when its heartbeat is stale (or with `force`).
+    A RUNNING shard counts as abandoned only when its worker died: its heartbeat is stale, or
+    its process on this machine is gone (or with `force`).
     Finished judgments stay: the shard sends only what is missing, and the response cache
     makes a re-sent identical prompt free. Failed calls are sent again, except prompts that
     exceed the judge's context length on the same endpoint, model and max_tokens.
@@ -845,8 +909,9 @@ def _run_requeue(
         run.max_tokens = max_tokens
         changed.append("max_tokens")
     _drop_failed_calls(run)
-    cutoff = timezone.now() - stale_after()
-    abandoned = Q(status=JudgeShard.Status.RUNNING) & (Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+    # Right after a crash the dead worker's heartbeat is still fresh: a process of this machine
+    # that is gone is known dead at once, any other holder once its heartbeat is stale.
+    abandoned = Q(pk__in=_abandoned_shard_ids(run, timezone.now()))
     if force:
         abandoned = Q(status=JudgeShard.Status.RUNNING)
     retry = Q(status__in=[JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]) | abandoned

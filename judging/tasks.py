@@ -4,6 +4,7 @@
 from django.tasks import task
 
 from judging.execution import shard_execute
+from judging.services import run_watch
 
 
 @task(queue_name="judging")
@@ -17,3 +18,9 @@ def run_figures_task(run_id: int) -> str:
 
     figures = run_figures_refresh(run_id=run_id)
     return figures.computed_at.isoformat() if figures is not None else "gone"
+
+
+@task(queue_name="judging")
+def run_watch_task(run_id: int) -> str:
+    """The run's watchdog: a dead worker's shards go back to the queue (judging.services.run_watch)."""
+    return f"{run_watch(run_id=run_id)} shard(s) taken back"

@@ -558,7 +558,8 @@ class CallStream:
 
     Requests come from `run(requests)` and then from `feed()`, which is asked for more while
     fewer calls wait than two windows hold (so a slow call never holds back what comes next),
-    until it returns nothing. Each request gets the next index; `on_outcome(index, outcome,
+    until it returns nothing; a feed that returns None has nothing yet but may have more
+    later, and is asked again after `poke()`. Each request gets the next index; `on_outcome(index, outcome,
     cache_row)` hears of every outcome on the event loop, with the row to store in the cache
     for a reply that was paid for (None for a cached or shared one). Identical requests are sent
     once. `stop()` ends the stream: calls in flight are cancelled, nothing more is sent.
@@ -586,6 +587,7 @@ class CallStream:
         self.active = 0
         self.stopped = False
         self.exhausted = feed is None
+        self.feed_waiting = False
         self.unusable: EndpointUnusable | None = None
         self.failures: Counter[str] = Counter()
         self._leaders: dict[str, list[int]] = {}
@@ -598,6 +600,11 @@ class CallStream:
     def stop(self) -> None:
         """Send nothing more and cancel the calls in flight (what came back was handed over)."""
         self.stopped = True
+        self._wake.set()
+
+    def poke(self) -> None:
+        """Ask the feed again: it said it had nothing yet (None), and something may have come."""
+        self.feed_waiting = False
         self._wake.set()
 
     async def add(self, requests: Sequence[ChatRequest]) -> None:
@@ -617,7 +624,9 @@ class CallStream:
     async def _refill(self) -> None:
         try:
             more = await self.feed()
-            if more:
+            if more is None:
+                self.feed_waiting = True  # nothing now, more may come: asked again after poke()
+            elif more:
                 await self.add(more)
             else:
                 self.exhausted = True
@@ -634,7 +643,12 @@ class CallStream:
                 if feeding is not None and feeding.done():
                     feeding.result()  # a feed that failed stops the stream with its error
                     feeding = None
-                if not self.exhausted and feeding is None and len(self.pending) < max(2 * self.window.size, 32):
+                if (
+                    not self.exhausted
+                    and not self.feed_waiting
+                    and feeding is None
+                    and len(self.pending) < max(2 * self.window.size, 32)
+                ):
                     feeding = asyncio.create_task(self._refill())
                 while self.pending and self.active < self.window.size:
                     self._start(*self.pending.popleft())

@@ -58,10 +58,12 @@ class TickState:
 
 @dataclass(frozen=True)
 class TickAnswer:
-    """What a tick asks for: stop the calls, and/or a new bound for the window."""
+    """What a tick asks for: stop the calls, a new bound for the window, and/or asking the feed
+    again (it had nothing, and now may have)."""
 
     stop: bool = False
     ceiling: int | None = None
+    refill: bool = False
 
 
 @dataclass
@@ -179,6 +181,8 @@ async def deliver_batched(
                     if isinstance(answer, TickAnswer):
                         if answer.ceiling is not None:
                             window.set_ceiling(answer.ceiling)
+                        if answer.refill:
+                            stream.poke()
                         answer = answer.stop
                     if answer and result.stopped is None:
                         result.stopped = "tick"

@@ -1,6 +1,7 @@
 """The judge engine: run-wide windows (workers holding a run, their share and window), running
-counts for cheap progress, auto concurrency and a per-run timeout, cut-off replies and
-context-length failures on judgments, and stored leaderboards (RunFigures)."""
+counts for cheap progress, auto concurrency and a per-run timeout, the watchdog that hands a
+dead worker's shards to another, cut-off replies and context-length failures on judgments,
+and stored leaderboards (RunFigures)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -74,6 +75,11 @@ class Migration(migrations.Migration):
             model_name="judgerun",
             name="replied",
             field=models.PositiveIntegerField(default=0),
+        ),
+        migrations.AddField(
+            model_name="judgerun",
+            name="watchdog_at",
+            field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
             model_name="judgerun",
