@@ -109,13 +109,14 @@ def run_calls(endpoint, requests, window):
 def test_auto_against_a_one_slot_server_finishes_with_no_timeouts(fast_retries):
     """A llama.cpp-like server with one slot: calls beyond it wait in its queue, where their
     timeout runs. A fixed window of 16 times calls out; `auto` finishes every call."""
-    server = FakeLLM(latency=0.05, slots=1).start()
+    server = FakeLLM(latency=0.1, slots=1).start()
     try:
-        # Timeout 0.3 s: a call that waits behind more than five others times out.
-        endpoint = EndpointConfig("one-slot", server.base_url, "K", "m", timeout_seconds=0.3, max_retries=0)
+        # Timeout 0.6 s: a call that waits behind more than five others times out (a machine busy
+        # with other work stalls for a fraction of that, so `auto` meets no timeout of its own).
+        endpoint = EndpointConfig("one-slot", server.base_url, "K", "m", timeout_seconds=0.6, max_retries=0)
         fixed = run_calls(endpoint, [ask(f"fixed {n}") for n in range(40)], AdaptiveWindow(ceiling=16))
         failed = [r for r in fixed if isinstance(r, LLMCallError)]
-        timeouts = [r for r in failed if r.reason.startswith("timeout (no reply within 0.3 s)")]
+        timeouts = [r for r in failed if r.reason.startswith("timeout (no reply within 0.6 s)")]
         # Calls time out while they wait in the server's queue; after three identical failures
         # the stream stops sending the rest.
         assert len(timeouts) >= 3 and len(failed) >= 10
