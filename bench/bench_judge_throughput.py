@@ -129,6 +129,7 @@ def child(args) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
 
     call_command("migrate", verbosity=0)
     from curation.models import Dataset, Item
@@ -255,6 +256,12 @@ def child(args) -> dict:
             out = err = output.read_text()
             first_line = out.splitlines()[0] if out else ""
             printed_id = printed_id or elapsed
+            # Untimed: the run's other shard tasks (each ends at once, its shard taken) are left to
+            # the workers, as a deployed worker would go through them right after the run; stopped
+            # before, they would stand in front of the next case's first shard.
+            drained = time.monotonic() + 60
+            while DBTaskResult.objects.ready().filter(queue_name="judging").exists() and time.monotonic() < drained:
+                time.sleep(0.05)
         finally:
             stop(procs)
         run = JudgeRun.objects.get(pk=int(re.match(r"Run (\d+):", first_line).group(1)))
