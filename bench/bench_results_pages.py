@@ -166,7 +166,6 @@ def main():
     figures_read(what="campaign", campaign=campaign, run=run, compute="missing")
     figures_read(what="campaign", campaign=campaign, compute="missing")
     figures_read(what="style", campaign=campaign, rounds=PAGE_ROUNDS, compute="missing")
-    figures_read(what="style", campaign=campaign, compute="missing")
     figures_read(what="bt", dataset=dataset, compute="missing")
     figures_read(what="agreement", dataset=dataset, run=run, compute="missing")
     run_figures_refresh(run_id=run.pk)
@@ -182,7 +181,7 @@ def main():
         "API campaign BT": f"/api/campaigns/{campaign.slug}/bt/",
         "API campaign alignment": f"/api/campaigns/{campaign.slug}/alignment/?run={run.pk}",
         "API campaign quality": f"/api/campaigns/{campaign.slug}/quality/",
-        "API campaign style BT": f"/api/campaigns/{campaign.slug}/bt/style/",
+        "API campaign style BT": f"/api/campaigns/{campaign.slug}/bt/style/?rounds={PAGE_ROUNDS}",
         "API run leaderboard": f"/api/runs/{run.pk}/leaderboard/",
         "API run diagnostics": f"/api/runs/{run.pk}/diagnostics/",
         "API run progress": f"/api/runs/{run.pk}/progress/",
