@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
-from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
+from annotation.figures import figures_read
+from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_progress,
     assignment_display,
@@ -32,7 +33,6 @@ from annotation.services import (
     vote_cast,
     vote_undo,
 )
-from annotation.style_report import style_bt_report
 from judging.models import JudgeRun
 
 
@@ -229,8 +229,18 @@ ROUNDS = OpenApiParameter("rounds", int, description="Bootstrap rounds (0-5000, 
 SEED = OpenApiParameter("seed", int, description="Bootstrap seed (default 0).")
 
 
+def _figures_response(data, figures: dict) -> Response:
+    """Stored figures with when they were computed and whether newer votes are waiting."""
+    response = Response(data)
+    response["X-Figures-Computed-At"] = figures["computed_at"].isoformat() if figures["computed_at"] else ""
+    response["X-Figures-Stale"] = "1" if figures["stale"] else "0"
+    return response
+
+
 class CampaignBtApi(APIView):
-    """Bradley-Terry scores, bootstrap intervals and ranks from the campaign's votes."""
+    """Bradley-Terry scores, bootstrap intervals and ranks from the campaign's votes, as stored by
+    the background task: the X-Figures-Computed-At header says when, X-Figures-Stale whether
+    newer votes are waiting (a refresh is then queued)."""
 
     permission_classes = [ResearcherPermission]
 
@@ -239,12 +249,14 @@ class CampaignBtApi(APIView):
         campaign = researcher_campaign(slug)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
-        return Response(BTReportSerializer(bt_report(campaign=campaign, rounds=rounds, seed=seed)).data)
+        payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
+        return _figures_response(BTReportSerializer(payload["bt"]).data, figures)
 
 
 class CampaignStyleBtApi(APIView):
     """Bradley-Terry with style covariates (length, markdown headers, list items, bold), from the
-    same votes as the plain fit, with bootstrap intervals; and the style effects themselves."""
+    same votes as the plain fit, with bootstrap intervals; and the style effects themselves
+    (stored figures, as the BT endpoint)."""
 
     permission_classes = [ResearcherPermission]
 
@@ -253,11 +265,13 @@ class CampaignStyleBtApi(APIView):
         campaign = researcher_campaign(slug)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
-        return Response(StyleBTReportSerializer(style_bt_report(campaign=campaign, rounds=rounds, seed=seed)).data)
+        payload, figures = figures_read(what="style", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
+        return _figures_response(StyleBTReportSerializer(payload).data, figures)
 
 
 class CampaignAlignmentApi(APIView):
-    """BT against the judge, satisfaction against the judge per intent, and agreement."""
+    """BT against the judge, satisfaction against the judge per intent, and agreement (stored
+    figures, as the BT endpoint)."""
 
     permission_classes = [ResearcherPermission]
 
@@ -282,19 +296,21 @@ class CampaignAlignmentApi(APIView):
             run = default_run_for(dataset=campaign.dataset)
             if run is None:
                 raise NotFound("No finished pointwise judge run on the campaign's dataset.")
-        report = alignment_report(dataset=campaign.dataset, campaign=campaign, run=run, rounds=rounds, seed=seed)
-        return Response(AlignmentReportSerializer(report).data)
+        payload, figures = figures_read(
+            what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
+        )
+        return _figures_response(AlignmentReportSerializer(payload["report"]).data, figures)
 
 
 class CampaignQualityApi(APIView):
-    """Per annotator: votes, gold accuracy, median seconds per item, flagged or not."""
+    """Per annotator: votes, gold accuracy, median seconds per item, flagged or not (stored figures)."""
 
     permission_classes = [ResearcherPermission]
 
     @extend_schema(responses=AnnotatorQualitySerializer(many=True))
     def get(self, request, slug):
-        rows = annotator_quality(campaign=researcher_campaign(slug))
-        return Response(AnnotatorQualitySerializer(rows, many=True).data)
+        payload, figures = figures_read(what="campaign", campaign=researcher_campaign(slug), compute="missing")
+        return _figures_response(AnnotatorQualitySerializer(payload["quality"], many=True).data, figures)
 
 
 class CampaignManifestApi(APIView):

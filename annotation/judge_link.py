@@ -1,7 +1,10 @@
 """Hands the human votes to judging's run diagnostics (judging/human_votes.py), which cannot
 import this app: registered at start-up by annotation/apps.py."""
 
-from judging.human_votes import human_verdict_source
+from django.db.models import Count, Max
+
+from annotation.models import Vote
+from judging.human_votes import human_verdict_source, human_votes_marker_source
 
 
 @human_verdict_source
@@ -12,3 +15,10 @@ def dataset_human_verdicts(*, dataset) -> dict[tuple[int, str, str], list[str]]:
     from annotation.report import vote_units
 
     return {unit: [label for _rater, label in ratings] for unit, ratings in vote_units(dataset=dataset).items()}
+
+
+@human_votes_marker_source
+def dataset_votes_marker(*, dataset) -> list:
+    """The dataset's vote count and newest vote id: a vote cast, taken back or imported changes it."""
+    counted = Vote.objects.filter(item__dataset=dataset).aggregate(n=Count("pk"), last=Max("pk"))
+    return [counted["n"], counted["last"]]

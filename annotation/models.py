@@ -163,3 +163,43 @@ class Vote(models.Model):
 
     def __str__(self):
         return f"vote {self.pk}: {self.winner}"
+
+
+class StoredFigures(models.Model):
+    """Statistics as the results page, the API and the exports show them: Bradley-Terry with
+    bootstrap intervals, agreement, alignment with a judge run and annotator quality, for a
+    campaign (what="campaign") or all votes of a dataset (what="bt", "agreement"). Computed
+    by a background task and stored with the inputs they came from (core/figures.py says why);
+    one row per scope and parameters (`key`)."""
+
+    class What(models.TextChoices):
+        CAMPAIGN = "campaign", _("Campaign results")
+        STYLE = "style", _("Style-controlled Bradley-Terry of a campaign")
+        BT = "bt", _("Bradley-Terry over a dataset's votes")
+        AGREEMENT = "agreement", _("Agreement over a dataset's votes")
+
+    key = models.CharField(max_length=200, unique=True)
+    what = models.CharField(max_length=16, choices=What.choices)
+    campaign = models.ForeignKey(Campaign, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("judging.JudgeRun", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    rounds = models.PositiveIntegerField(default=1000)
+    seed = models.BigIntegerField(default=0)
+    payload = models.JSONField(default=dict)
+    # What the figures came from: vote count and newest vote id, the judge run's counts.
+    inputs = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    refresh_queued_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "stored figures"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(what__in=["campaign", "style"], campaign__isnull=False)
+                | (~Q(what__in=["campaign", "style"]) & Q(dataset__isnull=False)),
+                name="stored_figures_have_a_scope",
+            ),
+        ]
+
+    def __str__(self):
+        return self.key

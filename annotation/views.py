@@ -12,8 +12,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
-from annotation.report import alignment_report, annotator_quality, bt_report, default_run_for
+from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_progress,
     assignment_display,
@@ -28,7 +29,7 @@ from annotation.services import (
     vote_cast,
     vote_undo,
 )
-from annotation.style_report import PAGE_ROUNDS, style_beside_plain, style_bt_report
+from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
 from core.params import int_param
 from curation.models import Dataset
@@ -113,34 +114,40 @@ def _int_param(request: HttpRequest, name: str, default, low, high):
 
 @researcher_required
 def results(request: HttpRequest, slug: str) -> HttpResponse:
-    """Bradley-Terry with intervals, judge alignment plots, agreement and annotator quality."""
+    """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
+    annotator quality, as stored by the background task (the page says when they were computed
+    and whether newer votes are waiting)."""
     campaign = researcher_campaign(slug)
-    rounds = _int_param(request, "rounds", 1000, 0, 5000)
+    rounds = _int_param(request, "rounds", DEFAULT_ROUNDS, 0, 5000)
     run_id = int_param(request.GET.get("run"), name="run")
     run = None
     if run_id is not None:
         run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
     run = run or default_run_for(dataset=campaign.dataset)
-    if run is not None:
-        report = alignment_report(dataset=campaign.dataset, campaign=campaign, run=run, rounds=rounds)
-        bt = report["bt"]
-    else:
-        report = None
-        bt = bt_report(campaign=campaign, rounds=rounds)
-    style = style_bt_report(campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
+    payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
+    style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
     context = {
         "campaign": campaign,
         "run": run,
-        "bt": bt,
-        "style": style,
-        "style_rows": style_beside_plain(bt, style),
+        "figures": figures,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
-        "report": report,
-        "quality": annotator_quality(campaign=campaign),
-        "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
-        "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
-        "min_points": correlation.MIN_POINTS,
     }
+    if payload is None:
+        return render(request, "annotation/results.html", context)
+    bt, report = payload["bt"], payload["report"]
+    context.update(
+        {
+            "bt": bt,
+            "style": style,
+            # The style fit is stored apart (fewer rounds); until it is computed the plain fit shows alone.
+            "style_rows": style_beside_plain(bt, style) if style else [],
+            "report": report,
+            "quality": payload["quality"],
+            "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
+            "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
+            "min_points": correlation.MIN_POINTS,
+        }
+    )
     if report:
         context["bt_judge_plot"] = plots.scatter(
             [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]

@@ -1,21 +1,29 @@
-"""Judge throughput: calls against a loopback OpenAI-compatible server with a fixed latency.
+"""Judge throughput as a researcher feels it: `manage.py judge` timed from its start to its end.
 
-For each database (SQLite in a temporary file; PostgreSQL when reachable) it measures, in one
-run and side by side:
-  - the papers' way: 1 call in flight (a sample of --baseline-calls, reported per call and
-    extrapolated to --calls),
-  - 64 calls in flight with one `db_worker` (one shard of --calls units),
-  - 64 calls in flight with two `db_worker`s (two shards of 32 in flight each),
-each from enqueue to the run's FINISHED status, through the real task queue, workers,
-openai client, response cache and judgment writes. Target: 64 in flight within 1.15x of
-calls x latency / 64.
+For each database (SQLite in a temporary file; PostgreSQL when one is given) it runs, side by
+side in one process tree, through the real path (the `judge` command, run and shards,
+`db_worker` processes polling every 50 ms, the openai client, the response cache, the
+judgment writes and the command's own progress polling):
 
-    .venv/bin/python bench/bench_judge_throughput.py [--calls 2000] [--latency 0.2]
-        [--baseline-calls 100] [--databases sqlite,postgres]
+  - baseline: 1 call in flight (what the papers' scripts do), a sample of --baseline-calls,
+    per call, scaled to --calls;
+  - fixed: --calls calls, 64 in flight, one worker, a loopback server answering after
+    --latency (target: within 1.15x of calls x latency / 64);
+  - lognormal: the same with lognormal latencies (median --latency, sigma 1: p99 about 10x
+    the median; target: within 1.2x of the sum of the latencies / 64, the sum computed from the
+    very prompts the run sends);
+  - two workers: 128 in flight across two workers (target on PostgreSQL: within 1.25x of
+    calls x latency / 128).
 
-PostgreSQL runs when DATABASE_URL (or --postgres-url) names one you can spare: it is migrated
-and filled with uniquely named benchmark datasets. The loopback server runs in its own
-processes (--server-processes) so that it is not what limits the rate.
+With --scale it also runs 10,000- and 100,000-judgment runs at 1, 2 and 4 workers (64 in
+flight each) and reads each worker's peak memory (VmHWM): a worker's memory must not grow
+with the size of the run.
+
+The loopback servers run in processes of their own (--server-processes per server), off the
+critical path. Nothing here asserts: it prints ratios.
+
+    .venv/bin/python bench/bench_judge_throughput.py [--calls 3692] [--latency 0.2]
+        [--baseline-calls 50] [--databases sqlite,postgres] [--postgres-url URL] [--scale]
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,22 +41,36 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+TARGETS = {"fixed": 1.15, "lognormal": 1.2, "two_workers": 1.25}
 
 
-def start_server(latency: float, processes: int) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, sigma: float, processes: int) -> tuple[subprocess.Popen, str]:
     server = subprocess.Popen(
-        [PY, "-m", "tests.judging.fake_llm", "--latency", str(latency), "--processes", str(processes)],
+        [
+            PY,
+            "-m",
+            "tests.judging.fake_llm",
+            "--light",
+            "--latency",
+            str(latency),
+            "--sigma",
+            str(sigma),
+            "--processes",
+            str(processes),
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
     )
-    base_url = server.stdout.readline().strip()
-    return server, base_url
+    return server, server.stdout.readline().strip()
 
 
-def start_workers(count: int, env: dict) -> list[subprocess.Popen]:
-    return [
-        subprocess.Popen(
+def start_workers(count: int, env: dict, logs: Path) -> list[subprocess.Popen]:
+    """Workers as deployed, polling every 50 ms; returned once each says it is polling."""
+    workers = []
+    for n in range(count):
+        log = logs / f"worker-{n}-{uuid.uuid4().hex[:6]}.log"
+        process = subprocess.Popen(
             [
                 PY,
                 "manage.py",
@@ -63,141 +86,274 @@ def start_workers(count: int, env: dict) -> list[subprocess.Popen]:
             ],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
         )
-        for n in range(count)
-    ]
+        process.log = log
+        workers.append(process)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all("Starting worker" in w.log.read_text() for w in workers):
+        time.sleep(0.05)
+    return workers
 
 
-def one_database(args) -> dict:
-    """Runs inside a child process whose DATABASE_URL is set: Django is configured once per database."""
-    import django
+def peak_memory_mib(process: subprocess.Popen) -> float | None:
+    try:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return int(match.group(1)) / 1024 if match else None
 
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def child(args) -> dict:
+    """Runs in a process whose DATABASE_URL is set: Django is configured once per database."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(ROOT))
+    import django
+
     django.setup()
     from django.core.management import call_command
     from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
 
     call_command("migrate", verbosity=0)
     from curation.models import Dataset, Item
+    from judging.execution import shard_plan
     from judging.models import Answer, CandidateModel, JudgeRun
-    from judging.services import run_create, run_enqueue
+    from judging.selectors import run_progress
+    from judging.services import run_create
     from llm.models import Endpoint
+    from tests.judging.fake_llm import lognormal_latency
 
-    server, base_url = start_server(args.latency, args.server_processes)
-    endpoint, _ = Endpoint.objects.update_or_create(
-        name="bench-loopback", defaults={"base_url": base_url, "max_in_flight": 64, "timeout_seconds": 30}
-    )
-    env = {**os.environ}
+    logs = Path(tempfile.mkdtemp(prefix="bench-judge-"))
+    fixed_server, fixed_url = start_server(args.latency, 0.0, args.server_processes)
+    lognormal_server, lognormal_url = start_server(args.latency, 1.0, args.server_processes)
+    for name, url in (("bench-fixed", fixed_url), ("bench-lognormal", lognormal_url)):
+        Endpoint.objects.update_or_create(
+            name=name, defaults={"base_url": url, "max_in_flight": None, "timeout_seconds": 60, "max_retries": 2}
+        )
     model, _ = CandidateModel.objects.get_or_create(name="bench-model")
+    # Workers and the command run as deployed: DEBUG off (with DEBUG on, Django keeps the text
+    # of the last 9,000 queries, which a benchmark of bulk inserts would measure instead).
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": f"bench-only-{uuid.uuid4().hex}"}
 
     def fresh_dataset(calls: int) -> Dataset:
         # Unique texts: nothing may come from the response cache.
         nonce = uuid.uuid4().hex[:10]
         dataset = Dataset.objects.create(name=f"bench-{nonce}")
-        items = Item.objects.bulk_create(
-            [
-                Item(dataset=dataset, external_id=str(n), question=f"q {nonce} {n}", reference="r", intent="factual_qa")
-                for n in range(calls)
-            ]
-        )
-        Answer.objects.bulk_create(
-            [Answer(item=item, model=model, text=f"a {nonce} {item.external_id}") for item in items]
-        )
+        for start in range(0, calls, 5000):
+            items = Item.objects.bulk_create(
+                [
+                    Item(
+                        dataset=dataset,
+                        external_id=str(n),
+                        question=f"q {nonce} {n}",
+                        reference="r",
+                        intent="factual_qa",
+                    )
+                    for n in range(start, min(calls, start + 5000))
+                ]
+            )
+            Answer.objects.bulk_create(
+                [Answer(item=item, model=model, text=f"a {nonce} {item.external_id}") for item in items]
+            )
         return dataset
 
-    spans: list[float | None] = []
+    def latency_sum(dataset: Dataset) -> float:
+        """The latencies the lognormal server will use: from the prompts the run will send."""
+        probe = run_create(
+            dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model], concurrency=1
+        )
+        total = sum(
+            lognormal_latency(unit.prompt, args.latency, 1.0)
+            for shard in probe.shards.all()
+            for unit in shard_plan(shard)
+        )
+        probe.delete()
+        return total
 
-    def timed_run(calls: int, workers: int, in_flight: int) -> float:
+    def timed(
+        label: str,
+        *,
+        calls: int,
+        workers: int,
+        concurrency: int,
+        endpoint: str = "bench-fixed",
+        ideal: float | None = None,
+    ) -> dict:
+        dataset = fresh_dataset(calls)
+        if ideal is None:
+            ideal = (
+                latency_sum(dataset) / concurrency
+                if endpoint == "bench-lognormal"
+                else calls * args.latency / concurrency
+            )
         print(
-            f"  [{connection.vendor}] {calls} calls, {in_flight} in flight per worker, {workers} worker(s)...",
+            f"  [{connection.vendor}] {label}: {calls} calls, {concurrency} in flight, {workers} worker(s)...",
             file=sys.stderr,
             flush=True,
         )
-        dataset = fresh_dataset(calls)
-        shard_size = -(-calls // workers)
-        run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="bench-judge",
-            candidates=[model],
-            endpoint=endpoint,
-            concurrency=in_flight,
-            shard_size=shard_size,
-        )
-        procs = start_workers(workers, env)
+        procs = start_workers(workers, env, logs)
+        idle_memory = [peak_memory_mib(p) for p in procs]
         try:
-            # Start the clock only once every worker has judged something: a warm-up run with one
-            # 200 ms shard per worker, queued together (a worker holds one task at a time).
-            for _attempt in range(20):
-                warm = run_create(
-                    dataset=fresh_dataset(workers),
-                    mode="pointwise",
-                    judge_model="bench-judge",
-                    candidates=[model],
-                    endpoint=endpoint,
-                    concurrency=1,
-                    shard_size=1,
-                )
-                run_enqueue(run=warm)
-                while JudgeRun.objects.values_list("status", flat=True).get(pk=warm.pk) in ("pending", "running"):
-                    time.sleep(0.05)
-                if len(set(warm.shards.values_list("worker_id", flat=True))) == workers:
-                    break
-                print("    a worker is not up yet; warming up again", file=sys.stderr, flush=True)
-            time.sleep(0.3)
+            output = logs / f"judge-{uuid.uuid4().hex[:6]}.out"
             started = time.perf_counter()
-            run_enqueue(run=run)
-            while True:
-                status = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
-                if status not in ("pending", "running"):
-                    break
-                time.sleep(0.02)
+            command_started = timezone.now()
+            with output.open("w") as sink:
+                command = subprocess.Popen(
+                    [
+                        PY,
+                        "manage.py",
+                        "judge",
+                        "--dataset",
+                        dataset.name,
+                        "--mode",
+                        "pointwise",
+                        "--judge-model",
+                        "bench-judge",
+                        "--models",
+                        model.name,
+                        "--endpoint",
+                        endpoint,
+                        "--concurrency",
+                        str(concurrency),
+                        *(["--shard-size", str(args.shard_size)] if args.shard_size else []),
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+            printed_id = None
+            while command.poll() is None:
+                if printed_id is None and "\n" in output.read_text():
+                    printed_id = time.perf_counter() - started
+                gone = [p for p in procs if p.poll() is not None]
+                if gone:  # a worker killed from outside: the run would wait for a worker forever
+                    command.kill()
+                    raise SystemExit(
+                        f"{label}: a worker exited during the run (code {gone[0].returncode}); see {gone[0].log}"
+                    )
+                time.sleep(0.01 if printed_id is None else 0.05)
             elapsed = time.perf_counter() - started
-            # The run's own span, from its first shard's start to its finish, for comparison.
-            run.refresh_from_db()
-            first = run.shards.order_by("started_at").values_list("started_at", flat=True).first()
-            spans.append((run.finished_at - first).total_seconds() if first and run.finished_at else None)
+            memory = [peak_memory_mib(p) for p in procs]
+            out = err = output.read_text()
+            first_line = out.splitlines()[0] if out else ""
+            printed_id = printed_id or elapsed
+            # Untimed: the run's other shard tasks (each ends at once, its shard taken) are left to
+            # the workers, as a deployed worker would go through them right after the run; stopped
+            # before, they would stand in front of the next case's first shard.
+            drained = time.monotonic() + 60
+            while DBTaskResult.objects.ready().filter(queue_name="judging").exists() and time.monotonic() < drained:
+                time.sleep(0.05)
         finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                proc.wait(timeout=30)
+            stop(procs)
+        run = JudgeRun.objects.get(pk=int(re.match(r"Run (\d+):", first_line).group(1)))
         done = run.judgments.filter(call_error="", parse_error="").count()
-        if status != "finished" or done != calls:
-            raise SystemExit(f"benchmark run {run.pk} ended {status} with {done}/{calls} judgments")
-        return elapsed
+        if command.returncode != 0 or run.status != "finished" or done != calls:
+            raise SystemExit(
+                f"{label}: run {run.pk} ended {run.status} with {done}/{calls} judgments, exit "
+                f"{command.returncode}\n{out[-2000:]}\n{err[-2000:]}"
+            )
+        first = run.shards.order_by("started_at").values_list("started_at", flat=True).first()
+        last = run.judgments.order_by("-created_at").values_list("created_at", flat=True).first()
+        print(
+            f"    made {(run.created_at - command_started).total_seconds():.2f} s after the start; first shard "
+            f"{(first - run.created_at).total_seconds():.2f} s later; last judgment "
+            f"{(last - first).total_seconds():.2f} s later; finished {(run.finished_at - last).total_seconds():.2f} s "
+            f"later; the command ended {elapsed - (run.finished_at - command_started).total_seconds():.2f} s later",
+            file=sys.stderr,
+            flush=True,
+        )
+        return {
+            "label": label,
+            "calls": calls,
+            "workers": workers,
+            "concurrency": concurrency,
+            "elapsed": elapsed,
+            "ideal": ideal,
+            "ratio": elapsed / ideal,
+            "printed_id_after": printed_id,
+            "picked_up_after": (first - run.created_at).total_seconds(),
+            "peak_memory_mib": memory,
+            "idle_memory_mib": idle_memory,
+            "shards_by_worker": len(set(run.shards.values_list("worker_id", flat=True))),
+        }
 
+    def scale() -> list[dict]:
+        return [
+            timed(f"scale {calls}", calls=calls, workers=workers, concurrency=64 * workers)
+            for calls in (10_000, 100_000)
+            for workers in (1, 2, 4)
+        ]
+
+    results = {"database": connection.vendor}
     try:
-        baseline = timed_run(args.baseline_calls, 1, 1)
-        one = timed_run(args.calls, 1, 64)
-        two = timed_run(args.calls, 2, 32)
+        if args.scale_only:
+            results["scale"] = scale()
+            return results
+        cases = set(args.cases.split(","))
+        if "baseline" in cases:
+            baseline = timed("baseline", calls=args.baseline_calls, workers=1, concurrency=1)
+            results["baseline_per_call"] = baseline["elapsed"] / args.baseline_calls
+        if "fixed" in cases:
+            results["fixed"] = timed("fixed", calls=args.calls, workers=1, concurrency=64)
+        # Progress as `judge` polls it, on a finished run: queries and time per poll.
+        run = JudgeRun.objects.order_by("-pk").first()
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            for _ in range(20):
+                run_progress(run=run)
+            per_poll = (time.perf_counter() - started) / 20
+        results["poll"] = {"queries": len(queries) // 20, "ms": per_poll * 1000}
+        if "lognormal" in cases:
+            results["lognormal"] = timed(
+                "lognormal", calls=args.calls, workers=1, concurrency=64, endpoint="bench-lognormal"
+            )
+        if "two_workers" in cases:
+            results["two_workers"] = timed("two workers", calls=args.calls, workers=2, concurrency=128)
+        if args.scale:
+            results["scale"] = scale()
     finally:
-        server.terminate()
-        server.wait()
-    return {
-        "database": connection.vendor,
-        "baseline_per_call": baseline / args.baseline_calls,
-        "one_worker": one,
-        "two_workers": two,
-        "spans": spans,
-    }
+        stop([fixed_server, lognormal_server])
+    return results
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=3692)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--baseline-calls", type=int, default=100)
+    parser.add_argument("--baseline-calls", type=int, default=50)
     parser.add_argument("--databases", default="sqlite,postgres")
     parser.add_argument(
         "--server-processes",
         type=int,
         default=2,
-        help="processes serving the loopback port (one Python process tops out near 300 calls/s)",
+        help="processes serving each loopback port (one Python process tops out near 300 calls/s)",
+    )
+    parser.add_argument("--scale", action="store_true", help="also 10k and 100k judgments at 1, 2 and 4 workers")
+    parser.add_argument("--scale-only", action="store_true", help="only the 10k and 100k runs")
+    parser.add_argument("--shard-size", type=int, help="judge --shard-size (default: the command's)")
+    parser.add_argument(
+        "--cases",
+        default="baseline,fixed,lognormal,two_workers",
+        help="which of baseline, fixed, lognormal, two_workers to run",
     )
     parser.add_argument(
         "--postgres-url",
@@ -207,14 +363,10 @@ def main():
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(one_database(args)))
+        print(json.dumps(child(args)))
         return 0
 
-    ideal = args.calls * args.latency / 64
-    print(
-        f"{args.calls} calls, {args.latency * 1000:.0f} ms latency; ideal at 64 in flight: {ideal:.2f} s; "
-        f"target <= {1.15 * ideal:.2f} s (1.15x)"
-    )
+    print(f"{args.calls} calls, {args.latency * 1000:.0f} ms median latency; `judge` timed from its start to its end")
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         urls = {"sqlite": f"sqlite:///{tmp}/bench.sqlite3", "postgres": args.postgres_url}
@@ -223,51 +375,79 @@ def main():
                 print(f"== {name}: skipped (set DATABASE_URL or --postgres-url to a PostgreSQL database you can spare)")
                 continue
             env = {**os.environ, "DATABASE_URL": urls[name], "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings"}
-            child = subprocess.run(
-                [
-                    PY,
-                    __file__,
-                    "--child",
-                    "--calls",
-                    str(args.calls),
-                    "--latency",
-                    str(args.latency),
-                    "--baseline-calls",
-                    str(args.baseline_calls),
-                    "--server-processes",
-                    str(args.server_processes),
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                text=True,  # stderr (progress, errors) shows as it comes
-            )
-            if child.returncode != 0:
+            command = [
+                PY,
+                __file__,
+                "--child",
+                "--calls",
+                str(args.calls),
+                "--latency",
+                str(args.latency),
+                "--baseline-calls",
+                str(args.baseline_calls),
+                "--server-processes",
+                str(args.server_processes),
+                "--cases",
+                args.cases,
+            ] + (["--shard-size", str(args.shard_size)] if args.shard_size else [])
+            if args.scale:
+                command.append("--scale")
+            if args.scale_only:
+                command.append("--scale-only")
+            load = os.getloadavg()[0]
+            done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+            if done.returncode != 0:
                 print(f"== {name}: failed (see the error above)")
                 failed = True
                 continue
-            result = json.loads(child.stdout.strip().splitlines()[-1])
-            sequential = result["baseline_per_call"] * args.calls
-            print(f"== {name}")
+            result = json.loads(done.stdout.strip().splitlines()[-1])
             print(
-                f"  1 in flight (sample of {args.baseline_calls}): {result['baseline_per_call'] * 1000:.1f} ms/call "
-                f"-> {sequential:.1f} s for {args.calls} calls"
+                f"== {name} (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after: other processes "
+                "share these cores)"
             )
-            for span_index, (label, key) in enumerate(
-                (("64 in flight, 1 worker ", "one_worker"), ("64 in flight, 2 workers", "two_workers")), 1
-            ):
-                span = result["spans"][span_index]
-                ratio = result[key] / ideal
-                ok = ratio <= 1.15
-                failed |= not ok
+            if args.scale_only:
+                print_scale(result)
+                continue
+            sequential = result.get("baseline_per_call", args.latency) * args.calls
+            if "baseline_per_call" in result:
                 print(
-                    f"  {label}: {result[key]:.2f} s = {ratio:.3f}x ideal ({'ok' if ok else 'OVER 1.15x'}); "
-                    f"{sequential / result[key]:.1f}x faster than 1 in flight; first shard start to finish "
-                    f"{span:.2f} s"
-                    if span is not None
-                    else ""
+                    f"  1 in flight (sample of {args.baseline_calls}, command included): "
+                    f"{result['baseline_per_call'] * 1000:.1f} ms/call -> {sequential:.1f} s for {args.calls} calls"
                 )
+            for key, label in (
+                ("fixed", "64 in flight, 1 worker, fixed latency"),
+                ("lognormal", "64 in flight, 1 worker, lognormal   "),
+                ("two_workers", "128 in flight, 2 workers, fixed     "),
+            ):
+                if key not in result:
+                    continue
+                row = result[key]
+                ok = row["ratio"] <= TARGETS[key]
+                failed |= not ok and (key != "two_workers" or name == "postgres")
+                print(
+                    f"  {label}: {row['elapsed']:.2f} s, ideal {row['ideal']:.2f} s = {row['ratio']:.3f}x "
+                    f"({'ok' if ok else f'OVER {TARGETS[key]}x'}); {sequential / row['elapsed']:.0f}x faster than "
+                    f"1 in flight; run id printed after {row['printed_id_after']:.2f} s, first shard picked up "
+                    f"{row['picked_up_after'] * 1000:.0f} ms after the run was made; workers holding shards: "
+                    f"{row['shards_by_worker']}"
+                )
+            print(f"  progress poll: {result['poll']['queries']} queries, {result['poll']['ms']:.1f} ms")
+            print_scale(result)
     return 1 if failed else 0
+
+
+def print_scale(result: dict) -> None:
+    for row in result.get("scale", []):
+        memory = ", ".join(
+            f"{idle:.0f} -> {peak:.0f}"
+            for idle, peak in zip(row["idle_memory_mib"], row["peak_memory_mib"])
+            if idle is not None and peak is not None
+        )
+        print(
+            f"  scale: {row['calls']:>6} calls, {row['workers']} worker(s) at {row['concurrency']} in flight: "
+            f"{row['elapsed']:.1f} s, ideal {row['ideal']:.1f} s = {row['ratio']:.3f}x; "
+            f"worker memory (started -> peak) {memory} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -232,6 +232,24 @@ JUDGING_HEARTBEAT_SECONDS = float(os.environ.get("JUDGING_HEARTBEAT_SECONDS", "5
 JUDGING_STALE_SECONDS = float(os.environ.get("JUDGING_STALE_SECONDS", "30"))
 JUDGING_RETRY_BASE_SECONDS = float(os.environ.get("JUDGING_RETRY_BASE_SECONDS", "0.5"))
 JUDGING_RETRY_CAP_SECONDS = float(os.environ.get("JUDGING_RETRY_CAP_SECONDS", "30"))
+# How often a worker holding a run notices a cancel, a stop and the other workers sharing the
+# run's concurrency (one cheap read); heartbeats are written every HEARTBEAT seconds.
+JUDGING_TICK_SECONDS = float(os.environ.get("JUDGING_TICK_SECONDS", "0.5"))
+
+# LLM calls (llm/client.py). Every call has a max_tokens: the run's or command's, else the
+# endpoint's, else the default of its kind. `auto` concurrency (endpoints that state no limit)
+# grows the window up to LLM_AUTO_MAX_IN_FLIGHT while the server keeps up.
+LLM_MAX_TOKENS = {
+    "judging": int(os.environ.get("LLM_MAX_TOKENS_JUDGING", "1024")),
+    "generation": int(os.environ.get("LLM_MAX_TOKENS_GENERATION", "2048")),
+    "reference": int(os.environ.get("LLM_MAX_TOKENS_REFERENCE", "2048")),
+    "translation": int(os.environ.get("LLM_MAX_TOKENS_TRANSLATION", "2048")),
+}
+LLM_AUTO_MAX_IN_FLIGHT = int(os.environ.get("LLM_AUTO_MAX_IN_FLIGHT", "64"))
+
+# Stored figures (BT, bootstrap, agreement, leaderboards) are recomputed by a background task
+# at most once per FIGURES_DEBOUNCE_SECONDS after their votes or judgments change.
+FIGURES_DEBOUNCE_SECONDS = float(os.environ.get("FIGURES_DEBOUNCE_SECONDS", "5"))
 
 # Rate limits (core/throttling.py), per signed-in account or per client (a keyed hash of the
 # address, never the address). "N/s|min|hour|day".

@@ -13,11 +13,15 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import transaction
 
+from annotation.figures import figures_read
 from annotation.models import Campaign
+from annotation.report import default_run_for
+from annotation.style_report import PAGE_ROUNDS
 from core.roles import Role
 from curation.models import Study
+from judging.figures import run_figures_refresh
 from judging.models import JudgeRun, JudgeTemplate
-from judging.services import item_template_name, template_family, templates_ensure_defaults
+from judging.services import item_template_name, run_counters_refresh, template_family, templates_ensure_defaults
 
 # Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
 DEMO_FIXTURES = ["demo.json", "demo_curation.json"]
@@ -63,6 +67,8 @@ def demo_seed() -> bool:
     annotator = User.objects.get(username="annotator")
     for campaign in Campaign.objects.filter(slug="demo"):
         campaign.annotators.add(annotator)
+    if loaded:
+        _demo_figures()
     return loaded
 
 
@@ -80,3 +86,16 @@ def _demo_run_templates() -> None:
             judgment.template = latest[name]
             judgment.save(update_fields=["template"])
         run.templates.set([template for template in latest.values() if template is not None])
+
+
+def _demo_figures() -> None:
+    """The demo's figures, computed once at seeding (a worker would do it a moment later), so its
+    pages show them on the first visit; its runs' running counts are recounted from their rows."""
+    for run in JudgeRun.objects.all():
+        run_counters_refresh(run=run)
+        run_figures_refresh(run_id=run.pk)
+    for campaign in Campaign.objects.select_related("dataset"):
+        figures_read(
+            what="campaign", campaign=campaign, run=default_run_for(dataset=campaign.dataset), compute="missing"
+        )
+        figures_read(what="style", campaign=campaign, rounds=PAGE_ROUNDS, compute="missing")

@@ -8,13 +8,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
-from judging.diagnostics_report import run_diagnostics
 from judging.diagnostics_serializers import RunDiagnosticsSerializer
+from judging.figures import run_figures_read
 from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.probe_report import run_probe_report
 from judging.prompts import TEMPLATE_SETS
-from judging.selectors import GROUPS, leaderboard_rows, run_get, run_list_with_progress, run_progress, template_list
+from judging.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
 from judging.services import (
     DEFAULT_SHARD_SIZE,
     MAX_SYSTEM_PROMPT_CHARS,
@@ -26,18 +25,33 @@ from judging.services import (
 )
 
 
+def _figures_response(data, figures: dict) -> Response:
+    """Stored figures with when they were computed and whether newer judgments are waiting."""
+    response = Response(data)
+    response["X-Figures-Computed-At"] = figures["computed_at"].isoformat() if figures["computed_at"] else ""
+    response["X-Figures-Stale"] = "1" if figures["stale"] else "0"
+    return response
+
+
 class ProgressSerializer(serializers.Serializer):
     class Meta:
         ref_name = "RunProgress"
 
     status = serializers.CharField()
+    error = serializers.CharField(help_text="Why the run stopped or failed, and how to continue.")
     total = serializers.IntegerField()
     done = serializers.IntegerField()
     remaining = serializers.IntegerField()
     parse_failures = serializers.IntegerField()
     call_failures = serializers.IntegerField()
+    cut_off = serializers.IntegerField(help_text="Replies cut off by max_tokens: kept, never scored.")
     cached = serializers.IntegerField()
     in_flight = serializers.IntegerField()
+    window = serializers.IntegerField(help_text="Calls the workers' adaptive windows allow in flight now.")
+    concurrency = serializers.CharField(help_text="The run's limit across all workers, or auto.")
+    overloads = serializers.IntegerField(help_text="429, 503, 504 answers and timeouts that shrank the window.")
+    workers = serializers.IntegerField()
+    waiting_for_worker = serializers.BooleanField(help_text="Running, but no worker holds the run.")
     rate_per_second = serializers.FloatField()
     eta_seconds = serializers.IntegerField(allow_null=True)
     prompt_tokens = serializers.IntegerField()
@@ -62,11 +76,14 @@ class RunDetailSerializer(serializers.Serializer):
     templates = serializers.SerializerMethodField()
     both_orders = serializers.BooleanField()
     seed = serializers.IntegerField()
-    concurrency = serializers.IntegerField()
+    concurrency = serializers.IntegerField(help_text="Calls in flight across all workers (the bound, when auto).")
+    concurrency_auto = serializers.BooleanField(help_text="The window finds the server's capacity by itself.")
+    timeout_seconds = serializers.FloatField(allow_null=True, help_text="Blank: the endpoint's.")
     temperature = serializers.FloatField(allow_null=True, help_text="null: no temperature was sent (server default).")
     max_tokens = serializers.IntegerField(allow_null=True)
     system_prompt = serializers.CharField(allow_blank=True, help_text="Sent before each judge prompt; empty: none.")
     status = serializers.CharField()
+    error = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
     progress = serializers.SerializerMethodField()
@@ -119,7 +136,18 @@ class RunListApi(ListAPIView):
             max_length=100, required=False, allow_null=True, default=None, help_text="Absent: the default endpoint."
         )
         template_set = serializers.ChoiceField(choices=list(TEMPLATE_SETS), required=False, allow_null=True)
-        concurrency = serializers.IntegerField(min_value=1, max_value=256, default=16)
+        # A number or "auto" (run_create names a wrong one); JSON numbers arrive as their text.
+        concurrency = serializers.CharField(
+            max_length=8,
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="Calls in flight across all workers: a number, or auto. Absent: the endpoint's stated limit, "
+            "else auto.",
+        )
+        timeout_seconds = serializers.FloatField(
+            min_value=0.1, required=False, allow_null=True, default=None, help_text="Absent: the endpoint's."
+        )
         shard_size = serializers.IntegerField(min_value=1, max_value=100_000, default=DEFAULT_SHARD_SIZE)
         both_orders = serializers.BooleanField(default=False)
         seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False, allow_null=True)
@@ -171,7 +199,9 @@ class RunProgressApi(APIView):
 
 class RunLeaderboardApi(APIView):
     """Pointwise rows: group, column, model, mean, low, high, count, failures, rank.
-    Pairwise rows: model, items, win/lose/tie/error rates, win_rate_se, length, reference, rank."""
+    Pairwise rows: model, items, win/lose/tie/error rates, win_rate_se, length, reference, rank.
+    Stored figures: X-Figures-Computed-At says when they were computed, X-Figures-Stale whether
+    newer judgments are waiting (a refresh is then queued)."""
 
     permission_classes = [ResearcherPermission]
 
@@ -184,7 +214,14 @@ class RunLeaderboardApi(APIView):
             return Response(
                 {"detail": f"Unknown group(s) {', '.join(wrong)}; choose among {', '.join(GROUPS)}."}, status=400
             )
-        return Response(leaderboard_rows(run=run, by=by))
+        payload, figures = run_figures_read(run=run, compute="missing")
+        # Stored with every group; a narrower `by` keeps the overall rows and the groups asked for.
+        keep = {None, "overall", *by}
+        if "intent" in by and "language" in by:
+            keep.add("intent_language")
+        if "category" in by:
+            keep.add("alignbench")
+        return _figures_response([row for row in payload["rows"] if row.get("group") in keep], figures)
 
 
 class RunResumeApi(APIView):
@@ -238,14 +275,16 @@ class TemplateListApi(ListAPIView):
 
 class RunDiagnosticsApi(APIView):
     """How far to trust the run's judge: position bias, flip rate, length bias, self-preference,
-    parse failures by template and language, and agreement with human votes, with 95% intervals."""
+    parse failures by template and language, and agreement with human votes, with 95% intervals.
+    Stored figures, as the leaderboard."""
 
     permission_classes = [ResearcherPermission]
 
     @extend_schema(responses=RunDiagnosticsSerializer)
     def get(self, request, run_id: int):
-        get_object_or_404(JudgeRun, pk=run_id)
-        return Response(RunDiagnosticsSerializer(run_diagnostics(run=run_get(run_id=run_id))).data)
+        run = get_object_or_404(JudgeRun, pk=run_id)
+        payload, figures = run_figures_read(run=run, compute="missing")
+        return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
 
 
 class RunManifestApi(APIView):
@@ -326,7 +365,8 @@ class ProbeTemplateSerializer(serializers.Serializer):
 
 class RunProbeApi(APIView):
     """How each template scored the injection probe's constant adversarial answers against the honest
-    answers: the attack's mean with its interval, its advantage with a Welch interval, and a verdict."""
+    answers: the attack's mean with its interval, its advantage with a Welch interval, and a verdict.
+    Stored figures, as the leaderboard."""
 
     permission_classes = [ResearcherPermission]
 
@@ -345,4 +385,5 @@ class RunProbeApi(APIView):
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
         run = get_object_or_404(JudgeRun, pk=run_id)
-        return Response(self.OutputSerializer(run_probe_report(run=run)).data)
+        payload, figures = run_figures_read(run=run, compute="missing")
+        return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

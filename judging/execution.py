@@ -1,44 +1,86 @@
-"""Executing one shard of a judge run: many calls in flight, judgments saved as they arrive.
+"""Executing a judge run: calls flow through one window per worker, across the run's shards.
 
-A shard task is synchronous (django-tasks-db runs one task at a time per worker); inside
-it an event loop keeps up to `run.concurrency` calls in flight through `llm.delivery`,
-which hands replies back to the task's own thread in batches every `FLUSH_SECONDS`
-(keeping SQLite correct and PostgreSQL cheap). A heartbeat marks the shard alive and
-notices a cancel.
+A shard is what is claimed, heartbeaten and resumed; it is not a unit of waiting. A worker
+that takes a shard's task keeps the run's window full: when fewer calls wait than two windows
+hold, `llm.delivery` asks for more and the worker claims the run's next queued shard (or one a
+dead worker left), so the next shard's calls start while the last calls of the one before are
+still out, and a slow call never holds back the rest. The other tasks of the run find their
+shard taken and end at once, unless a second worker got there first: then both hold shards
+and share the run's concurrency, each taking its part (`concurrency_share`) at every tick.
+
+A task is synchronous (django-tasks-db runs one task at a time per worker); inside it an
+event loop keeps the calls in flight, and replies are handed back to the task's own thread in
+batches every `FLUSH_SECONDS` (keeping SQLite correct and PostgreSQL cheap): the cache first,
+then the judgments and the run's running counts. Every JUDGING_TICK_SECONDS the worker
+beats (its shards and its RunWorker row: window, calls in flight, rate) and notices a cancel,
+a stop, or another worker joining. SIGTERM or Ctrl-C stops the calls at once: a worker gives
+its shards back to the queue, `judge --inline` cancels the run; what came back is kept.
+
+A worker that dies (SIGKILL, the OOM killer) leaves its shards running with no heartbeat: the
+worker sharing the run claims them as its calls run low, a task of the run claims them, and
+the run's watchdog (`judging.services.run_watch`, queued while the run runs) gives them back
+to the queue with a task each, so any live worker goes on with no one resuming the run. A
+dead process of this machine is known at once (judging/workers.py); elsewhere, once its
+heartbeat is JUDGING_STALE_SECONDS old. `judge --inline` waits for shards other workers hold
+and takes them over if those die.
 """
 
 from __future__ import annotations
 
-import os
-import socket
+import signal
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
+from django.db import transaction
 
 from curation.models import Item
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 from judging.prompts import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
 from judging.services import (
+    RunError,
+    concurrency_share,
     item_template_name,
     judgment_fields_from_reply,
+    run_cancel,
+    run_close_if_idle,
+    run_counters_add,
+    run_enqueue,
+    run_stop,
     run_template_family,
+    run_watch_schedule,
+    run_worker_beat,
+    run_worker_leave,
     shard_claim,
+    shard_claim_next,
     shard_finish,
-    shard_heartbeat,
+    shards_release,
 )
-from llm.client import ChatRequest, ChatResult, EndpointConfig, LLMCallError, endpoint_config
-from llm.delivery import deliver_batched_sync
+from judging.workers import worker_name
+from llm.client import (
+    CallKind,
+    ChatRequest,
+    ChatResult,
+    EndpointConfig,
+    LLMCallError,
+    endpoint_config,
+    endpoint_signature,
+    max_tokens_for,
+)
+from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
+from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+RATE_SMOOTHING = 0.3
 
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
-    return endpoint_config(run.endpoint.name if run.endpoint_id else None)
+    """The run's endpoint, with the run's own timeout when it has one."""
+    config = endpoint_config(run.endpoint.name if run.endpoint_id else None)
+    if run.timeout_seconds:
+        config = replace(config, timeout_seconds=run.timeout_seconds)
+    return config
 
 
 def build_prompt(
@@ -79,12 +121,11 @@ class Unit:
 
 
 def shard_plan(shard: JudgeShard) -> list[Unit]:
-    """What the shard still has to send: its units without a judgment. Failed calls are retried."""
+    """What the shard still has to send: its units without a judgment. (Failed calls are
+    dropped by `run_resume`, which is what sends them again.)"""
     run = shard.run
     units = [tuple(unit) for unit in shard.units]
     item_ids = {unit[0] for unit in units}
-    # A failed call has no reply worth keeping: drop it so it is sent again.
-    run.judgments.filter(item_id__in=item_ids).exclude(call_error="").delete()
     done = set(run.judgments.filter(item_id__in=item_ids).values_list("item_id", "model_id", "order"))
     todo = [unit for unit in units if unit not in done]
     if not todo:
@@ -123,7 +164,10 @@ def shard_plan(shard: JudgeShard) -> list[Unit]:
     return plan
 
 
-def _judgment(run: JudgeRun, unit: Unit, outcome: ChatResult | LLMCallError) -> Judgment:
+def judgment_for(
+    run: JudgeRun, unit: Unit, outcome: ChatResult | LLMCallError, *, max_tokens: int | None, signature: str
+) -> Judgment:
+    """The row one outcome makes: a verdict, a reply cut off by max_tokens, or a failed call."""
     base = dict(
         run_id=run.pk,
         item_id=unit.item_id,
@@ -133,7 +177,33 @@ def _judgment(run: JudgeRun, unit: Unit, outcome: ChatResult | LLMCallError) -> 
         flags=list(unit.flags),
     )
     if isinstance(outcome, LLMCallError):
-        return Judgment(**base, call_error=outcome.reason[:300])
+        return Judgment(
+            **base,
+            call_error=outcome.reason[:300],
+            call_error_kind=outcome.kind,
+            error_endpoint=signature if outcome.kind == "context_length" else "",
+        )
+    reply = dict(
+        raw_text=outcome.text,
+        prompt_tokens=outcome.prompt_tokens,
+        completion_tokens=outcome.completion_tokens,
+        latency_ms=outcome.latency_ms,
+        cached=outcome.cached,
+        finish_reason=outcome.finish_reason or "",
+        reported_model=outcome.model,
+    )
+    if outcome.cut_off:
+        # Kept (it was paid for) but never scored: a verdict cut short is no verdict.
+        return Judgment(
+            **base,
+            **reply,
+            final_score=None,
+            scores={},
+            outcome=Judgment.Outcome.ERROR if run.mode == JudgeMode.PAIRWISE else "",
+            parse_error=f"the reply was cut off at max_tokens ({max_tokens})"
+            if max_tokens
+            else "the reply was cut off",
+        )
     fields = judgment_fields_from_reply(
         mode=run.mode,
         text=outcome.text,
@@ -142,83 +212,248 @@ def _judgment(run: JudgeRun, unit: Unit, outcome: ChatResult | LLMCallError) -> 
         template=unit.template_text,
         answer=unit.answer,
     )
-    return Judgment(
-        **base,
-        **fields,
-        raw_text=outcome.text,
-        prompt_tokens=outcome.prompt_tokens,
-        completion_tokens=outcome.completion_tokens,
-        latency_ms=outcome.latency_ms,
-        cached=outcome.cached,
-        reported_model=outcome.model,
-    )
+    return Judgment(**base, **fields, **reply)
 
 
-def _save(judgments: list[Judgment]) -> None:
-    # ignore_conflicts: the unique (run, item, model, order) constraint makes a duplicate a no-op.
-    Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=500)
+class _RateMeter:
+    """Judgments per second, smoothed over the ticks."""
+
+    def __init__(self):
+        self.at = time.monotonic()
+        self.count = 0
+        self.rate = 0.0
+
+    def update(self, count: int) -> float:
+        now = time.monotonic()
+        elapsed = now - self.at
+        if elapsed >= 0.2:
+            current = (count - self.count) / elapsed
+            self.rate = current if not self.rate else RATE_SMOOTHING * current + (1 - RATE_SMOOTHING) * self.rate
+            self.at, self.count = now, count
+        return self.rate
 
 
-def _execute(
-    shard_id: int, run: JudgeRun, plan: list[Unit], endpoint: EndpointConfig, on_progress: Callable[[], None] | None
-) -> str:
-    requests = [
-        ChatRequest(
-            model=run.judge_model,
-            messages=chat_messages(unit.prompt, system_prompt=run.system_prompt),
-            temperature=run.temperature,
-            max_tokens=run.max_tokens,
+class RunSlice:
+    """What one worker does for a run: holds shards, feeds their calls into its window, saves
+    what comes back, and beats. Its feed, save and tick run on the task's own thread."""
+
+    def __init__(
+        self,
+        run: JudgeRun,
+        endpoint: EndpointConfig,
+        worker_id: str,
+        *,
+        first_shard_id: int | None,
+        on_progress: Callable[[], None] | None = None,
+        wait_for_others: bool = False,
+    ):
+        self.run = run
+        # `--inline`: shards other workers hold are waited for, and taken over if their worker
+        # dies, so the command ends with the run (a worker's slice ends when it has nothing).
+        self.wait_for_others = wait_for_others
+        self.waiting = False
+        self.endpoint = endpoint
+        self.worker_id = worker_id
+        self.first_shard_id = first_shard_id
+        self.on_progress = on_progress
+        self.units: dict[int, tuple[int, Unit]] = {}  # stream index -> (shard, unit): what is out
+        self.left: dict[int, int] = {}  # shard held -> its units not saved yet
+        self.issued = 0
+        self.max_tokens = max_tokens_for(CallKind.JUDGING, endpoint=endpoint, override=run.max_tokens)
+        self.signature = endpoint_signature(endpoint, run.judge_model, self.max_tokens)
+        self.meter = _RateMeter()
+        self.run_status = JudgeRun.Status.RUNNING
+
+    def feed(self) -> list[ChatRequest] | None:
+        """The next shard's requests; [] when the run has nothing left to claim, or None (while
+        waiting for others) when other workers still hold shards that may come free."""
+        self.waiting = False
+        while True:
+            if self.first_shard_id is not None:
+                shard = JudgeShard.objects.get(pk=self.first_shard_id)
+                self.first_shard_id = None
+            else:
+                shard = shard_claim_next(run_id=self.run.pk, worker_id=self.worker_id)
+                if shard is None:
+                    if self.wait_for_others and self._others_hold_shards():
+                        self.waiting = True
+                        return None
+                    return []
+            shard.run = self.run
+            plan = shard_plan(shard)
+            if not plan:
+                shard_finish(shard_id=shard.pk, status=JudgeShard.Status.DONE)
+                continue
+            self.left[shard.pk] = len(plan)
+            requests = []
+            for unit in plan:
+                self.units[self.issued] = (shard.pk, unit)
+                self.issued += 1
+                requests.append(
+                    ChatRequest(
+                        model=self.run.judge_model,
+                        messages=chat_messages(unit.prompt, system_prompt=self.run.system_prompt),
+                        temperature=self.run.temperature,
+                        max_tokens=self.max_tokens,
+                    )
+                )
+            return requests
+
+    def _others_hold_shards(self) -> bool:
+        return (
+            JudgeShard.objects.filter(run_id=self.run.pk, status=JudgeShard.Status.RUNNING)
+            .exclude(pk__in=list(self.left))
+            .exists()
         )
-        for unit in plan
-    ]
 
-    def save(batch) -> None:
-        # On the database thread: replies are parsed here, off the event loop.
-        _save([_judgment(run, plan[index], outcome) for index, outcome in batch])
-        if on_progress is not None:
-            on_progress()
+    def save(self, batch) -> None:
+        judgments, closed = [], []
+        for index, outcome in batch:
+            shard_id, unit = self.units.pop(index)
+            # Parsed here, on the database thread, off the event loop; the reply is already cached.
+            judgments.append(
+                judgment_for(self.run, unit, outcome, max_tokens=self.max_tokens, signature=self.signature)
+            )
+            self.left[shard_id] -= 1
+            if not self.left[shard_id]:
+                del self.left[shard_id]
+                closed.append(shard_id)
+        with transaction.atomic():
+            # ignore_conflicts: the unique (run, item, model, order) constraint makes a duplicate a no-op.
+            Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=500)
+            run_counters_add(run_id=self.run.pk, judgments=judgments)
+        for shard_id in closed:
+            shard_finish(shard_id=shard_id, status=JudgeShard.Status.DONE)
+        if self.on_progress is not None:
+            self.on_progress()
 
-    def tick(delivered: int) -> bool:
-        in_flight = min(run.concurrency, len(plan) - delivered)
-        return shard_heartbeat(shard_id=shard_id, in_flight=in_flight) == JudgeRun.Status.CANCELLED
+    def beat(self, state: TickState | None = None) -> TickAnswer:
+        state = state or TickState(0, 0, 0, 0, 0)
+        status, concurrency, workers, place = run_worker_beat(
+            run_id=self.run.pk,
+            worker_id=self.worker_id,
+            shard_ids=list(self.left),
+            window=state.window,
+            ceiling=state.ceiling,
+            in_flight=state.in_flight,
+            overloads=state.overloads,
+            rate=round(self.meter.update(state.delivered), 2),
+        )
+        self.run_status = status
+        if status != JudgeRun.Status.RUNNING:
+            return TickAnswer(stop=True)
+        # A feed waiting for other workers' shards is asked again at every tick: one of them may
+        # have finished, or died and left its shards to take over.
+        return TickAnswer(ceiling=concurrency_share(concurrency, workers, place), refill=self.waiting)
 
-    cancelled = deliver_batched_sync(
-        endpoint,
-        requests,
-        save=save,
-        in_flight=run.concurrency,
-        flush_seconds=FLUSH_SECONDS,
-        tick=tick,
-        tick_seconds=float(settings.JUDGING_HEARTBEAT_SECONDS),
-        use_cache=not run.fresh_calls,
-    )
-    return JudgeShard.Status.CANCELLED if cancelled else JudgeShard.Status.DONE
+    def execute(self, *, interruptible: bool) -> Delivered:
+        share = self.beat().ceiling or self.run.concurrency
+        window = AdaptiveWindow(ceiling=share, auto=self.run.concurrency_auto)
+        return deliver_batched_sync(
+            self.endpoint,
+            (),
+            feed=self.feed,
+            save=self.save,
+            window=window,
+            flush_seconds=FLUSH_SECONDS,
+            tick=self.beat,
+            tick_seconds=float(settings.JUDGING_TICK_SECONDS),
+            interruptible=interruptible,
+            use_cache=not self.run.fresh_calls,
+        )
+
+    def close(self, delivered: Delivered, *, on_signal: str) -> str:
+        """Settle the shards still held after the calls stopped; returns how the slice ended."""
+        held = list(self.left)
+        if delivered.stopped is None:
+            status = JudgeShard.Status.DONE
+        elif delivered.stopped == "unusable":
+            run_stop(run_id=self.run.pk, error=str(delivered.unusable))
+            status = JudgeShard.Status.FAILED
+            for shard_id in held:
+                shard_finish(shard_id=shard_id, status=status, error=str(delivered.unusable))
+        elif delivered.stopped == "signal":
+            if on_signal == "release":
+                shards_release(shard_ids=held)
+                run_enqueue(run=JudgeRun.objects.get(pk=self.run.pk))
+            else:
+                try:
+                    run_cancel(run=self.run)
+                except RunError:
+                    pass  # it was stopped or ended meanwhile: nothing is left to cancel
+                for shard_id in held:
+                    shard_finish(shard_id=shard_id, status=JudgeShard.Status.CANCELLED)
+            status = "interrupted"
+        else:  # a tick saw the run cancelled or stopped by another worker
+            status = (
+                JudgeShard.Status.CANCELLED
+                if self.run_status == JudgeRun.Status.CANCELLED
+                else JudgeShard.Status.FAILED
+            )
+            for shard_id in held:
+                shard_finish(shard_id=shard_id, status=status, error="" if status == "cancelled" else "the run stopped")
+        return status
 
 
-def shard_execute(*, shard_id: int, worker_id: str | None = None, on_progress: Callable[[], None] | None = None) -> str:
-    """Claim the shard and send what it still misses; returns the shard's final status,
-    or "skipped" when another worker holds it or it is finished."""
-    if not shard_claim(shard_id=shard_id, worker_id=worker_id or worker_name()):
-        return "skipped"
-    shard = JudgeShard.objects.select_related("run__dataset", "run__endpoint").get(pk=shard_id)
+def _run_slice(run: JudgeRun, worker_id: str, *, first_shard_id: int | None, on_progress, on_signal: str) -> str:
     try:
-        plan = shard_plan(shard)
-        endpoint = endpoint_for_run(shard.run)
-        status = _execute(shard_id, shard.run, plan, endpoint, on_progress) if plan else JudgeShard.Status.DONE
-    except KeyboardInterrupt:
-        # Ctrl-C in `judge --inline`: free the shard at once so `judge_resume` need not wait for staleness.
-        shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error="interrupted")
-        raise
+        endpoint = endpoint_for_run(run)
     except Exception as error:
-        shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error=f"{type(error).__name__}: {error}")
+        # Nothing of the run can be sent: it stops with the reason, and the shards it was to
+        # send (this task's, or every queued one for `--inline`) say it too.
+        run_stop(run_id=run.pk, error=str(error))
+        if first_shard_id is not None:
+            shard_ids = [first_shard_id]
+        else:
+            shard_ids = list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True))
+        for shard_id in shard_ids:
+            shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error=f"{type(error).__name__}: {error}")
         raise
-    shard_finish(shard_id=shard_id, status=status)
+    work = RunSlice(
+        run,
+        endpoint,
+        worker_id,
+        first_shard_id=first_shard_id,
+        on_progress=on_progress,
+        wait_for_others=on_signal == "cancel",
+    )
+    if on_signal == "release":
+        # A worker holds the run: a watchdog looks after it should this worker die.
+        run_watch_schedule(run_id=run.pk)
+    try:
+        delivered = work.execute(interruptible=True)
+        status = work.close(delivered, on_signal=on_signal)
+    except BaseException as error:
+        for shard_id in list(work.left):
+            shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error=f"{type(error).__name__}: {error}")
+        raise
+    finally:
+        run_worker_leave(run_id=run.pk, worker_id=worker_id)
+    run_close_if_idle(run=run)
+    if delivered.stopped == "signal" and on_signal == "release":
+        # Hand the signal on to the worker's own handler: it shuts down once this task returns.
+        signal.raise_signal(delivered.signal)
     return status
 
 
-def run_execute_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = None) -> None:
-    """Run every queued shard of a run in this process, one after another (`judge --inline`)."""
-    for shard_id in list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True)):
-        if JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.CANCELLED).exists():
-            return
-        shard_execute(shard_id=shard_id, on_progress=on_progress)
+def shard_execute(*, shard_id: int, worker_id: str | None = None, on_progress: Callable[[], None] | None = None) -> str:
+    """Claim the shard, then keep the run's window full with the run's next shards until none
+    is left. Returns "done", "cancelled", "failed" or "interrupted" (the worker was asked to
+    shut down: its shards went back to the queue), or "skipped" when the shard is taken."""
+    worker_id = worker_id or worker_name()
+    if not shard_claim(shard_id=shard_id, worker_id=worker_id):
+        return "skipped"
+    run = JudgeRun.objects.select_related("dataset", "endpoint").get(shards__pk=shard_id)
+    return _run_slice(run, worker_id, first_shard_id=shard_id, on_progress=on_progress, on_signal="release")
+
+
+def run_execute_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = None) -> str:
+    """Run the run's queued shards in this process, one window across them all (`judge --inline`).
+    Ctrl-C cancels the run (what came back is kept; `judge_resume --inline` continues)."""
+    JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.FAILED]).update(
+        status=JudgeRun.Status.RUNNING, finished_at=None, error=""
+    )
+    run = JudgeRun.objects.select_related("dataset", "endpoint").get(pk=run.pk)
+    if run.status != JudgeRun.Status.RUNNING:
+        return run.status
+    return _run_slice(run, worker_name(), first_shard_id=None, on_progress=on_progress, on_signal="cancel")

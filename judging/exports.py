@@ -1,9 +1,9 @@
 """Answer, judgment and leaderboard exports, streamed through the one export writer (core/exports.py)."""
 
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
+from judging.figures import run_figures_read
 from judging.manifest import run_manifest
 from judging.models import Answer, JudgeRun, Judgment
-from judging.selectors import leaderboard_rows
 
 ANSWER_FIELDS = [
     "dataset",
@@ -113,11 +113,13 @@ def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
 
 @exporter("leaderboard")
 def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
-    """The leaderboard rows of the run (or of every run of the dataset / study), one run at a time."""
+    """The leaderboard rows of the run (or of every run of the dataset / study), one run at a
+    time: the stored figures when they match the run's judgments, else computed (and stored) now."""
 
     def rows():
         for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
-            yield from leaderboard_rows(run=judge_run)
+            payload, _figures = run_figures_read(run=judge_run, compute="stale")
+            yield from payload["rows"]
 
     return ExportTable(fields=LEADERBOARD_FIELDS, rows=rows())
 

@@ -63,7 +63,15 @@ class RunForm(NoLabelSuffix, forms.Form):
         choices=[(name, TEMPLATE_SET_LABELS[name]) for name in TEMPLATE_SETS],
         help_text=_("Pointwise runs. A pairwise run always uses ChineseAlpacaEval's ranking prompt."),
     )
-    concurrency = forms.IntegerField(label=_("Calls in flight"), min_value=1, max_value=256, initial=16)
+    concurrency = forms.CharField(
+        label=_("Calls in flight"),
+        max_length=8,
+        required=False,
+        help_text=_(
+            "The run's total across all workers: a number, or auto (the window finds the server's capacity). "
+            "Empty: the endpoint's stated limit, else auto."
+        ),
+    )
     both_orders = forms.BooleanField(
         label=_("Judge both orders (pairwise): a pair judged differently in the two orders counts as a tie"),
         required=False,
@@ -81,7 +89,13 @@ class RunForm(NoLabelSuffix, forms.Form):
         min_value=1,
         max_value=100_000,
         required=False,
-        help_text=_("Empty: the server's default."),
+        help_text=_("Empty: the endpoint's, else judging's default. A reply cut off by it is never scored."),
+    )
+    timeout_seconds = forms.FloatField(
+        label=_("Timeout per call (seconds)"),
+        min_value=0.1,
+        required=False,
+        help_text=_("Counted from when a call is sent. Empty: the endpoint's."),
     )
     system_prompt = forms.CharField(
         label=_("System prompt"),
@@ -128,6 +142,16 @@ class RunForm(NoLabelSuffix, forms.Form):
         text = self.cleaned_data["system_prompt"]
         # Browsers send a textarea's line breaks as CRLF: the researcher typed plain new lines.
         return "" if not text.strip() else text.replace("\r\n", "\n")
+
+    def clean_concurrency(self):
+        value = self.cleaned_data["concurrency"].strip().lower()
+        if not value:
+            return None
+        if value == "auto":
+            return value
+        if not value.isdigit() or not 1 <= int(value) <= 32767:
+            raise forms.ValidationError(_("Give a whole number of calls (at least 1), or auto."))
+        return int(value)
 
     def clean(self):
         cleaned = super().clean()

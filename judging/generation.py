@@ -4,7 +4,8 @@ Without a preset, the temperature follows the item's category (AlignBench's tabl
 otherwise. A preset asks the models the way a benchmark's authors did (GENERATION_PRESETS), and
 is recorded on every answer it made. Answers are saved as they arrive, so an interrupted
 generation resumes where it stopped: items that already have an answer from the model are
-skipped, and the response cache makes a re-sent identical prompt free.
+skipped, and the response cache makes a re-sent identical prompt free. A reply cut off by max_tokens is never stored as an
+answer: it is counted, and sent again (with a larger --max-tokens) next time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from curation.models import Dataset
 from judging.models import Answer, CandidateModel
 from judging.prompt_texts import ALPACAEVAL_GENERATION_SYSTEM
 from judging.prompts import ALIGNBENCH_TEMPERATURE, chat_messages
-from llm.client import ChatRequest, EndpointConfig, LLMCallError
+from llm.client import CallKind, ChatRequest, EndpointConfig, LLMCallError, max_tokens_for, window_for
 from llm.delivery import deliver_batched_sync
 
 DEFAULT_TEMPERATURE = 0.7
@@ -94,30 +95,35 @@ def answers_generate(
     dataset: Dataset,
     model_name: str,
     endpoint: EndpointConfig,
-    concurrency: int | None = None,
+    concurrency: int | str | None = None,
     max_tokens: int | None = None,
     default_temperature: float = DEFAULT_TEMPERATURE,
     preset: str | None = None,
-    on_progress: Callable[[int, int, int], None] | None = None,
+    on_progress: Callable[[dict], None] | None = None,
+    interruptible: bool = False,
 ) -> dict:
     """Answer every item of the dataset that `model_name` has not answered yet.
 
     `preset` names a benchmark's way of asking (GENERATION_PRESETS): its temperature (or none),
     system prompt and max_tokens; an explicit `max_tokens` wins over the preset's. Each answer
     records the parameters it was asked with, the preset's name among them.
-    Returns {"generated", "failed", "skipped"}; failures keep their reasons in "errors".
-    `on_progress(done, failed, total)` is called as batches are saved."""
+    Returns {"total", "generated", "failed", "cut_off", "skipped", "errors", "interrupted",
+    "stopped"}: failures and cut-off replies keep their reasons in "errors"; "interrupted" is
+    True after Ctrl-C (what came back is saved); "stopped" names the error that stopped the
+    calls when every call failed the same way. `on_progress(counts)` is called as batches are
+    saved. `concurrency`: calls in flight, "auto", or None (the endpoint's limit, else auto)."""
     chosen = generation_preset(preset, default_temperature=default_temperature)
     max_tokens = max_tokens if max_tokens is not None else chosen.max_tokens
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
     answered = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
     items = [item for item in dataset.items.order_by("id") if item.pk not in answered]
+    limit = max_tokens_for(CallKind.GENERATION, endpoint=endpoint, override=max_tokens)
     requests = [
         ChatRequest(
             model=model_name,
             messages=chat_messages(item.question, system_prompt=chosen.system_prompt),
             temperature=chosen.temperature_for(item.category),
-            max_tokens=max_tokens,
+            max_tokens=limit,
         )
         for item in items
     ]
@@ -125,7 +131,16 @@ def answers_generate(
     recorded = {
         key: value for key, value in (("preset", chosen.name), ("system_prompt", chosen.system_prompt)) if value
     }
-    counts = {"generated": 0, "failed": 0, "skipped": len(answered), "errors": []}
+    counts = {
+        "total": len(items),
+        "generated": 0,
+        "failed": 0,
+        "cut_off": 0,
+        "skipped": len(answered),
+        "errors": [],
+        "interrupted": False,
+        "stopped": "",
+    }
 
     def save(batch) -> None:
         answers = []
@@ -133,6 +148,10 @@ def answers_generate(
             if isinstance(outcome, LLMCallError):
                 counts["failed"] += 1
                 counts["errors"].append(f"{items[index].external_id}: {outcome.reason}")
+                continue
+            if outcome.cut_off:
+                counts["cut_off"] += 1
+                counts["errors"].append(f"{items[index].external_id}: cut off at max_tokens ({limit})")
                 continue
             request = requests[index]
             answers.append(
@@ -157,7 +176,11 @@ def answers_generate(
         Answer.objects.bulk_create(answers, ignore_conflicts=True)
         counts["generated"] += len(answers)
         if on_progress is not None:
-            on_progress(counts["generated"], counts["failed"], len(items))
+            on_progress(counts)
 
-    deliver_batched_sync(endpoint, requests, save=save, in_flight=concurrency)
+    delivered = deliver_batched_sync(
+        endpoint, requests, save=save, window=window_for(endpoint, concurrency), interruptible=interruptible
+    )
+    counts["interrupted"] = delivered.stopped == "signal"
+    counts["stopped"] = str(delivered.unusable) if delivered.unusable else ""
     return counts

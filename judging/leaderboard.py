@@ -318,7 +318,8 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
 
     Ties count half a win (AlpacaEval's convention). The reference model is listed at 50 %.
     Rows with equal win and lose rates share a rank (competition ranking); `decisive` counts
-    each candidate's wins and losses (None for the reference)."""
+    each candidate's wins and losses (None for the reference). A model whose every judgment is
+    an error gets no rank: it is listed last."""
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"win": 0, "lose": 0, "tie": 0, "error": 0})
     for item in outcomes:
         counts[item.model][item.outcome] += 1
@@ -357,16 +358,22 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
                 "reference": True,
             }
         )
-    rows.sort(key=lambda r: (-r["win_rate"], r["lose_rate"], r["model"]))
+    # A model without a single valid verdict (every judgment an error) is listed, last, unranked.
+    unranked = {model for model, c in counts.items() if not (c["win"] + c["lose"] + c["tie"])}
+    rows.sort(key=lambda r: (r["model"] in unranked, -r["win_rate"], r["lose_rate"], r["model"]))
     # Equal win and lose rates share a rank ("1, 1, 3"): three models tied at 50 % are all
     # first, never 1, 2 and 3 by the alphabet.
+    previous = None
     for place, row in enumerate(rows, 1):
-        previous = rows[place - 2] if place > 1 else None
+        if row["model"] in unranked:
+            row["rank"] = None
+            continue
         same = previous is not None and (previous["win_rate"], previous["lose_rate"]) == (
             row["win_rate"],
             row["lose_rate"],
         )
         row["rank"] = previous["rank"] if same else place
+        previous = row
     return rows
 
 

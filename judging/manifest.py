@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from django.db.models import Count
 from django.utils import timezone
@@ -60,19 +60,36 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+CHUNK = 2000
+
+
+def _in_id_order(queryset, key: str, fields: Iterable[str]) -> Iterator[tuple]:
+    """The rows' `fields` in `key` order, CHUNK rows per query (memory stays flat). Pages by key
+    rather than a server-side cursor: PostgreSQL plans a cursor for its first rows, and for one
+    dataset among many that meant walking every dataset's rows (2.8 s instead of 8 ms for 3,692
+    answers of a model that had answered six datasets)."""
+    fields = tuple(fields)
+    last = None
+    while True:
+        page = queryset if last is None else queryset.filter(**{f"{key}__gt": last})
+        chunk = list(page.order_by(key).values_list(key, *fields)[:CHUNK])
+        for row in chunk:
+            yield row[1:]
+        if len(chunk) < CHUNK:
+            return
+        last = chunk[-1][0]
+
+
 def dataset_content_hash(*, dataset: Dataset) -> str:
     """sha256 over the dataset's items, one canonical JSON line of ITEM_FIELDS per item, in id order."""
-    rows = dataset.items.order_by("id").values_list(*ITEM_FIELDS).iterator(chunk_size=2000)
+    rows = _in_id_order(dataset.items.all(), "id", ITEM_FIELDS)
     return _digest(canonical(list(row)) for row in rows)
 
 
 def answers_hash(*, dataset: Dataset, model: CandidateModel) -> str:
     """sha256 over the model's answers on the dataset, [external_id, text] per line in item id order."""
-    rows = (
-        Answer.objects.filter(item__dataset=dataset, model=model)
-        .order_by("item_id")
-        .values_list("item__external_id", "text")
-        .iterator(chunk_size=2000)
+    rows = _in_id_order(
+        Answer.objects.filter(item__dataset=dataset, model=model), "item_id", ("item__external_id", "text")
     )
     return _digest(canonical(list(row)) for row in rows)
 
@@ -159,7 +176,8 @@ def run_manifest_build(
             "temperature": run.temperature,
             "max_tokens": run.max_tokens,
             "system_prompt": run.system_prompt,
-            "concurrency": run.concurrency,
+            "concurrency": "auto" if run.concurrency_auto else run.concurrency,
+            "timeout_seconds": run.timeout_seconds,
             "both_orders": run.both_orders,
             "shard_size": shard_size,
             "fresh_calls": run.fresh_calls,

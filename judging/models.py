@@ -95,7 +95,12 @@ class JudgeRun(models.Model):
     seed = models.BigIntegerField(default=0)
     # The exact template versions chosen when the run was created (one per intent/type/language).
     templates = models.ManyToManyField(JudgeTemplate, blank=True, related_name="runs")
+    # Calls in flight across all workers: a stated limit, or with `concurrency_auto` the bound
+    # under which each worker's window finds the server's capacity by itself.
     concurrency = models.PositiveSmallIntegerField(default=16)
+    concurrency_auto = models.BooleanField(default=False)
+    # Seconds from sending a call to its reply; blank: the endpoint's.
+    timeout_seconds = models.FloatField(null=True, blank=True)
     # Sent with every judge call; None sends none, so the server's default applies (how the URS
     # code called its judges).
     temperature = models.FloatField(null=True, blank=True, default=0.0)
@@ -104,6 +109,19 @@ class JudgeRun(models.Model):
     system_prompt = models.TextField(blank=True)
     total = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Why the run stopped or failed, in words a researcher can act on.
+    error = models.CharField(max_length=500, blank=True)
+    # When the run's watchdog (judging.services.run_watch) looks next for shards whose worker died.
+    watchdog_at = models.DateTimeField(null=True, blank=True)
+    # Running counts, kept by the workers as they save judgments (recounted when the run closes
+    # or resumes), so progress is read from one row however many judgments there are.
+    replied = models.PositiveIntegerField(default=0)
+    parse_failures = models.PositiveIntegerField(default=0)
+    call_failures = models.PositiveIntegerField(default=0)
+    cut_off = models.PositiveIntegerField(default=0)
+    cached_replies = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -161,6 +179,12 @@ class Judgment(models.Model):
     parse_error = models.CharField(max_length=300, blank=True)
     # A call that failed after its retries: no reply to parse; `judge_resume` tries it again.
     call_error = models.CharField(max_length=300, blank=True)
+    # "failed", "fatal" (every call met it: a key, a model, a URL), or "context_length" (the
+    # prompt does not fit: sent again only once `error_endpoint` no longer matches).
+    call_error_kind = models.CharField(max_length=16, blank=True)
+    error_endpoint = models.CharField(max_length=16, blank=True)
+    # As the server said: "length" means cut off by max_tokens (kept, never scored).
+    finish_reason = models.CharField(max_length=32, blank=True)
     # Warnings about the judged text, e.g. an answer that carries judge-format strings.
     flags = models.JSONField(default=list, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -222,3 +246,41 @@ class JudgeShard(models.Model):
 
     def __str__(self):
         return f"run {self.run_id} shard {self.index}"
+
+
+class RunWorker(models.Model):
+    """A worker holding shards of a run: its share of the run's concurrency, its window now,
+    and how fast it saves judgments. Written at every tick; a row silent for
+    JUDGING_STALE_SECONDS belongs to a worker that is gone."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="workers")
+    worker_id = models.CharField(max_length=100)
+    ceiling = models.PositiveIntegerField(default=0)
+    window = models.PositiveIntegerField(default=0)
+    in_flight = models.PositiveIntegerField(default=0)
+    overloads = models.PositiveIntegerField(default=0)
+    rate = models.FloatField(default=0.0)
+    heartbeat_at = models.DateTimeField()
+    started_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "worker_id"], name="one_row_per_run_worker")]
+
+    def __str__(self):
+        return f"run {self.run_id} on {self.worker_id}"
+
+
+class RunFigures(models.Model):
+    """A run's leaderboard (and its dataset's cross-validation) as the pages, API and exports
+    show it: computed by a background task when judgments change, stored with the inputs it
+    came from, so a page answers at once and says whether newer judgments are waiting."""
+
+    run = models.OneToOneField(JudgeRun, on_delete=models.CASCADE, related_name="figures")
+    payload = models.JSONField(default=dict)
+    # What the figures were computed from: judgment count and newest id, run status.
+    inputs = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    refresh_queued_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"figures of run {self.run_id}"

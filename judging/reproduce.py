@@ -176,11 +176,18 @@ def reproduction_answers(
                 endpoint=endpoint_config(endpoint_name),
                 concurrency=concurrency,
                 preset=benchmark.generation_preset,
-                on_progress=(lambda done, failed, of, name=name: on_progress(name, done, failed, of))
+                on_progress=(
+                    lambda counts, name=name: on_progress(name, counts["generated"], counts["failed"], counts["total"])
+                )
                 if on_progress
                 else None,
             )
-            entry.update(generated=counts["generated"], failed=counts["failed"], errors=counts["errors"][:5])
+            entry.update(
+                generated=counts["generated"],
+                failed=counts["failed"],
+                cut_off=counts["cut_off"],
+                errors=counts["errors"][:5],
+            )
         entries.append(entry)
     return entries
 

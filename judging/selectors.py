@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from datetime import timedelta
 from decimal import Decimal
 
-from django.db.models import Avg, Count, Q, QuerySet, Sum
+from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
@@ -30,17 +29,13 @@ from judging.services import stale_after
 from stats import sample_size
 
 GROUPS = ("intent", "language", "country", "category")
-RATE_WINDOW_SECONDS = 60
 
 
 def run_list_with_progress() -> QuerySet[JudgeRun]:
-    """Runs with their judgment counts: done, parse failures."""
+    """Runs with their judgment counts (done, parse failures), read from the runs' own counts."""
     return (
         JudgeRun.objects.select_related("dataset", "reference_model")
-        .annotate(
-            judgment_count=Count("judgments"),
-            failure_count=Count("judgments", filter=~Q(judgments__parse_error="")),
-        )
+        .annotate(judgment_count=F("replied") + F("call_failures"), failure_count=F("parse_failures") + F("cut_off"))
         .order_by("-created_at")
     )
 
@@ -55,61 +50,83 @@ def run_get(*, run_id: int) -> JudgeRun:
 
 
 def run_progress(*, run: JudgeRun) -> dict:
-    """Done, failed, in flight, rate, ETA, tokens and estimated cost of a run, in one pass.
+    """Done, failed, cut off, in flight, window, rate, ETA, tokens and estimated cost of a run.
 
-    `done` counts judgments with a reply (parsed or not); failed calls are counted apart and
-    are what `judge_resume` sends again."""
+    Read from the run's running counts and its workers' rows (a few small queries, however
+    many judgments there are): polling it costs the database little. `done` counts judgments
+    with a reply (parsed or not); failed calls are counted apart and are what `judge_resume`
+    sends again. `workers` is 0 while the run waits for a worker (or every worker died)."""
     now = timezone.now()
-    # Read the status fresh: callers may hold an instance from before the shards started.
-    status = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
-    totals = run.judgments.aggregate(
-        replied=Count("pk", filter=Q(call_error="")),
-        parse_failures=Count("pk", filter=Q(call_error="") & ~Q(parse_error="")),
-        call_failures=Count("pk", filter=~Q(call_error="")),
-        cached_count=Count("pk", filter=Q(cached=True)),
-        recent=Count("pk", filter=Q(created_at__gte=now - timedelta(seconds=RATE_WINDOW_SECONDS), call_error="")),
-        prompt_tokens=Coalesce(Sum("prompt_tokens", filter=Q(cached=False)), 0),
-        completion_tokens=Coalesce(Sum("completion_tokens", filter=Q(cached=False)), 0),
+    row = (
+        JudgeRun.objects.filter(pk=run.pk)
+        .values(
+            "status",
+            "total",
+            "error",
+            "concurrency",
+            "concurrency_auto",
+            "replied",
+            "parse_failures",
+            "call_failures",
+            "cut_off",
+            "cached_replies",
+            "prompt_tokens",
+            "completion_tokens",
+        )
+        .get()
+    )
+    fresh = now - stale_after()
+    workers = run.workers.filter(heartbeat_at__gte=fresh).aggregate(
+        n=Count("pk"),
+        in_flight=Coalesce(Sum("in_flight"), 0),
+        window=Coalesce(Sum("window"), 0),
+        rate=Coalesce(Sum("rate"), 0.0),
+        overloads=Coalesce(Sum("overloads"), 0),
     )
     shards = dict(run.shards.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
-    fresh = now - stale_after()
-    in_flight = run.shards.filter(status=JudgeShard.Status.RUNNING, heartbeat_at__gte=fresh).aggregate(
-        n=Coalesce(Sum("in_flight"), 0)
-    )["n"]
     stale = (
         run.shards.filter(status=JudgeShard.Status.RUNNING)
         .filter(Q(heartbeat_at__lt=fresh) | Q(heartbeat_at__isnull=True))
         .count()
+        if shards.get(JudgeShard.Status.RUNNING)
+        else 0
     )
-    first = run.shards.exclude(started_at=None).order_by("started_at").values_list("started_at", flat=True).first()
-    window = min(RATE_WINDOW_SECONDS, max(1.0, (now - first).total_seconds())) if first else RATE_WINDOW_SECONDS
-    rate = totals["recent"] / window if status == JudgeRun.Status.RUNNING else 0.0
+    status = row["status"]
+    running = status == JudgeRun.Status.RUNNING
+    rate = float(workers["rate"]) if running else 0.0
     # Runs made before totals were recorded (or loaded from a fixture) count what they hold.
-    total = run.total or totals["replied"] + totals["call_failures"]
-    remaining = max(0, total - totals["replied"])
+    total = row["total"] or row["replied"] + row["call_failures"]
+    remaining = max(0, total - row["replied"])
     cost = None
     if run.endpoint_id and run.endpoint.input_price_per_million is not None:
         cost = (
-            Decimal(totals["prompt_tokens"]) * run.endpoint.input_price_per_million
-            + Decimal(totals["completion_tokens"]) * (run.endpoint.output_price_per_million or Decimal(0))
+            Decimal(row["prompt_tokens"]) * run.endpoint.input_price_per_million
+            + Decimal(row["completion_tokens"]) * (run.endpoint.output_price_per_million or Decimal(0))
         ) / Decimal(1_000_000)
     return {
         "status": status,
+        "error": row["error"],
         "total": total,
-        "done": totals["replied"],
+        "done": row["replied"],
         "remaining": remaining,
-        "parse_failures": totals["parse_failures"],
-        "call_failures": totals["call_failures"],
-        "cached": totals["cached_count"],
-        "in_flight": in_flight,
+        "parse_failures": row["parse_failures"],
+        "call_failures": row["call_failures"],
+        "cut_off": row["cut_off"],
+        "cached": row["cached_replies"],
+        "in_flight": workers["in_flight"] if running else 0,
+        "window": workers["window"] if running else 0,
+        "concurrency": "auto" if row["concurrency_auto"] else str(row["concurrency"]),
+        "overloads": workers["overloads"] if running else 0,
+        "workers": workers["n"] if running else 0,
+        "waiting_for_worker": running and workers["n"] == 0 and remaining > 0,
         "rate_per_second": round(rate, 2),
         "eta_seconds": round(remaining / rate) if rate > 0 and remaining else None,
-        "prompt_tokens": totals["prompt_tokens"],
-        "completion_tokens": totals["completion_tokens"],
+        "prompt_tokens": row["prompt_tokens"],
+        "completion_tokens": row["completion_tokens"],
         "estimated_cost": float(round(cost, 4)) if cost is not None else None,
-        "shards": {status: shards.get(status, 0) for status in JudgeShard.Status.values},
+        "shards": {key: shards.get(key, 0) for key in JudgeShard.Status.values},
         "stale_shards": stale,
-        "percent": round(100 * totals["replied"] / total, 1) if total else 100.0,
+        "percent": round(100 * row["replied"] / total, 1) if total else 100.0,
     }
 
 
@@ -224,6 +241,12 @@ def leaderboard_rows(
     Intent x language cells (URS Tables 13-14) come as group "intent_language", columns
     "<intent>/<language>" and "<part>/<language>" (objective or subjective intents)."""
     board = run_leaderboard(run=run, by=by, fold_api=fold_api, failures_as_minus_one=failures_as_minus_one)
+    return leaderboard_flatten(run=run, board=board, failures_as_minus_one=failures_as_minus_one)
+
+
+def leaderboard_flatten(*, run: JudgeRun, board: dict, failures_as_minus_one: bool = False) -> list[dict]:
+    """`run_leaderboard`'s result as one dict per model and column (the stored figures keep
+    the board and flatten it when asked)."""
     if board["mode"] == JudgeMode.PAIRWISE:
         return [{"run": run.pk, **row} for row in board["pairwise"]]
     rows = []

@@ -1,6 +1,6 @@
 """Writes of the judging app: templates, runs and their shards, cancel, resume, re-parse.
 
-The async engine that executes a shard lives in `judging/execution.py`; generation of
+The engine that executes a run's shards lives in `judging/execution.py`; generation of
 candidate answers in `judging/generation.py`.
 """
 
@@ -15,8 +15,8 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Avg, Count, Q
-from django.db.models.functions import Length
+from django.db.models import Avg, Count, F, Q, Sum
+from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -26,7 +26,16 @@ from curation.datasets.import_checks import unstorable
 from curation.datasets.services import difficulty_filter_apply
 from curation.models import Dataset, DifficultyFilter, Item
 from judging.manifest import run_manifest_build
-from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.models import (
+    Answer,
+    CandidateModel,
+    JudgeMode,
+    JudgeRun,
+    JudgeShard,
+    JudgeTemplate,
+    Judgment,
+    RunWorker,
+)
 from judging.parsing import parse_pairwise, parse_pointwise
 from judging.probe import ATTACKS
 from judging.prompts import (
@@ -36,9 +45,13 @@ from judging.prompts import (
     template_name_for,
     template_problems,
 )
+from judging.workers import worker_is_gone
+from llm.client import CallKind, EndpointError, default_endpoint_limits, endpoint_signature, max_tokens_for
 from llm.models import Endpoint
 
-DEFAULT_SHARD_SIZE = 500
+# A shard is what a worker claims, heartbeats and gives back, not a unit of waiting (calls flow
+# on across shards): small shards let the workers sharing a run finish together.
+DEFAULT_SHARD_SIZE = 200
 
 
 class RunError(UserbenchError):
@@ -310,11 +323,13 @@ def run_plan(
     judge_model: str,
     candidates: list[CandidateModel],
     reference_model: CandidateModel | None = None,
-    concurrency: int = 16,
+    endpoint: Endpoint | None = None,
+    concurrency: int | str | None = None,
     both_orders: bool = False,
     seed: int | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
     max_tokens: int | None = None,
+    timeout_seconds: float | None = None,
     template_set: str | None = None,
     probes: list[CandidateModel] = (),
     templates: list[JudgeTemplate] | None = None,
@@ -326,14 +341,19 @@ def run_plan(
     `probes` are the injection probe's pseudo-candidates (judging/probe.py), judged like the
     candidates and reported apart; `templates` pins exact template versions (a re-run); a
     `system_prompt` is sent with every call, so it counts in the estimate.
+    `concurrency` is the run's total of calls in flight across all workers: a number, "auto"
+    (the window finds the server's capacity), or None (the endpoint's stated limit, else auto).
     Raises RunError with a message a researcher can act on.
     """
     if mode not in JudgeMode.values:
         raise RunError(f"Unknown mode {mode!r}; use pointwise or pairwise.")
     if not judge_model:
         raise RunError("Name the judge model (--judge-model).")
-    if concurrency < 1:
-        raise RunError("Concurrency must be at least 1.")
+    concurrency_resolve(concurrency, endpoint=endpoint)  # refused here, before anything is counted
+    if max_tokens is not None and max_tokens < 1:
+        raise RunError("max_tokens must be at least 1.")
+    if timeout_seconds is not None and timeout_seconds <= 0:
+        raise RunError("The timeout must be more than 0 seconds.")
     if shard_size < 1:
         raise RunError("Shard size must be at least 1.")
     if mode == JudgeMode.PAIRWISE and reference_model is None:
@@ -367,17 +387,21 @@ def run_plan(
     unit_chars: list[tuple[int, str]] = []
     family = template_set or template_family(dataset)
     probe = JudgeRun(mode=mode)
+    names_by_kind: dict[tuple, str] = {}  # a template per kind of item, not per item
     for item in items:
-        name = item_template_name(
-            probe,
-            Item(
-                intent=item["intent"],
-                category=item["category"],
-                subcategory=item["subcategory"],
-                language=item["language"],
-            ),
-            family,
-        )
+        kind = (item["intent"], item["category"], item["subcategory"], item["language"])
+        name = names_by_kind.get(kind)
+        if name is None:
+            name = names_by_kind[kind] = item_template_name(
+                probe,
+                Item(
+                    intent=item["intent"],
+                    category=item["category"],
+                    subcategory=item["subcategory"],
+                    language=item["language"],
+                ),
+                family,
+            )
         for candidate in [*candidates, *probes]:
             if (item["id"], candidate.pk) not in answer_chars:
                 continue
@@ -443,13 +467,14 @@ def run_create(
     candidates: list[CandidateModel],
     reference_model: CandidateModel | None = None,
     endpoint: Endpoint | None = None,
-    concurrency: int = 16,
+    concurrency: int | str | None = None,
     both_orders: bool = False,
     seed: int | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
     temperature: float | None = 0.0,
     max_tokens: int | None = None,
     system_prompt: str = "",
+    timeout_seconds: float | None = None,
     template_set: str | None = None,
     created_by: AbstractBaseUser | None = None,
     judge_provider: str = "",
@@ -469,6 +494,10 @@ def run_create(
     every item, as pseudo-candidates reported apart and never ranked.
     `temperature` (None: none sent, the server's default), `max_tokens` and `system_prompt` (a
     system message before each judge prompt when set) reach every call and are recorded.
+    `concurrency` is the run's total of calls in flight across all workers: a number, "auto"
+    (the window finds the server's capacity), or None (the endpoint's stated limit, else auto).
+    `max_tokens` defaults to the endpoint's, else judging's default; the run records it, and
+    `timeout_seconds` (from when a call is sent) overrides the endpoint's.
     The run's manifest (judging/manifest.py) is recorded with it. Raises
     RunError with a message a researcher can act on; then nothing is written.
     """
@@ -483,17 +512,20 @@ def run_create(
         judge_model=judge_model,
         candidates=candidates,
         reference_model=reference_model,
+        endpoint=endpoint,
         concurrency=concurrency,
         both_orders=both_orders,
         seed=seed,
         shard_size=shard_size,
         max_tokens=max_tokens,
+        timeout_seconds=timeout_seconds,
         template_set=template_set,
         probes=probes,
         templates=templates,
         system_prompt=system_prompt,
     )
     family = plan.family
+    limit, auto = concurrency_resolve(concurrency, endpoint=endpoint)
     run = JudgeRun.objects.create(
         dataset=dataset,
         mode=mode,
@@ -502,10 +534,12 @@ def run_create(
         reference_model=reference_model,
         both_orders=both_orders,
         seed=plan.seed,
-        concurrency=concurrency,
+        concurrency=limit,
+        concurrency_auto=auto,
         temperature=temperature,
-        max_tokens=max_tokens,
+        max_tokens=max_tokens or _endpoint_max_tokens(endpoint) or settings.LLM_MAX_TOKENS[CallKind.JUDGING],
         system_prompt=system_prompt,
+        timeout_seconds=timeout_seconds,
         total=plan.calls,
         created_by=created_by,
         status=JudgeRun.Status.PENDING,
@@ -562,43 +596,130 @@ def run_create_by_names(
     )
 
 
+def _endpoint_max_tokens(endpoint: Endpoint | None) -> int | None:
+    """The endpoint's own max_tokens (no endpoint: OPENAI_MAX_TOKENS), or None."""
+    if endpoint is not None:
+        return endpoint.max_tokens
+    try:
+        return default_endpoint_limits().get("max_tokens")
+    except EndpointError:
+        return None
+
+
+def concurrency_resolve(concurrency: int | str | None, *, endpoint: Endpoint | None = None) -> tuple[int, bool]:
+    """(calls in flight across the run, auto?) from a number, "auto", or None (the endpoint's
+    stated limit, else auto; no endpoint: OPENAI_MAX_IN_FLIGHT, else auto). Auto runs are
+    bounded by LLM_AUTO_MAX_IN_FLIGHT."""
+    if concurrency is None:
+        if endpoint is not None:
+            stated = endpoint.max_in_flight
+        else:
+            try:
+                stated = default_endpoint_limits().get("max_in_flight")
+            except EndpointError:
+                stated = None  # the run cannot call anyway; it says so when it starts
+        concurrency = stated or "auto"
+    if concurrency == "auto":
+        return int(settings.LLM_AUTO_MAX_IN_FLIGHT), True
+    try:
+        limit = int(concurrency)
+    except (TypeError, ValueError):
+        raise RunError(f"Concurrency must be a whole number or auto, not {concurrency!r}.") from None
+    if limit < 1:
+        raise RunError("Concurrency must be at least 1.")
+    if limit > 32767:
+        raise RunError("Concurrency must be at most 32767.")
+    return limit, False
+
+
 def run_enqueue(*, run: JudgeRun) -> int:
     """Queue a task on the `judging` queue for each queued shard; returns how many were queued.
 
-    Call it after the shards are committed: a worker may pick a task up at once.
+    A worker that takes one holds the run: it claims the run's next shards as its calls run
+    low, so the others find their shard taken and end at once, unless a second worker got
+    there first and shares the run. The run's watchdog is scheduled too (`run_watch`). Call it
+    after the shards are committed.
     """
-    from judging.tasks import judge_shard_task
-
     if run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.FAILED):
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
         run.status = JudgeRun.Status.RUNNING
-    queued = 0
-    for shard_id in list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True)):
+    shard_ids = list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True))
+    _shard_tasks_enqueue(shard_ids)
+    run_watch_schedule(run_id=run.pk)
+    return len(shard_ids)
+
+
+def _shard_tasks_enqueue(shard_ids: list[int]) -> None:
+    from judging.tasks import judge_shard_task  # tasks import the engine, which imports this module
+
+    for shard_id in shard_ids:
         result = judge_shard_task.enqueue(shard_id)
         JudgeShard.objects.filter(pk=shard_id, task_id="").update(task_id=str(result.id)[:64])
-        queued += 1
-    return queued
 
 
-@transaction.atomic
-def shard_claim(*, shard_id: int, worker_id: str) -> bool:
-    """Take a shard for this worker: a queued one, or a running one whose heartbeat is stale.
+def _abandoned(shard: JudgeShard, now) -> bool:
+    """A running shard whose worker died: its heartbeat is stale, or its process is provably gone."""
+    if shard.status != JudgeShard.Status.RUNNING:
+        return False
+    if shard.heartbeat_at is None or shard.heartbeat_at < now - stale_after():
+        return True
+    return worker_is_gone(shard.worker_id)
 
-    Two workers racing for one shard: the row lock lets exactly one through.
-    """
-    shard = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk=shard_id).select_related("run").first()
-    if shard is None:
+
+def _abandoned_shard_ids(run: JudgeRun, now) -> list[int]:
+    running = run.shards.filter(status=JudgeShard.Status.RUNNING).only("pk", "status", "heartbeat_at", "worker_id")
+    return [shard.pk for shard in running if _abandoned(shard, now)]
+
+
+def watchdog_delay() -> timedelta:
+    """How long after one look the run's watchdog looks again: a heartbeat goes stale by then."""
+    return stale_after() + timedelta(seconds=float(settings.JUDGING_HEARTBEAT_SECONDS))
+
+
+def run_watch_schedule(*, run_id: int) -> bool:
+    """Make sure a watchdog task will look at the running run soon (one at a time: the run
+    records when it is due, and a due time already past is replaced). True if one was queued.
+    Only backends that can defer a task have one (the test suite's immediate backend has not)."""
+    from django.tasks import task_backends
+
+    from judging.tasks import run_watch_task  # tasks import the engine, which imports this module
+
+    if not task_backends[run_watch_task.backend].supports_defer:
         return False
     now = timezone.now()
-    stale = shard.status == JudgeShard.Status.RUNNING and (
-        shard.heartbeat_at is None or shard.heartbeat_at < now - stale_after()
+    due = now + watchdog_delay()
+    claimed = (
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING)
+        .filter(Q(watchdog_at__isnull=True) | Q(watchdog_at__lt=now))
+        .update(watchdog_at=due)
     )
-    if shard.status != JudgeShard.Status.QUEUED and not stale:
-        return False
-    if shard.run.status == JudgeRun.Status.CANCELLED:
-        shard.status = JudgeShard.Status.CANCELLED
-        shard.save(update_fields=["status"])
-        return False
+    if claimed:
+        run_watch_task.using(run_after=due).enqueue(run_id)
+    return bool(claimed)
+
+
+def run_watch(*, run_id: int) -> int:
+    """The run's watchdog, run by any worker: shards whose worker died (stale heartbeat, or a
+    process of this machine that is gone) go back to the queue with a task each, so the run
+    goes on with no one having to resume it; a run whose last worker died between its last
+    judgment and closing the run is closed. Looks again later while the run is running.
+    Returns how many shards were taken back."""
+    JudgeRun.objects.filter(pk=run_id).update(watchdog_at=None)
+    run = JudgeRun.objects.filter(pk=run_id).first()
+    if run is None or run.status != JudgeRun.Status.RUNNING:
+        return 0
+    with transaction.atomic():
+        now = timezone.now()
+        locked = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk__in=_abandoned_shard_ids(run, now))
+        taken_back = [shard.pk for shard in locked if _abandoned(shard, now)]
+        JudgeShard.objects.filter(pk__in=taken_back).update(status=JudgeShard.Status.QUEUED, in_flight=0, task_id="")
+    _shard_tasks_enqueue(taken_back)
+    if not run_close_if_idle(run=run):
+        run_watch_schedule(run_id=run_id)
+    return len(taken_back)
+
+
+def _take(shard: JudgeShard, worker_id: str, now) -> None:
     shard.status = JudgeShard.Status.RUNNING
     shard.attempts += 1
     shard.worker_id = worker_id[:100]
@@ -606,38 +727,218 @@ def shard_claim(*, shard_id: int, worker_id: str) -> bool:
     shard.started_at = now
     shard.error = ""
     shard.save(update_fields=["status", "attempts", "worker_id", "heartbeat_at", "started_at", "error"])
+
+
+def _open_run(run_id: int) -> None:
+    JudgeRun.objects.filter(pk=run_id).exclude(status__in=[JudgeRun.Status.CANCELLED, JudgeRun.Status.RUNNING]).update(
+        status=JudgeRun.Status.RUNNING, finished_at=None, error=""
+    )
+
+
+@transaction.atomic
+def shard_claim(*, shard_id: int, worker_id: str) -> bool:
+    """Take a shard for this worker: a queued one, or a running one whose worker died (its
+    heartbeat is stale, or its process on this machine is gone).
+
+    Two workers racing for one shard: the row lock lets exactly one through.
+    """
+    shard = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk=shard_id).select_related("run").first()
+    if shard is None:
+        return False
+    now = timezone.now()
+    if shard.status != JudgeShard.Status.QUEUED and not _abandoned(shard, now):
+        return False
+    if shard.run.status == JudgeRun.Status.CANCELLED:
+        shard.status = JudgeShard.Status.CANCELLED
+        shard.save(update_fields=["status"])
+        return False
+    if shard.run.status == JudgeRun.Status.FAILED and shard.run.error:
+        # The run was stopped (every call failed the same way, or its endpoint is unusable): the
+        # shard waits for `judge_resume`, which re-opens the run, rather than failing again.
+        return False
+    _take(shard, worker_id, now)
     if shard.run.status != JudgeRun.Status.RUNNING:
-        JudgeRun.objects.filter(pk=shard.run_id).exclude(status=JudgeRun.Status.CANCELLED).update(
-            status=JudgeRun.Status.RUNNING, finished_at=None
-        )
+        _open_run(shard.run_id)
     return True
 
 
 @transaction.atomic
+def shard_claim_next(*, run_id: int, worker_id: str) -> JudgeShard | None:
+    """Take the run's next shard for a worker whose calls run low: the first queued one, else
+    one left by a worker that died (stale heartbeat, or a process of this machine that is gone).
+    None when there is none, or when the run is no longer running."""
+    if JudgeRun.objects.filter(pk=run_id).values_list("status", flat=True).first() != JudgeRun.Status.RUNNING:
+        return None
+    now = timezone.now()
+    waiting = JudgeShard.objects.select_for_update(skip_locked=True).filter(run_id=run_id)
+    shard = waiting.filter(status=JudgeShard.Status.QUEUED).order_by("index").first()
+    if shard is None:
+        others = waiting.filter(status=JudgeShard.Status.RUNNING).exclude(worker_id=worker_id[:100]).order_by("index")
+        shard = next((candidate for candidate in others if _abandoned(candidate, now)), None)
+    if shard is None:
+        return None
+    _take(shard, worker_id, now)
+    return shard
+
+
+@transaction.atomic
 def shard_finish(*, shard_id: int, status: str, error: str = "") -> None:
-    """Close a shard; when it was the last one open, close the run."""
+    """Close a shard; when it was the last one open, close the run (`run_close`)."""
     JudgeShard.objects.filter(pk=shard_id).update(
         status=status, error=error[:300], in_flight=0, finished_at=timezone.now(), heartbeat_at=timezone.now()
     )
     run_id = JudgeShard.objects.values_list("run_id", flat=True).get(pk=shard_id)
     run = JudgeRun.objects.select_for_update().get(pk=run_id)
-    if run.status == JudgeRun.Status.CANCELLED:
+    if run.status == JudgeRun.Status.CANCELLED or (run.status == JudgeRun.Status.FAILED and run.error):
         return
     open_shards = run.shards.exclude(
         status__in=[JudgeShard.Status.DONE, JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]
     )
     if open_shards.exists():
         return
-    failed = run.shards.filter(status=JudgeShard.Status.FAILED).exists()
-    run.status = JudgeRun.Status.FAILED if failed else JudgeRun.Status.FINISHED
+    run_close(run=run)
+
+
+def run_close(*, run: JudgeRun) -> None:
+    """Every shard is closed: recount, and call the run finished only if every unit has a
+    result; otherwise it failed, with a summary of what is missing and how to continue."""
+    counts = run_counters_refresh(run=run)
+    missing = max(0, run.total - counts["replied"])
+    failed_shards = run.shards.filter(status=JudgeShard.Status.FAILED).count()
+    if counts["call_failures"] or missing or failed_shards:
+        run.status = JudgeRun.Status.FAILED
+        context = run.judgments.filter(call_error_kind="context_length").count()
+        parts = [f"{missing} of {run.total} judgments have no result"]
+        if counts["call_failures"]:
+            parts.append(
+                f"{counts['call_failures']} calls failed"
+                + (f" ({context} prompts exceed the judge's context length)" if context else "")
+            )
+        if failed_shards:
+            parts.append(f"{failed_shards} shards failed")
+        run.error = "; ".join(parts) + f"; 'judge_resume {run.pk}' sends what is missing again."
+    else:
+        run.status = JudgeRun.Status.FINISHED
+        run.error = ""
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "finished_at"])
+    run.save(update_fields=["status", "finished_at", "error"])
+    from judging.figures import run_figures_schedule  # figures read selectors, which read this module
+
+    run_figures_schedule(run=run)
+
+
+@transaction.atomic
+def run_close_if_idle(*, run: JudgeRun) -> bool:
+    """Close a running run that has no open shard left (nothing was left to claim); True if closed."""
+    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    if run.status != JudgeRun.Status.RUNNING:
+        return False
+    if run.shards.filter(status__in=[JudgeShard.Status.QUEUED, JudgeShard.Status.RUNNING]).exists():
+        return False
+    run_close(run=run)
+    return True
+
+
+def shards_release(*, shard_ids: list[int]) -> int:
+    """Give shards back to the queue (a worker asked to shut down): nothing they hold is lost,
+    and the next worker sends only what they miss. Returns how many were released."""
+    return JudgeShard.objects.filter(pk__in=shard_ids, status=JudgeShard.Status.RUNNING).update(
+        status=JudgeShard.Status.QUEUED, in_flight=0, task_id=""
+    )
 
 
 def shard_heartbeat(*, shard_id: int, in_flight: int) -> str:
     """Record that the shard is alive; returns the run's status so a cancel is noticed."""
     JudgeShard.objects.filter(pk=shard_id).update(heartbeat_at=timezone.now(), in_flight=in_flight)
     return JudgeRun.objects.filter(shards__pk=shard_id).values_list("status", flat=True).first() or ""
+
+
+def run_worker_beat(
+    *,
+    run_id: int,
+    worker_id: str,
+    shard_ids: list[int],
+    window: int,
+    ceiling: int,
+    in_flight: int,
+    overloads: int,
+    rate: float,
+) -> tuple[str, int, int, int]:
+    """A worker holding shards of a run says it is alive, with its window; returns the run's
+    status, its concurrency (`judge_resume` may change it) and (live workers, this worker's
+    place among them) to share it."""
+    now = timezone.now()
+    if shard_ids:
+        JudgeShard.objects.filter(pk__in=shard_ids, status=JudgeShard.Status.RUNNING).update(
+            heartbeat_at=now, in_flight=in_flight // max(1, len(shard_ids))
+        )
+    RunWorker.objects.update_or_create(
+        run_id=run_id,
+        worker_id=worker_id[:100],
+        defaults={
+            "window": window,
+            "ceiling": ceiling,
+            "in_flight": in_flight,
+            "overloads": overloads,
+            "rate": rate,
+            "heartbeat_at": now,
+        },
+    )
+    status, concurrency = JudgeRun.objects.values_list("status", "concurrency").get(pk=run_id)
+    fresh = RunWorker.objects.filter(run_id=run_id, heartbeat_at__gte=now - stale_after()).values_list(
+        "worker_id", flat=True
+    )
+    # A worker of this machine that was killed takes no share while its row is still fresh.
+    gone = [name for name in fresh if worker_is_gone(name)]
+    if gone:
+        RunWorker.objects.filter(run_id=run_id, worker_id__in=gone).delete()
+    live = sorted(set(fresh) - set(gone))
+    place = live.index(worker_id[:100]) if worker_id[:100] in live else len(live)
+    return status, concurrency, max(1, len(live)), place
+
+
+def run_worker_leave(*, run_id: int, worker_id: str) -> None:
+    """The worker holds nothing of the run any more."""
+    RunWorker.objects.filter(run_id=run_id, worker_id=worker_id[:100]).delete()
+
+
+def concurrency_share(total: int, workers: int, place: int) -> int:
+    """This worker's part of the run's concurrency: an even split, the remainder to the first."""
+    workers = max(1, workers)
+    return max(1, total // workers + (1 if place < total % workers else 0))
+
+
+def run_counters_add(*, run_id: int, judgments: list[Judgment]) -> None:
+    """Add a batch of new judgments to the run's running counts (one UPDATE)."""
+    if not judgments:
+        return
+    replied = [j for j in judgments if not j.call_error]
+    JudgeRun.objects.filter(pk=run_id).update(
+        replied=F("replied") + len(replied),
+        parse_failures=F("parse_failures") + sum(1 for j in replied if j.parse_error and j.finish_reason != "length"),
+        call_failures=F("call_failures") + (len(judgments) - len(replied)),
+        cut_off=F("cut_off") + sum(1 for j in replied if j.finish_reason == "length"),
+        cached_replies=F("cached_replies") + sum(1 for j in judgments if j.cached),
+        prompt_tokens=F("prompt_tokens") + sum(j.prompt_tokens or 0 for j in replied if not j.cached),
+        completion_tokens=F("completion_tokens") + sum(j.completion_tokens or 0 for j in replied if not j.cached),
+    )
+
+
+def run_counters_refresh(*, run: JudgeRun) -> dict:
+    """Recount the run's judgments into its running counts (after a resume, a close, a re-parse)."""
+    totals = run.judgments.aggregate(
+        replied=Count("pk", filter=Q(call_error="")),
+        parse_failures=Count("pk", filter=Q(call_error="") & ~Q(parse_error="") & ~Q(finish_reason="length")),
+        call_failures=Count("pk", filter=~Q(call_error="")),
+        cut_off=Count("pk", filter=Q(call_error="", finish_reason="length")),
+        cached_replies=Count("pk", filter=Q(cached=True)),
+        prompt_tokens=Coalesce(Sum("prompt_tokens", filter=Q(cached=False)), 0),
+        completion_tokens=Coalesce(Sum("completion_tokens", filter=Q(cached=False)), 0),
+    )
+    JudgeRun.objects.filter(pk=run.pk).update(**totals)
+    for key, value in totals.items():
+        setattr(run, key, value)
+    return totals
 
 
 CANCELLABLE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
@@ -660,16 +961,40 @@ def run_cancel(*, run: JudgeRun, actor: AbstractBaseUser | None = None) -> None:
     run.refresh_from_db()
 
 
-def run_resume(*, run: JudgeRun, force: bool = False, enqueue: bool = True) -> int:
-    """Re-queue what a crash, a failure or a cancel left; returns how many shards were re-queued.
+@transaction.atomic
+def run_stop(*, run_id: int, error: str) -> None:
+    """Stop a run that cannot go on as it is (every call fails the same way): the other workers
+    stop at their next tick, and `error` tells the researcher what to fix."""
+    JudgeRun.objects.filter(pk=run_id).exclude(status=JudgeRun.Status.CANCELLED).update(
+        status=JudgeRun.Status.FAILED, finished_at=timezone.now(), error=error[:500]
+    )
 
-    A RUNNING shard counts as abandoned only when its heartbeat is stale (or with `force`).
+
+def run_resume(
+    *,
+    run: JudgeRun,
+    force: bool = False,
+    enqueue: bool = True,
+    concurrency: int | str | None = None,
+    timeout_seconds: float | None = None,
+    max_tokens: int | None = None,
+) -> int:
+    """Re-queue what a crash, a failure, a stop or a cancel left; returns how many shards were
+    re-queued.
+
+    A RUNNING shard counts as abandoned only when its worker died: its heartbeat is stale, or
+    its process on this machine is gone (or with `force`).
     Finished judgments stay: the shard sends only what is missing, and the response cache
-    makes a re-sent identical prompt free. With `enqueue` (the page, the API and
-    `judge_resume`), a task is queued for every queued shard once the re-queue is committed;
-    `judge_resume --inline` runs the shards itself instead.
+    makes a re-sent identical prompt free. Failed calls are sent again, except prompts that
+    exceed the judge's context length on the same endpoint, model and max_tokens.
+    `concurrency` ("auto" or a number), `timeout_seconds` and `max_tokens` change the run from
+    here on; a new `max_tokens` also sends again the replies the old one cut off. With
+    `enqueue` (the page, the API and `judge_resume`), a task is queued for every queued shard
+    once the re-queue is committed; `judge_resume --inline` runs the shards itself instead.
     """
-    count = _run_requeue(run=run, force=force)
+    count = _run_requeue(
+        run=run, force=force, concurrency=concurrency, timeout_seconds=timeout_seconds, max_tokens=max_tokens
+    )
     run.refresh_from_db()
     if enqueue:
         run_enqueue(run=run)
@@ -677,31 +1002,78 @@ def run_resume(*, run: JudgeRun, force: bool = False, enqueue: bool = True) -> i
 
 
 @transaction.atomic
-def _run_requeue(*, run: JudgeRun, force: bool) -> int:
-    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
-    cutoff = timezone.now() - stale_after()
-    abandoned = Q(status=JudgeShard.Status.RUNNING) & (Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+def _run_requeue(
+    *,
+    run: JudgeRun,
+    force: bool,
+    concurrency: int | str | None = None,
+    timeout_seconds: float | None = None,
+    max_tokens: int | None = None,
+) -> int:
+    run = JudgeRun.objects.select_for_update(of=("self",)).select_related("endpoint").get(pk=run.pk)
+    changed = []
+    if concurrency is not None:
+        run.concurrency, run.concurrency_auto = concurrency_resolve(concurrency, endpoint=run.endpoint)
+        changed += ["concurrency", "concurrency_auto"]
+    if timeout_seconds is not None:
+        if timeout_seconds <= 0:
+            raise RunError("The timeout must be more than 0 seconds.")
+        run.timeout_seconds = timeout_seconds
+        changed.append("timeout_seconds")
+    if max_tokens is not None:
+        if max_tokens < 1:
+            raise RunError("max_tokens must be at least 1.")
+        if max_tokens != run.max_tokens:
+            run.judgments.filter(finish_reason="length").delete()
+        run.max_tokens = max_tokens
+        changed.append("max_tokens")
+    _drop_failed_calls(run)
+    # Right after a crash the dead worker's heartbeat is still fresh: a process of this machine
+    # that is gone is known dead at once, any other holder once its heartbeat is stale.
+    abandoned = Q(pk__in=_abandoned_shard_ids(run, timezone.now()))
     if force:
         abandoned = Q(status=JudgeShard.Status.RUNNING)
     retry = Q(status__in=[JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]) | abandoned
-    # A finished shard whose calls failed (not parse failures) gets another go too.
-    retry |= Q(status=JudgeShard.Status.DONE, pk__in=_shards_with_call_errors(run))
+    # A finished shard with units that have no judgment (failed calls dropped above, cut-off
+    # replies of an old max_tokens) gets another go too.
+    retry |= Q(status=JudgeShard.Status.DONE, pk__in=_shards_missing_units(run))
     count = run.shards.filter(retry).update(status=JudgeShard.Status.QUEUED, in_flight=0, task_id="")
     if count or run.shards.filter(status=JudgeShard.Status.QUEUED).exists():
         run.status = JudgeRun.Status.RUNNING
         run.finished_at = None
-        run.save(update_fields=["status", "finished_at"])
+        run.error = ""
+        changed += ["status", "finished_at", "error"]
+    if changed:
+        run.save(update_fields=sorted(set(changed)))
+    run_counters_refresh(run=run)
     return count
 
 
-def _shards_with_call_errors(run: JudgeRun) -> list[int]:
-    failed = set(run.judgments.exclude(call_error="").values_list("item_id", "model_id", "order"))
-    if not failed:
-        return []
+def _drop_failed_calls(run: JudgeRun) -> None:
+    """Failed calls have no reply worth keeping: drop them so they are sent again. A prompt
+    that exceeds the context length stays failed while the endpoint, the model and max_tokens
+    are the same."""
+    from judging.execution import endpoint_for_run  # the run's endpoint, as its shards will call it
+
+    failed = run.judgments.exclude(call_error="")
+    try:
+        endpoint = endpoint_for_run(run)
+        max_tokens = max_tokens_for(CallKind.JUDGING, endpoint=endpoint, override=run.max_tokens)
+        signature = endpoint_signature(endpoint, run.judge_model, max_tokens)
+    except EndpointError:
+        signature = None  # the endpoint is gone: nothing can be sent anyway; keep what is known
+    if signature is not None:
+        failed.exclude(call_error_kind="context_length", error_endpoint=signature).delete()
+    else:
+        failed.exclude(call_error_kind="context_length").delete()
+
+
+def _shards_missing_units(run: JudgeRun) -> list[int]:
+    done = set(run.judgments.values_list("item_id", "model_id", "order"))
     return [
         shard.pk
         for shard in run.shards.filter(status=JudgeShard.Status.DONE).only("pk", "units")
-        if any(tuple(unit) in failed for unit in shard.units)
+        if any(tuple(unit) not in done for unit in shard.units)
     ]
 
 
@@ -738,7 +1110,12 @@ def run_reparse(*, run: JudgeRun) -> int:
 
     changed = 0
     # Replies about a withdrawn participant's question were erased: their verdicts stay as they were.
-    judgments = run.judgments.filter(call_error="", item__withdrawn_at__isnull=True).select_related("item", "template")
+    # A reply cut off by max_tokens is never scored, however it parses.
+    judgments = (
+        run.judgments.filter(call_error="", item__withdrawn_at__isnull=True)
+        .exclude(finish_reason="length")
+        .select_related("item", "template")
+    )
     answers = {
         (a.item_id, a.model_id): a.text
         for a in Answer.objects.filter(item__dataset=run.dataset).only("item_id", "model_id", "text")
@@ -763,6 +1140,11 @@ def run_reparse(*, run: JudgeRun) -> int:
                 setattr(judgment, key, value)
             judgment.save(update_fields=list(fields))
         changed += verdict_changed
+    run_counters_refresh(run=run)
+    if changed:
+        from judging.figures import run_figures_schedule  # figures read selectors, which read this module
+
+        transaction.on_commit(lambda: run_figures_schedule(run=run))
     return changed
 
 

@@ -1,10 +1,26 @@
-"""Thin task wrappers. Shards run on the `judging` queue so long LLM work never starves `default`."""
+"""Thin task wrappers. Shards run on the `judging` queue so long LLM work never starves
+`default`, where stored figures are refreshed."""
 
 from django.tasks import task
 
 from judging.execution import shard_execute
+from judging.services import run_watch
 
 
 @task(queue_name="judging")
 def judge_shard_task(shard_id: int) -> str:
     return shard_execute(shard_id=shard_id)
+
+
+@task(queue_name="default")
+def run_figures_task(run_id: int) -> str:
+    from judging.figures import run_figures_refresh  # statistics modules load only when needed
+
+    figures = run_figures_refresh(run_id=run_id)
+    return figures.computed_at.isoformat() if figures is not None else "gone"
+
+
+@task(queue_name="judging")
+def run_watch_task(run_id: int) -> str:
+    """The run's watchdog: a dead worker's shards go back to the queue (judging.services.run_watch)."""
+    return f"{run_watch(run_id=run_id)} shard(s) taken back"

@@ -15,21 +15,16 @@ from core.plots import bar_chart
 from curation.datasets.services import VersionError
 from curation.models import Dataset, Intent, Language
 from judging.access import researcher_required
-from judging.compare import runs_compare
-from judging.diagnostics_report import run_diagnostics
+from judging.figures import run_figures_read
 from judging.forms import DatasetChoiceForm, RunForm
+from judging.leaderboard import BEST_MARKED
 from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.probe_report import run_probe_report
 from judging.prompts import PLACEHOLDERS
 from judging.rerun import run_rerun
 from judging.selectors import (
     candidates_with_answers,
-    dataset_cross_validation,
-    flagged_judgments,
     run_get,
-    run_judgments,
-    run_leaderboard,
     run_list_with_progress,
     run_progress,
     template_list,
@@ -51,8 +46,6 @@ from llm.client import EndpointError, default_endpoint_limits
 from llm.selectors import endpoint_list
 from stats.sample_size import MIN_DECISIVE
 
-# Rounds of the drift bootstraps shown on a re-run's page (`compare` takes any number).
-DRIFT_PAGE_ROUNDS = 200
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}
 
 
@@ -63,13 +56,24 @@ def _load_run(run_id: int) -> JudgeRun:
         raise Http404 from None
 
 
+def _marked(cell: dict) -> dict:
+    """A stored cell with its mark: 1-3 for the best three of its column (ties share one)."""
+    rank = cell.get("rank")
+    return {**cell, "best": rank if rank is not None and rank <= BEST_MARKED else None}
+
+
 def _pointwise_sections(board: dict) -> list[dict]:
+    """The stored board's tables as the page lays them out (cells are the stored dicts)."""
     sections = []
     for group, table in board["tables"].items():
         labels = GROUP_LABELS.get(group, {})
         columns = [{"key": c, "label": labels.get(c, c) or "—"} for c in table["columns"]]
         rows = [
-            {"model": row["model"], "overall": row["overall"], "cells": [row["cells"][c["key"]] for c in columns]}
+            {
+                "model": row["model"],
+                "overall": _marked(row["overall"]),
+                "cells": [_marked(row["cells"][c["key"]]) for c in columns],
+            }
             for row in table["rows"]
         ]
         sections.append({"group": group, "columns": columns, "rows": rows})
@@ -83,9 +87,27 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run, its progress (from the run's running counts) and its leaderboard, diagnostics,
+    failures and flagged answers as the background task stored them, with when they were
+    computed."""
     run = _load_run(run_id)
-    board = run_leaderboard(run=run)
-    context = {"run": run, "progress": run_progress(run=run), "board": board, "min_decisive": MIN_DECISIVE}
+    payload, figures = run_figures_read(run=run)
+    context = {"run": run, "progress": run_progress(run=run), "figures": figures, "min_decisive": MIN_DECISIVE}
+    if payload is None:
+        context["manifest"] = run_manifest(run=run)
+        return render(request, "judging/run_detail.html", context)
+    board = payload["board"]
+    context.update(
+        {
+            "board": board,
+            "failures": payload["failures"],
+            "flagged": payload["flagged"],
+            "diagnostics": payload.get("diagnostics"),
+            "probe": payload.get("probe") if run.injection_probe else None,
+            "drift": payload.get("drift"),
+            "manifest": payload.get("manifest") or run_manifest(run=run),
+        }
+    )
     if run.mode == JudgeMode.PAIRWISE:
         context["pairwise"] = [
             {
@@ -121,27 +143,20 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         context["sections"] = _pointwise_sections(board)
         context["zero_width"] = any(
-            cell.note
+            cell["note"]
             for section in context["sections"]
             for row in section["rows"]
             for cell in [row["overall"], *row["cells"]]
         )
         context["chart"] = bar_chart(
             [
-                (r["model"], r["overall"].mean, r["overall"].low, r["overall"].high)
+                (r["model"], r["overall"]["mean"], r["overall"]["low"], r["overall"]["high"])
                 for r in board["tables"]["overall"]["rows"]
             ],
             top=10,
         )
-        cross = dataset_cross_validation(dataset=run.dataset)
-        context["cross"] = cross if len(cross["evaluators"]) * len(cross["sources"]) > 1 else None
-    context["diagnostics"] = run_diagnostics(run=run)
-    context["manifest"] = run_manifest(run=run)
-    context["probe"] = run_probe_report(run=run) if run.injection_probe else None
-    if run.rerun_of_id is not None and run.rerun_of.mode == run.mode:
-        context["drift"] = runs_compare(run_a=run.rerun_of, run_b=run, rounds=DRIFT_PAGE_ROUNDS)
-    context["failures"] = run_judgments(run=run, failures_only=True)[:50]
-    context["flagged"] = flagged_judgments(run=run)[:50]
+        cross = payload["cross"]
+        context["cross"] = cross if cross and len(cross["evaluators"]) * len(cross["sources"]) > 1 else None
     return render(request, "judging/run_detail.html", context)
 
 
@@ -302,7 +317,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         candidates=candidates,
         endpoints=endpoints,
         default_model=os.environ.get("OPENAI_MODEL", ""),
-        initial={"concurrency": default_limits.get("max_in_flight", 16)},
+        initial={"concurrency": default_limits.get("max_in_flight", "")},
     )
     preview = None
     if request.method == "POST" and form.is_valid():
@@ -317,10 +332,12 @@ def run_new(request: HttpRequest) -> HttpResponse:
             "both_orders": data["both_orders"],
             "seed": data["seed"],
             "max_tokens": data["max_tokens"],
+            "timeout_seconds": data["timeout_seconds"],
             "template_set": data["template_set"],
             "system_prompt": data["system_prompt"],
+            "endpoint": data["endpoint"],
         }
-        extra = {"endpoint": data["endpoint"], "temperature": data["temperature"]}
+        extra = {"temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})
         try:
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:

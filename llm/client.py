@@ -1,10 +1,14 @@
 """The one module that talks to LLM endpoints: `openai.AsyncOpenAI` with a base URL.
 
-Everything else (judging, generation, reference drafting, translation) calls `chat_many`
-or `chat_one`. This module owns the four things the papers' one-call-at-a-time scripts
-lacked: a limit on calls in flight, retries with exponential backoff and jitter that honour
-`Retry-After`, an optional requests-per-minute pace, and a response cache in the database
-so an identical prompt is never paid twice.
+Everything else (judging, generation, reference drafting, translation) sends through
+`CallStream` (via `llm.delivery`, which stores replies in batches), or `chat_many` /
+`chat_one` for a few calls. This module owns what the papers' one-call-at-a-time scripts
+lacked: an adaptive window of calls in flight (`llm.window`), retries with exponential
+backoff and jitter that honour `Retry-After`, an optional requests-per-minute pace, a
+`max_tokens` on every call, errors a researcher can act on (the URL, the server's own
+message; errors retrying cannot fix are not retried, and a stream stops after a few
+identical ones), and a response cache in the database so an identical prompt is never
+paid twice.
 
 API keys are read from the environment variable the endpoint names, at call time, and are
 never stored, logged or put in the cache key. Only allowed variables can be named, and every
@@ -21,18 +25,19 @@ import inspect
 import json
 import os
 import random
+import re
 import time
+from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-import httpx2
-import openai
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 
 from core.errors import UserbenchError
 from llm.models import Endpoint, LLMResponse
 from llm.secrets import key_variable_problem, redact_secrets
+from llm.window import AdaptiveWindow
 
 # A local server (vLLM, llama.cpp, Ollama) needs no key, but the client insists on one.
 NO_KEY_PLACEHOLDER = "no-key-set"
@@ -42,6 +47,21 @@ CACHE_FLUSH_SECONDS = 0.2
 # httpx's pool scans every connection for each request, so one client with 64 connections
 # spends more CPU per call than four with 16: calls are spread over small clients.
 CONNECTIONS_PER_CLIENT = 16
+# A stream stops after this many identical errors that retrying cannot fix (a wrong key, an
+# unknown model, a base URL without /v1): the next thousand calls would fail the same way.
+FATAL_REPEATS = 3
+# Replies remembered per stream so that an identical request sent later is not paid again
+# before the cache row is written (bounded: memory stays flat over a long run).
+RECENT_REPLIES = 2000
+
+
+class CallKind:
+    """What a call is for; each kind has its own default `max_tokens` (settings.LLM_MAX_TOKENS)."""
+
+    JUDGING = "judging"
+    GENERATION = "generation"
+    REFERENCE = "reference"
+    TRANSLATION = "translation"
 
 
 @dataclass(frozen=True)
@@ -52,10 +72,13 @@ class EndpointConfig:
     base_url: str
     api_key_env: str
     default_model: str
-    max_in_flight: int = 16
+    # None: the endpoint states no limit, so the window finds the server's capacity (`auto`).
+    max_in_flight: int | None = None
     requests_per_minute: int | None = None
     timeout_seconds: float = 120.0
     max_retries: int = 6
+    # The endpoint's own max_tokens for every kind of call; None: each kind's default.
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +96,8 @@ class ChatResult:
     completion_tokens: int | None
     latency_ms: int
     cached: bool
+    # "stop", "length" (cut off by max_tokens), ... as the server said; None when it did not.
+    finish_reason: str | None = None
     # The model name the server put in its reply ("" when it gave none, or for a cached reply).
     model: str = ""
 
@@ -87,20 +112,38 @@ def storable(text: str) -> str:
     """Upstream text as it may be stored: key values redacted, NUL bytes shown as U+FFFD."""
     return redact_secrets(text).replace("\x00", "\ufffd")
 
+    @property
+    def cut_off(self) -> bool:
+        """The reply stopped at max_tokens: never a complete answer, draft or verdict."""
+        return self.finish_reason == "length"
+
 
 class LLMCallError(UserbenchError):
-    """A call that failed for good (after its retries, or at once when retrying cannot help)."""
+    """A call that failed for good (after its retries, or at once when retrying cannot help).
 
-    def __init__(self, reason: str):
+    `kind`: "failed" (retries used up, or a request the server refused), "fatal" (an error
+    every call would meet: 401, 403, 404), or "context_length" (this prompt does not fit the
+    model: sending it again to the same endpoint cannot help)."""
+
+    def __init__(self, reason: str, *, kind: str = "failed"):
         # Redacted before it is cut: the reason is stored and shown, and upstream errors
         # often quote the key they refused.
         reason = storable(reason)
         super().__init__(reason)
         self.reason = reason[:300]
+        self.kind = kind
 
 
 class EndpointError(UserbenchError):
     """An endpoint that cannot be used as configured; the message says what to set."""
+
+
+class EndpointUnusable(EndpointError):
+    """Several calls met the same error that retrying cannot fix: the stream stopped."""
+
+    def __init__(self, message: str):
+        # The message quotes the server's error, which may quote the key it refused.
+        super().__init__(redact_secrets(message))
 
 
 # The default endpoint's limits, from the environment (or the local .env); unset means the
@@ -110,12 +153,13 @@ DEFAULT_ENDPOINT_LIMITS = {
     "max_retries": ("OPENAI_MAX_RETRIES", int, 0),
     "max_in_flight": ("OPENAI_MAX_IN_FLIGHT", int, 1),
     "requests_per_minute": ("OPENAI_REQUESTS_PER_MINUTE", int, 1),
+    "max_tokens": ("OPENAI_MAX_TOKENS", int, 1),
 }
 
 
 def default_endpoint_limits() -> dict:
-    """Timeout, retries, in-flight limit and pace of the default endpoint as set in the
-    environment; a value that is not a number, or too small, raises EndpointError naming it."""
+    """Timeout, retries, in-flight limit, pace and max_tokens of the default endpoint as set in
+    the environment; a value that is not a number, or too small, raises EndpointError naming it."""
     limits = {}
     for field, (variable, kind, minimum) in DEFAULT_ENDPOINT_LIMITS.items():
         raw = os.environ.get(variable, "").strip()
@@ -130,6 +174,23 @@ def default_endpoint_limits() -> dict:
             raise EndpointError(f"{variable}={raw!r} is not {kind_name} of at least {minimum}.")
         limits[field] = value
     return limits
+
+
+def max_tokens_for(kind: str, *, endpoint: EndpointConfig, override: int | None = None) -> int:
+    """The max_tokens of a call: the run's or command's, else the endpoint's, else the kind's default."""
+    if override:
+        return int(override)
+    if endpoint.max_tokens:
+        return int(endpoint.max_tokens)
+    defaults = settings.LLM_MAX_TOKENS
+    return int(defaults.get(kind) or defaults[CallKind.GENERATION])
+
+
+def endpoint_signature(endpoint: EndpointConfig, model: str, max_tokens: int | None = None) -> str:
+    """A short digest of where a call went (base URL, model) and how long a reply it asked for
+    (servers count max_tokens into the context): a context-length failure is sent again only
+    when this changes."""
+    return hashlib.sha256(f"{endpoint.base_url.rstrip('/')}|{model}|{max_tokens}".encode()).hexdigest()[:16]
 
 
 def endpoint_config(name: str | None = None) -> EndpointConfig:
@@ -170,6 +231,7 @@ def endpoint_config(name: str | None = None) -> EndpointConfig:
         requests_per_minute=row.requests_per_minute,
         timeout_seconds=row.timeout_seconds,
         max_retries=row.max_retries,
+        max_tokens=row.max_tokens,
     )
 
 
@@ -224,23 +286,89 @@ def backoff_seconds(attempt: int, retry_after: float | None) -> float:
     return delay
 
 
-def _classify(error: Exception) -> tuple[bool, str, float | None]:
-    """(retryable, reason, retry_after) for an exception raised by the openai client."""
+# A 400 (or 413) whose message says the prompt does not fit: llama.cpp, vLLM, OpenAI and
+# gateways word it differently.
+CONTEXT_LENGTH = re.compile(
+    r"context[ _-]?(length|size|window)|maximum context|context too long|too many tokens|prompt is too long"
+    r"|exceeds? the (available )?context",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    retryable: bool
+    overload: bool  # a sign the server has more calls than it can serve: the window shrinks
+    kind: str
+    reason: str
+    retry_after: float | None = None
+
+
+def _sdk():
+    """The openai package, imported on first use: it takes half a second to import, and most
+    processes that load this module (the web app, `judge` following its workers) never call."""
+    import httpx2
+    import openai
+
+    return openai, httpx2
+
+
+def _server_message(error) -> str:
+    """The server's own words: OpenAI's {"error": {"message"}}, vLLM's {"message"}, or the raw body."""
+    body = error.body
+    detail = None
+    if isinstance(body, dict):
+        inner = body.get("error")
+        detail = body.get("message") or (inner.get("message") if isinstance(inner, dict) else inner)
+    if not detail:
+        try:
+            detail = error.response.text.strip()
+        except Exception:  # noqa: BLE001 - a body that cannot be read is not worth a second error
+            detail = ""
+    return " ".join(str(detail or error.message).split())[:200]
+
+
+def _classify(error: Exception, endpoint: EndpointConfig) -> _Failure:
+    """How a failed attempt is handled, with a reason that names what the researcher can fix."""
+    url = endpoint.base_url
+    openai, _ = _sdk()
     if isinstance(error, openai.APITimeoutError):
-        return True, "timeout", None
+        return _Failure(True, True, "failed", f"timeout (no reply within {endpoint.timeout_seconds:g} s)")
     if isinstance(error, openai.APIConnectionError):
-        return True, f"connection error: {error}", None
+        cause = error.__cause__ or error
+        return _Failure(True, False, "failed", f"cannot connect to {url} ({type(cause).__name__}: {cause})")
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
+        message = _server_message(error)
         retry_after = retry_after_seconds(getattr(error.response, "headers", None))
-        body = error.body if isinstance(error.body, dict) else {}
-        detail = body.get("message") or (body.get("error") or {}).get("message") if body else None
-        reason = f"HTTP {status}: {str(detail or error.message)[:200]}"
-        return (status == 429 or status == 408 or status >= 500), reason, retry_after
+        if status in (429, 503, 504):
+            return _Failure(True, True, "failed", f"HTTP {status}: {message}", retry_after)
+        if status == 408 or status >= 500:
+            return _Failure(True, False, "failed", f"HTTP {status}: {message}", retry_after)
+        if status in (400, 413) and CONTEXT_LENGTH.search(message):
+            return _Failure(False, False, "context_length", f"HTTP {status}: {message}")
+        if status == 401:
+            return _Failure(
+                False, False, "fatal", f"HTTP 401 from {url}: {message} (the key is read from ${endpoint.api_key_env})"
+            )
+        if status == 403:
+            return _Failure(False, False, "fatal", f"HTTP 403 from {url}: {message}")
+        if status == 404:
+            if "model" in message.lower():
+                return _Failure(False, False, "fatal", f"HTTP 404: {message} at {url}")
+            if not re.search(r"/v\d+/?$", url):
+                return _Failure(
+                    False,
+                    False,
+                    "fatal",
+                    f"HTTP 404 from {url}: the base URL probably lacks /v1 (the server said: {message})",
+                )
+            return _Failure(False, False, "fatal", f"HTTP 404 from {url}: {message}")
+        return _Failure(False, False, "failed", f"HTTP {status}: {message}")
     if isinstance(error, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, TypeError)):
         # A garbled body from a proxy or an overloaded server: worth another try.
-        return True, f"unreadable response: {type(error).__name__}", None
-    return False, f"{type(error).__name__}: {error}", None
+        return _Failure(True, False, "failed", f"unreadable response: {type(error).__name__}")
+    return _Failure(False, False, "failed", f"{type(error).__name__}: {error}")
 
 
 class _Pace:
@@ -261,18 +389,24 @@ class _Pace:
             self.next_start = max(now, self.next_start) + self.interval
 
 
+CacheRow = tuple[str, str, str, ChatResult]  # key, base URL, model, reply
+
+
 def _cache_lookup(keys: list[str]) -> dict[str, ChatResult]:
     found = {}
     for start in range(0, len(keys), CACHE_CHUNK):
         chunk = keys[start : start + CACHE_CHUNK]
         for row in LLMResponse.objects.filter(key__in=chunk).only(
-            "key", "text", "prompt_tokens", "completion_tokens", "latency_ms"
+            "key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"
         ):
-            found[row.key] = ChatResult(row.text, row.prompt_tokens, row.completion_tokens, row.latency_ms, True)
+            found[row.key] = ChatResult(
+                row.text, row.prompt_tokens, row.completion_tokens, row.latency_ms, True, row.finish_reason or None
+            )
     return found
 
 
-def _cache_store(rows: list[tuple[str, str, str, ChatResult]]) -> None:
+def cache_store(rows: Sequence[CacheRow]) -> None:
+    """Keep paid replies (a duplicate key is a no-op). Callers store before they parse."""
     LLMResponse.objects.bulk_create(
         [
             LLMResponse(
@@ -283,6 +417,7 @@ def _cache_store(rows: list[tuple[str, str, str, ChatResult]]) -> None:
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
                 latency_ms=result.latency_ms,
+                finish_reason=result.finish_reason or "",
             )
             for key, base_url, model, result in rows
         ],
@@ -291,10 +426,87 @@ def _cache_store(rows: list[tuple[str, str, str, ChatResult]]) -> None:
     )
 
 
-async def _call_with_retries(client, endpoint: EndpointConfig, request: ChatRequest, pace: _Pace) -> ChatResult:
+def make_client(endpoint: EndpointConfig, connections: int):
+    """An AsyncOpenAI client that never retries by itself (we do) and has a deliberate timeout.
+
+    The timeout runs from when a call is sent: a call waiting for a place in the window is
+    not sent yet, and each client has a connection for every call it carries, so none waits
+    in the connection pool either."""
+    openai, httpx2 = _sdk()
+    return openai.AsyncOpenAI(
+        base_url=endpoint.base_url,
+        api_key=os.environ.get(endpoint.api_key_env) or NO_KEY_PLACEHOLDER,
+        max_retries=0,
+        timeout=endpoint.timeout_seconds,
+        http_client=httpx2.AsyncClient(
+            timeout=endpoint.timeout_seconds,
+            # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
+            # for it only costs time. https endpoints are always verified; redirects are not followed.
+            verify=not endpoint.base_url.lower().startswith("http://"),
+            limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
+        ),
+    )
+
+
+class _Clients:
+    """Small clients, each carrying at most CONNECTIONS_PER_CLIENT calls, made as the window grows."""
+
+    def __init__(self, endpoint: EndpointConfig):
+        self.endpoint = endpoint
+        self.clients: list = []  # openai.AsyncOpenAI
+        self.active: list[int] = []
+
+    def take(self) -> int:
+        for n, count in enumerate(self.active):
+            if count < CONNECTIONS_PER_CLIENT:
+                self.active[n] += 1
+                return n
+        self.clients.append(make_client(self.endpoint, CONNECTIONS_PER_CLIENT + 4))
+        self.active.append(1)
+        return len(self.clients) - 1
+
+    def give(self, n: int) -> None:
+        self.active[n] -= 1
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+def _read_reply(content: bytes, started: float) -> ChatResult:
+    data = json.loads(content)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
+    finish_reason = choice.get("finish_reason")
+    finish_reason = finish_reason if isinstance(finish_reason, str) else None
+    if not isinstance(text, str):
+        if finish_reason != "length":
+            raise ValueError("the reply has no message content")
+        text = ""  # cut off before it said anything
+    usage = data.get("usage") or {}
+    reported = data.get("model")
+    return ChatResult(
+        text=text,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        latency_ms=int((time.monotonic() - started) * 1000),
+        cached=False,
+        finish_reason=finish_reason,
+        model=reported[:128] if isinstance(reported, str) else "",
+    )
+
+
+async def _call_with_retries(
+    clients: _Clients, endpoint: EndpointConfig, request: ChatRequest, pace: _Pace, window: AdaptiveWindow | None = None
+) -> ChatResult:
+    _openai, httpx2 = _sdk()
     attempt = 0
     while True:
         await pace.wait()
+        epoch = window.epoch if window is not None else 0
+        n = clients.take()
         started = time.monotonic()
         try:
             payload = {
@@ -307,49 +519,215 @@ async def _call_with_retries(client, endpoint: EndpointConfig, request: ChatRequ
                 payload["max_tokens"] = request.max_tokens
             # The client's own POST (auth, headers, typed errors) with the raw body: building
             # pydantic models for every reply cost more CPU than the rest of a call.
-            response = await client.post("/chat/completions", body=payload, cast_to=httpx2.Response)
-            data = json.loads(response.content)
-            choices = data.get("choices") if isinstance(data, dict) else None
-            message = (choices[0] or {}).get("message") if choices and isinstance(choices[0], dict) else None
-            text = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(text, str):
-                raise ValueError("the reply has no message content")
-            usage = data.get("usage") or {}
-            reported = data.get("model")
-            return ChatResult(
-                text=text,
-                prompt_tokens=usage.get("prompt_tokens"),
-                completion_tokens=usage.get("completion_tokens"),
-                latency_ms=int((time.monotonic() - started) * 1000),
-                cached=False,
-                model=reported[:128] if isinstance(reported, str) else "",
-            )
+            response = await clients.clients[n].post("/chat/completions", body=payload, cast_to=httpx2.Response)
+            result = _read_reply(response.content, started)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - every failure is classified, none escapes raw
-            retryable, reason, retry_after = _classify(error)
-            if not retryable or attempt >= endpoint.max_retries:
-                suffix = f" after {attempt + 1} attempts" if retryable else ""
-                raise LLMCallError(reason + suffix) from error
-            await asyncio.sleep(backoff_seconds(attempt, retry_after))
-            attempt += 1
+            failure = _classify(error, endpoint)
+            if failure.overload and window is not None:
+                window.on_overload(epoch=epoch)
+            if not failure.retryable or attempt >= endpoint.max_retries:
+                suffix = f" after {attempt + 1} attempts" if failure.retryable else ""
+                raise LLMCallError(failure.reason + suffix, kind=failure.kind) from error
+            delay = backoff_seconds(attempt, failure.retry_after)
+        else:
+            if window is not None:
+                window.on_success(
+                    epoch=epoch, seconds=time.monotonic() - started, completion_tokens=result.completion_tokens
+                )
+            return result
+        finally:
+            clients.give(n)
+        await asyncio.sleep(delay)
+        attempt += 1
 
 
-def make_client(endpoint: EndpointConfig, in_flight: int) -> openai.AsyncOpenAI:
-    """An AsyncOpenAI client that never retries by itself (we do) and has a deliberate timeout."""
-    return openai.AsyncOpenAI(
-        base_url=endpoint.base_url,
-        api_key=os.environ.get(endpoint.api_key_env) or NO_KEY_PLACEHOLDER,
-        max_retries=0,
-        timeout=endpoint.timeout_seconds,
-        http_client=httpx2.AsyncClient(
-            timeout=endpoint.timeout_seconds,
-            # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
-            # for it only costs time. https endpoints are always verified; redirects are not followed.
-            verify=not endpoint.base_url.lower().startswith("http://"),
-            limits=httpx2.Limits(max_connections=in_flight + 4, max_keepalive_connections=in_flight + 4),
-        ),
-    )
+def window_for(endpoint: EndpointConfig, in_flight: int | str | None = None) -> AdaptiveWindow:
+    """A fixed ceiling (`in_flight`, else the endpoint's stated limit) with AIMD below it, or,
+    when neither states one (or `in_flight` is "auto"), `auto`: the window finds the server's
+    capacity by itself, up to LLM_AUTO_MAX_IN_FLIGHT."""
+    if in_flight == "auto":
+        return AdaptiveWindow(ceiling=int(settings.LLM_AUTO_MAX_IN_FLIGHT), auto=True)
+    if in_flight:
+        return AdaptiveWindow(ceiling=int(in_flight))
+    if endpoint.max_in_flight:
+        return AdaptiveWindow(ceiling=endpoint.max_in_flight)
+    return AdaptiveWindow(ceiling=int(settings.LLM_AUTO_MAX_IN_FLIGHT), auto=True)
+
+
+Outcome = ChatResult | LLMCallError
+OnOutcome = Callable[[int, Outcome, CacheRow | None], None]
+
+
+class CallStream:
+    """Calls flowing through a window: as one call finishes the next starts.
+
+    Requests come from `run(requests)` and then from `feed()`, which is asked for more while
+    fewer calls wait than two windows hold (so a slow call never holds back what comes next),
+    until it returns nothing; a feed that returns None has nothing yet but may have more
+    later, and is asked again after `poke()`. Each request gets the next index; `on_outcome(index, outcome,
+    cache_row)` hears of every outcome on the event loop, with the row to store in the cache
+    for a reply that was paid for (None for a cached or shared one). Identical requests are sent
+    once. `stop()` ends the stream: calls in flight are cancelled, nothing more is sent.
+    FATAL_REPEATS identical errors that retrying cannot fix stop it too (`unusable` says why).
+    """
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        window: AdaptiveWindow,
+        on_outcome: OnOutcome,
+        feed: Callable[[], Awaitable[Sequence[ChatRequest]]] | None = None,
+        use_cache: bool = True,
+    ):
+        self.endpoint = endpoint
+        # False: the database cache is not read (a re-run measuring a judge's drift asks the
+        # server again); identical requests within the stream still share one call.
+        self.use_cache = use_cache
+        self.window = window
+        self.on_outcome = on_outcome
+        self.feed = feed
+        self.pending: deque[tuple[int, ChatRequest, str]] = deque()
+        self.next_index = 0
+        self.active = 0
+        self.stopped = False
+        self.exhausted = feed is None
+        self.feed_waiting = False
+        self.unusable: EndpointUnusable | None = None
+        self.failures: Counter[str] = Counter()
+        self._leaders: dict[str, list[int]] = {}
+        self._recent: OrderedDict[str, ChatResult] = OrderedDict()
+        self._tasks: set[asyncio.Task] = set()
+        self._wake = asyncio.Event()
+        self._clients = _Clients(endpoint)
+        self._pace = _Pace(endpoint.requests_per_minute)
+
+    def stop(self) -> None:
+        """Send nothing more and cancel the calls in flight (what came back was handed over)."""
+        self.stopped = True
+        self._wake.set()
+
+    def poke(self) -> None:
+        """Ask the feed again: it said it had nothing yet (None), and something may have come."""
+        self.feed_waiting = False
+        self._wake.set()
+
+    async def add(self, requests: Sequence[ChatRequest]) -> None:
+        """Queue requests: what the cache holds is handed over at once, the rest waits its turn."""
+        keys = [cache_key(self.endpoint, request) for request in requests]
+        cached = await sync_to_async(_cache_lookup)(sorted(set(keys))) if keys and self.use_cache else {}
+        for request, key in zip(requests, keys):
+            index = self.next_index
+            self.next_index += 1
+            hit = cached.get(key)
+            if hit is not None:
+                self.on_outcome(index, hit, None)
+            else:
+                self.pending.append((index, request, key))
+        self._wake.set()
+
+    async def _refill(self) -> None:
+        try:
+            more = await self.feed()
+            if more is None:
+                self.feed_waiting = True  # nothing now, more may come: asked again after poke()
+            elif more:
+                await self.add(more)
+            else:
+                self.exhausted = True
+        finally:
+            self._wake.set()
+
+    async def run(self, requests: Sequence[ChatRequest] = ()) -> None:
+        """Send everything (or until stopped); returns when no call is left in flight."""
+        feeding: asyncio.Task | None = None
+        try:
+            await self.add(list(requests))
+            while not self.stopped:
+                self._wake.clear()
+                if feeding is not None and feeding.done():
+                    feeding.result()  # a feed that failed stops the stream with its error
+                    feeding = None
+                if (
+                    not self.exhausted
+                    and not self.feed_waiting
+                    and feeding is None
+                    and len(self.pending) < max(2 * self.window.size, 32)
+                ):
+                    feeding = asyncio.create_task(self._refill())
+                while self.pending and self.active < self.window.size:
+                    self._start(*self.pending.popleft())
+                if self.exhausted and feeding is None and not self.pending and self.active == 0:
+                    break
+                await self._wake.wait()
+        finally:
+            if feeding is not None:
+                # Never cancelled: a feed may be claiming work in the database; let it finish so
+                # what it claimed is known (and released) by the caller.
+                await asyncio.wait([feeding])
+            for task in list(self._tasks):
+                task.cancel()
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._clients.close()
+
+    def _start(self, index: int, request: ChatRequest, key: str) -> None:
+        followers = self._leaders.get(key)
+        if followers is not None:
+            followers.append(index)  # the same request is in flight: share its reply
+            return
+        recent = self._recent.get(key)
+        if recent is not None:
+            self.on_outcome(index, _shared(recent), None)
+            return
+        self._leaders[key] = []
+        self.active += 1
+        task = asyncio.create_task(self._one(index, request, key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _one(self, index: int, request: ChatRequest, key: str) -> None:
+        try:
+            outcome: Outcome = await _call_with_retries(self._clients, self.endpoint, request, self._pace, self.window)
+        except LLMCallError as error:
+            outcome = error
+        finally:
+            self.active -= 1
+            self._wake.set()
+        followers = self._leaders.pop(key, [])
+        row = None
+        if isinstance(outcome, ChatResult):
+            row = (key, self.endpoint.base_url.rstrip("/"), request.model, outcome)
+            self._recent[key] = outcome
+            if len(self._recent) > RECENT_REPLIES:
+                self._recent.popitem(last=False)
+        self.on_outcome(index, outcome, row)
+        for follower in followers:
+            self.on_outcome(follower, _shared(outcome), None)
+        if isinstance(outcome, LLMCallError) and outcome.kind != "context_length":
+            self.failures[outcome.reason] += 1
+            if self.failures[outcome.reason] >= FATAL_REPEATS and self.unusable is None:
+                where = "" if self.endpoint.base_url in outcome.reason else f" at {self.endpoint.base_url}"
+                self.unusable = EndpointUnusable(
+                    f"Stopped after {FATAL_REPEATS} calls failed the same way: {outcome.reason}{where}"
+                )
+                self.stop()
+
+
+def _shared(outcome: Outcome) -> Outcome:
+    if isinstance(outcome, ChatResult):
+        return ChatResult(
+            outcome.text,
+            outcome.prompt_tokens,
+            outcome.completion_tokens,
+            outcome.latency_ms,
+            True,
+            outcome.finish_reason,
+            outcome.model,
+        )
+    return outcome
 
 
 async def chat_many(
@@ -357,107 +735,60 @@ async def chat_many(
     requests: Sequence[ChatRequest],
     *,
     in_flight: int | None = None,
-    on_result: Callable[[int, ChatResult | LLMCallError], Awaitable[None] | None] | None = None,
+    on_result: Callable[[int, Outcome], None] | None = None,
+    window: AdaptiveWindow | None = None,
     use_cache: bool = True,
-) -> list[ChatResult | LLMCallError]:
-    """Up to in_flight (default endpoint.max_in_flight) calls at once; retries with
-    exponential backoff and jitter on 429, 5xx, timeouts and connection errors, honouring
-    Retry-After; a response cache in the database keyed by endpoint base URL, model, messages
-    and parameters so an identical prompt is never paid twice. `use_cache=False` asks the
-    server again (a re-run measuring a judge's drift) and still stores the new replies."""
-    limit = max(1, in_flight or endpoint.max_in_flight)
-    results: list[ChatResult | LLMCallError | None] = [None] * len(requests)
-    keys = [cache_key(endpoint, request) for request in requests]
-    cached = await sync_to_async(_cache_lookup)(sorted(set(keys))) if use_cache else {}
+) -> list[Outcome]:
+    """Every request's outcome, in order: a window of calls in flight (`in_flight`, else the
+    endpoint's limit, else `auto`), retries with exponential backoff and jitter on 429, 5xx,
+    timeouts and connection errors, honouring Retry-After, and the response cache (keyed by
+    base URL, model, messages and parameters) so an identical prompt is never paid twice.
+    `on_result(index, outcome)` hears of each outcome as it arrives. Calls a stopped stream
+    never sent fail with the reason it stopped. `use_cache=False` asks the server again (a
+    re-run measuring a judge's drift) and still stores the new replies."""
+    results: list[Outcome | None] = [None] * len(requests)
+    pending_cache: list[CacheRow] = []
 
-    async def deliver(index: int, outcome: ChatResult | LLMCallError):
+    def on_outcome(index: int, outcome: Outcome, row: CacheRow | None) -> None:
         results[index] = outcome
+        if row is not None:
+            pending_cache.append(row)
         if on_result is not None:
             maybe = on_result(index, outcome)
             if inspect.isawaitable(maybe):
-                await maybe
-
-    # Identical requests in one batch are sent once; the rest wait for the first.
-    first_of_key: dict[str, int] = {}
-    todo: list[int] = []
-    followers: dict[int, list[int]] = {}
-    for index, key in enumerate(keys):
-        if key in cached:
-            continue
-        if key in first_of_key:
-            followers.setdefault(first_of_key[key], []).append(index)
-        else:
-            first_of_key[key] = index
-            todo.append(index)
-    for index, key in enumerate(keys):
-        if key in cached:
-            await deliver(index, cached[key])
-    if not todo:
-        return results  # type: ignore[return-value]
-
-    pending_cache: list[tuple[str, str, str, ChatResult]] = []
+                asyncio.ensure_future(maybe)
 
     async def flush():
         if pending_cache:
             batch = pending_cache[:]
             pending_cache.clear()
-            await sync_to_async(_cache_store)(batch)
+            await sync_to_async(cache_store)(batch)
+
+    stopping = asyncio.Event()
 
     async def flusher():
-        while True:
-            await asyncio.sleep(CACHE_FLUSH_SECONDS)
+        while not stopping.is_set():
+            try:
+                await asyncio.wait_for(stopping.wait(), CACHE_FLUSH_SECONDS)
+            except TimeoutError:
+                pass
             await flush()
 
-    semaphore = asyncio.Semaphore(limit)
-    pace = _Pace(endpoint.requests_per_minute)
-    client_count = -(-min(limit, len(todo)) // CONNECTIONS_PER_CLIENT)
-    clients = [make_client(endpoint, -(-limit // client_count)) for _ in range(client_count)]
-    free_clients = asyncio.Queue()
-    for n in range(limit):
-        free_clients.put_nowait(clients[n % client_count])
-
-    async def one(index: int):
-        request = requests[index]
-        async with semaphore:
-            # Each slot owns one client while it calls: a client never has more calls than connections.
-            client = free_clients.get_nowait()
-            try:
-                outcome: ChatResult | LLMCallError = await _call_with_retries(client, endpoint, request, pace)
-            except LLMCallError as error:
-                outcome = error
-            finally:
-                free_clients.put_nowait(client)
-        if isinstance(outcome, ChatResult):
-            pending_cache.append((keys[index], endpoint.base_url.rstrip("/"), request.model, outcome))
-        await deliver(index, outcome)
-        for follower in followers.get(index, []):
-            await deliver(
-                follower,
-                ChatResult(
-                    outcome.text,
-                    outcome.prompt_tokens,
-                    outcome.completion_tokens,
-                    outcome.latency_ms,
-                    True,
-                    outcome.model,
-                )
-                if isinstance(outcome, ChatResult)
-                else outcome,
-            )
-
+    stream = CallStream(
+        endpoint, window=window or window_for(endpoint, in_flight), on_outcome=on_outcome, use_cache=use_cache
+    )
     flushing = asyncio.create_task(flusher())
     try:
-        await asyncio.gather(*(one(index) for index in todo))
+        await stream.run(requests)
     finally:
-        flushing.cancel()
-        try:
-            await flushing
-        except asyncio.CancelledError:
-            pass
+        stopping.set()
+        await flushing
         # Shielded: a cancelled run still keeps the replies it already paid for.
         await asyncio.shield(flush())
-        for client in clients:
-            await client.close()
+    if stream.unusable is not None:
+        for index, outcome in enumerate(results):
+            if outcome is None:
+                results[index] = LLMCallError(str(stream.unusable), kind="fatal")
     return results  # type: ignore[return-value]
 
 

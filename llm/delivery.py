@@ -1,22 +1,43 @@
 """Handing LLM replies to the database in batches while the calls are still in flight.
 
-Judging, generation and the curation LLM steps all send many requests through
-`llm.client.chat_many` and store each reply as it arrives. Writing one row per reply from the
-event loop would make every reply wait for the database; so replies are buffered and handed
-to `save` in batches, on the database thread (`sync_to_async`), every `flush_seconds`. The
-batch handler runs off the event loop, so turning replies into rows (parsing judge replies,
-say) never holds up the calls in flight. An optional `tick` runs on a timer (heartbeats,
-progress, noticing a cancel) and stops the remaining calls when it returns True.
+Judging, generation and the curation LLM steps all send many requests through one
+`llm.client.CallStream` and store each reply as it arrives. Writing one row per reply from
+the event loop would make every reply wait for the database; so replies are buffered and
+handed over in batches, on the database thread (`sync_to_async`), every `flush_seconds`:
+first the paid replies go to the response cache, then the batch goes to `save`. That order
+matters: a reply is kept before anything parses it, so a parser that fails never costs a call.
+The batch handler runs off the event loop, so turning replies into rows (parsing judge
+replies, say) never holds up the calls in flight.
+
+The stream need not be known in advance: `feed()` is asked for more requests whenever fewer
+wait than the window holds, so a run's calls flow on across its shards without the window
+ever draining. An optional `tick` runs on a timer (heartbeats, progress, noticing a cancel,
+sharing a run's concurrency with other workers). With `interruptible`, Ctrl-C (SIGINT) or
+SIGTERM stops the calls at once: what came back is saved, and the result says so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync, sync_to_async
 
-from llm.client import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many
+from llm.client import (
+    CacheRow,
+    CallStream,
+    ChatRequest,
+    ChatResult,
+    EndpointConfig,
+    EndpointUnusable,
+    LLMCallError,
+    cache_store,
+    window_for,
+)
+from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 
@@ -24,78 +45,200 @@ Outcome = ChatResult | LLMCallError
 Batch = list[tuple[int, Outcome]]
 
 
+@dataclass(frozen=True)
+class TickState:
+    """What a tick sees: outcomes delivered so far, calls in flight, the window and its bound."""
+
+    delivered: int
+    in_flight: int
+    window: int
+    ceiling: int
+    overloads: int
+
+
+@dataclass(frozen=True)
+class TickAnswer:
+    """What a tick asks for: stop the calls, a new bound for the window, and/or asking the feed
+    again (it had nothing, and now may have)."""
+
+    stop: bool = False
+    ceiling: int | None = None
+    refill: bool = False
+
+
+@dataclass
+class Delivered:
+    """How a delivery ended. `stopped`: None (everything was sent), "tick" (a tick asked),
+    "signal" (Ctrl-C or SIGTERM; `signal` holds which) or "unusable" (identical errors that
+    retrying cannot fix; `unusable` says which)."""
+
+    delivered: int = 0
+    stopped: str | None = None
+    signal: int | None = None
+    unusable: EndpointUnusable | None = None
+    window: int = 0
+    overloads: int = 0
+
+
+@dataclass
+class _Interrupt:
+    """Filled in by the signal handler (main thread), read by the event loop."""
+
+    stop: Callable[[int], None] | None = None
+    received: list[int] = field(default_factory=list)
+
+
 async def deliver_batched(
     endpoint: EndpointConfig,
-    requests: Sequence[ChatRequest],
+    requests: Sequence[ChatRequest] = (),
     *,
     save: Callable[[Batch], None],
+    feed: Callable[[], Sequence[ChatRequest]] | None = None,
     in_flight: int | None = None,
+    window: AdaptiveWindow | None = None,
     flush_seconds: float = FLUSH_SECONDS,
-    tick: Callable[[int], bool] | None = None,
+    tick: Callable[[TickState], bool | TickAnswer | None] | None = None,
     tick_seconds: float = 1.0,
     use_cache: bool = True,
-) -> bool:
-    """Send `requests` and hand every (index, outcome) to `save` in batches, in arrival order.
+    _interrupt: _Interrupt | None = None,
+) -> Delivered:
+    """Send `requests`, then what `feed()` hands out until it returns nothing, and hand every
+    (index, outcome) to `save` in batches, in arrival order (indexes count across `requests`
+    and every feed).
 
-    `save(batch)` runs on the database thread; `tick(delivered)` too, every `tick_seconds`,
-    and returns True to stop: the calls still in flight are cancelled (what came back is
-    saved). Returns True when a tick stopped the calls. Every outcome that arrived is saved
-    before this returns, whatever happens.
+    `save(batch)`, `feed()` and `tick(state)` run on the database thread. A tick runs every
+    `tick_seconds`; it returns True (or TickAnswer(stop=True)) to stop: calls still in flight
+    are cancelled, and what came back is saved. Every outcome that arrived is saved before
+    this returns, whatever happens. The window is `window`, else one for `in_flight` (else the
+    endpoint's limit, else `auto`). `use_cache=False` asks the server again for what the cache
+    holds (a re-run measuring a judge's drift) and still stores the new replies.
     """
     buffer: Batch = []
-    delivered = 0
-    stopped_by_tick = False
+    paid: list[CacheRow] = []
+    result = Delivered()
+    window = window or window_for(endpoint, in_flight)
 
-    def on_result(index: int, outcome: Outcome) -> None:
-        nonlocal delivered
-        delivered += 1
+    def on_outcome(index: int, outcome: Outcome, row: CacheRow | None) -> None:
+        result.delivered += 1
         buffer.append((index, outcome))
+        if row is not None:
+            paid.append(row)
+
+    def store(rows: list[CacheRow], batch: Batch) -> None:
+        # The cache first: a reply is kept before anything parses it.
+        if rows:
+            cache_store(rows)
+        if batch:
+            save(batch)
 
     async def flush() -> None:
-        if buffer:
-            batch = buffer[:]
+        if buffer or paid:
+            rows, batch = paid[:], buffer[:]
+            paid.clear()
             buffer.clear()
-            await sync_to_async(save)(batch)
+            await sync_to_async(store)(rows, batch)
 
-    calls = asyncio.create_task(
-        chat_many(endpoint, requests, in_flight=in_flight, on_result=on_result, use_cache=use_cache)
+    stream = CallStream(
+        endpoint,
+        window=window,
+        on_outcome=on_outcome,
+        feed=sync_to_async(feed) if feed is not None else None,
+        use_cache=use_cache,
     )
+    loop = asyncio.get_running_loop()
+    if _interrupt is not None:
+
+        def stop_on_signal(signum: int) -> None:
+            if result.stopped is None:
+                result.stopped, result.signal = "signal", signum
+            stream.stop()
+
+        _interrupt.stop = lambda signum: loop.call_soon_threadsafe(stop_on_signal, signum)
+        for signum in _interrupt.received:  # arrived before the loop was ready
+            stop_on_signal(signum)
+
     # The keeper is told to stop, never cancelled: a cancel landing while a batch waits for the
     # database thread would drop that batch.
     stopping = asyncio.Event()
+    failure: list[BaseException] = []
 
     async def keeper() -> None:
-        nonlocal stopped_by_tick
-        loop = asyncio.get_running_loop()
         next_tick = loop.time()
+        first = True
         while not stopping.is_set():
+            if not first:  # the first tick runs at once: the window shows from the start
+                try:
+                    await asyncio.wait_for(stopping.wait(), flush_seconds)
+                except TimeoutError:
+                    pass
+            first = False
             try:
-                await asyncio.wait_for(stopping.wait(), flush_seconds)
-            except TimeoutError:
-                pass
-            await flush()
-            if tick is not None and loop.time() >= next_tick:
-                stop = await sync_to_async(tick)(delivered)
-                next_tick = loop.time() + tick_seconds
-                if stop and not calls.done():
-                    stopped_by_tick = True
-                    calls.cancel()
+                await flush()
+                if tick is not None and loop.time() >= next_tick and not stopping.is_set():
+                    state = TickState(result.delivered, stream.active, window.size, window.ceiling, window.overloads)
+                    answer = await sync_to_async(tick)(state)
+                    next_tick = loop.time() + tick_seconds
+                    if isinstance(answer, TickAnswer):
+                        if answer.ceiling is not None:
+                            window.set_ceiling(answer.ceiling)
+                        if answer.refill:
+                            stream.poke()
+                        answer = answer.stop
+                    if answer and result.stopped is None:
+                        result.stopped = "tick"
+                        stream.stop()
+            except BaseException as error:  # noqa: BLE001 - a failed save stops the calls, then is raised
+                failure.append(error)
+                stream.stop()
+                return
 
     keeping = asyncio.create_task(keeper())
     try:
-        await calls
-    except asyncio.CancelledError:
-        if not stopped_by_tick:
-            raise
+        await stream.run(requests)
     finally:
         stopping.set()
         await keeping
-        await flush()
-    return stopped_by_tick
+        await asyncio.shield(flush())
+    if failure:
+        raise failure[0]
+    if stream.unusable is not None and result.stopped is None:
+        result.stopped, result.unusable = "unusable", stream.unusable
+    result.window, result.overloads = window.size, window.overloads
+    return result
 
 
-def deliver_batched_sync(endpoint: EndpointConfig, requests: Sequence[ChatRequest], **options) -> bool:
-    """`deliver_batched` from synchronous code (a task, a command, a view)."""
-    if not requests:
-        return False
-    return async_to_sync(deliver_batched)(endpoint, requests, **options)
+def deliver_batched_sync(
+    endpoint: EndpointConfig, requests: Sequence[ChatRequest] = (), *, interruptible: bool = False, **options
+) -> Delivered:
+    """`deliver_batched` from synchronous code (a task, a command, a view).
+
+    With `interruptible` (and on the main thread), SIGINT and SIGTERM stop the calls at once
+    instead of killing the process: what came back is saved, `stopped` is "signal", and the
+    caller says how to continue. A second Ctrl-C while the last replies are saved is left to
+    the handler that was there before. The handlers are restored on return."""
+    if not requests and options.get("feed") is None:
+        return Delivered()
+    if not interruptible or threading.current_thread() is not threading.main_thread():
+        return async_to_sync(deliver_batched)(endpoint, requests, **options)
+    interrupt = _Interrupt()
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def on_signal(signum, frame):
+        if interrupt.received:  # asked twice: the previous handler decides (Ctrl-C: KeyboardInterrupt)
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            return
+        interrupt.received.append(signum)
+        if interrupt.stop is not None:
+            interrupt.stop(signum)
+
+    for signum in previous:
+        signal.signal(signum, on_signal)
+    try:
+        return async_to_sync(deliver_batched)(endpoint, requests, _interrupt=interrupt, **options)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

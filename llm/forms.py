@@ -6,31 +6,25 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import NoLabelSuffix
 from llm.models import Endpoint
 
-# Engine settings appear here only once the model has them (another change adds max_tokens).
-OPTIONAL_FIELDS = ["max_tokens"]
-
-
-def _endpoint_fields() -> list[str]:
-    names = {field.name for field in Endpoint._meta.get_fields()}
-    return [
-        "name",
-        "base_url",
-        "api_key_env",
-        "default_model",
-        "max_in_flight",
-        "requests_per_minute",
-        "timeout_seconds",
-        "max_retries",
-        *[name for name in OPTIONAL_FIELDS if name in names],
-        "input_price_per_million",
-        "output_price_per_million",
-    ]
+ENDPOINT_FIELDS = [
+    "name",
+    "base_url",
+    "api_key_env",
+    "default_model",
+    "max_in_flight",
+    "requests_per_minute",
+    "timeout_seconds",
+    "max_retries",
+    "max_tokens",
+    "input_price_per_million",
+    "output_price_per_million",
+]
 
 
 class EndpointForm(NoLabelSuffix, forms.ModelForm):
     class Meta:
         model = Endpoint
-        fields = _endpoint_fields()
+        fields = ENDPOINT_FIELDS
         labels = {
             "name": _("Name"),
             "base_url": _("Base URL"),
@@ -55,6 +49,15 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
                 "server and the workers run (e.g. in .env). A local server needs none: leave the default."
             ),
             "default_model": _("Used by the connection test and as the suggested judge model."),
+            "max_in_flight": _(
+                "Calls in flight across a run's workers. Empty: auto, the window finds the server's capacity "
+                "(a local server with a few slots is best left on auto)."
+            ),
+            "timeout_seconds": _("Counted from when a call is sent, not while it waits for its turn."),
+            "max_tokens": _(
+                "Longest reply of every call. Empty: each kind of call's default (judging, generation, "
+                "reference drafting, translation)."
+            ),
             "requests_per_minute": _("Empty: no pace, only the in-flight limit."),
             "input_price_per_million": _("Prices only feed cost estimates; empty means unknown."),
             "output_price_per_million": _("In the same currency as the input price."),
@@ -80,8 +83,14 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
 
     def clean_max_in_flight(self):
         value = self.cleaned_data["max_in_flight"]
-        if value is None or value < 1:
+        if value is not None and value < 1:
             raise forms.ValidationError(_("At least one call must be allowed in flight."))
+        return value
+
+    def clean_max_tokens(self):
+        value = self.cleaned_data["max_tokens"]
+        if value is not None and value < 1:
+            raise forms.ValidationError(_("A reply needs at least one token."))
         return value
 
 

@@ -19,10 +19,14 @@ class Endpoint(models.Model):
     base_url = models.URLField(max_length=300)
     api_key_env = models.CharField(max_length=64, validators=[env_var_name], default="OPENAI_API_KEY")
     default_model = models.CharField(max_length=128, blank=True)
-    max_in_flight = models.PositiveSmallIntegerField(default=16)
+    # Blank: the server states no limit, and runs find its capacity by themselves (`auto`).
+    max_in_flight = models.PositiveSmallIntegerField(null=True, blank=True)
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # Counted from when a call is sent; a call waiting for its turn in the window is not sent yet.
     timeout_seconds = models.FloatField(default=120.0)
     max_retries = models.PositiveSmallIntegerField(default=6)
+    # Blank: each kind of call (judging, generation, reference drafting, translation) has its own default.
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
     # Prices only feed the cost estimate on the run page; blank means "unknown".
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
@@ -30,7 +34,14 @@ class Endpoint(models.Model):
     class Meta:
         # The table keeps the name it had before the model moved here from judging.
         db_table = "judging_endpoint"
-        constraints = [models.CheckConstraint(condition=Q(max_in_flight__gte=1), name="endpoint_in_flight_positive")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(max_in_flight__isnull=True) | Q(max_in_flight__gte=1), name="endpoint_in_flight_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__isnull=True) | Q(max_tokens__gte=1), name="endpoint_max_tokens_positive"
+            ),
+        ]
 
     def __str__(self):
         return self.name
@@ -55,6 +66,9 @@ class LLMResponse(models.Model):
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
+    # "length": the reply was cut off by max_tokens (kept, as it was paid for, but never taken
+    # for a complete answer).
+    finish_reason = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -42,14 +42,28 @@ scores.
 import math
 from dataclasses import dataclass, field
 
-import choix
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from stats.intervals import NO_ROUNDS_NOTE, percentile_interval, zero_width_note
 
 DEFAULT_ALPHA = 0.01
+
+
+def _choix():
+    """choix and scipy load in 0.8 s: only where a fit is made, not in every process that ranks
+    a table (`competition_ranks`) or imports this module on its way to a command's first line."""
+    import choix
+
+    return choix
+
+
+def _graphs():
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    return csr_matrix, connected_components
+
+
 # choix's tolerance is on the L1 change between iterates; this keeps estimates within 1e-8.
 FIT_TOL = 1e-10
 FIT_MAX_ITER = 10_000
@@ -114,6 +128,7 @@ def win_matrix(n: int, first, second, first_wins, second_wins, ties) -> np.ndarr
 
 def components(n: int, first, second) -> list[list[int]]:
     """Connected pieces of the comparison graph, largest first (ties by lowest index)."""
+    csr_matrix, connected_components = _graphs()
     graph = csr_matrix((np.ones(len(first)), (first, second)), shape=(n, n))
     count, membership = connected_components(graph, directed=False)
     pieces = [sorted(np.flatnonzero(membership == c).tolist()) for c in range(count)]
@@ -127,12 +142,13 @@ def fit(matrix: np.ndarray, *, alpha: float = DEFAULT_ALPHA, initial=None) -> np
             "alpha must be positive: without it the estimate may not exist "
             "(estimate() accepts alpha=0 on a strongly connected comparison graph)."
         )
-    return choix.ilsr_pairwise_dense(matrix, alpha=alpha, initial_params=initial, max_iter=FIT_MAX_ITER, tol=FIT_TOL)
+    return _choix().ilsr_pairwise_dense(matrix, alpha=alpha, initial_params=initial, max_iter=FIT_MAX_ITER, tol=FIT_TOL)
 
 
 def beat_pieces(matrix: np.ndarray) -> tuple[int, np.ndarray]:
     """Strongly connected pieces of the directed graph with an edge i -> j when i beat or tied j
     (W[i, j] > 0): (number of pieces, piece of each model)."""
+    csr_matrix, connected_components = _graphs()
     graph = csr_matrix(np.asarray(matrix) > 0)
     return connected_components(graph, directed=True, connection="strong")
 
@@ -189,7 +205,7 @@ def estimate(matrix: np.ndarray, *, alpha: float = DEFAULT_ALPHA, initial=None, 
         return fit(matrix, alpha=alpha, initial=initial)
     require_strongly_connected(matrix, labels)
     # Strong connectivity makes the unregularised LSR chain irreducible, so its fixed point is the MLE.
-    return choix.ilsr_pairwise_dense(matrix, alpha=0.0, initial_params=initial, max_iter=FIT_MAX_ITER, tol=FIT_TOL)
+    return _choix().ilsr_pairwise_dense(matrix, alpha=0.0, initial_params=initial, max_iter=FIT_MAX_ITER, tol=FIT_TOL)
 
 
 def bootstrap(
@@ -218,7 +234,7 @@ def bootstrap(
         if alpha > 0:
             out[r] = fit(matrix, alpha=alpha, initial=estimate)
         elif is_strongly_connected(matrix):
-            out[r] = choix.ilsr_pairwise_dense(
+            out[r] = _choix().ilsr_pairwise_dense(
                 matrix, alpha=0.0, initial_params=estimate, max_iter=FIT_MAX_ITER, tol=FIT_TOL
             )
         else:

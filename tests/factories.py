@@ -101,11 +101,20 @@ class JudgeRunFactory(factory.django.DjangoModelFactory):
 class JudgmentFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Judgment
+        skip_postgeneration_save = True
 
     run = factory.SubFactory(JudgeRunFactory)
     item = factory.SubFactory(ItemFactory)
     model = factory.SubFactory(CandidateModelFactory)
     final_score = 7
+
+    @factory.post_generation
+    def counted(judgment, create, extracted, **kwargs):
+        """The engine keeps a run's running counts as it saves judgments; so does the factory."""
+        if create:
+            from judging.services import run_counters_refresh
+
+            run_counters_refresh(run=judgment.run)
 
 
 class CampaignFactory(factory.django.DjangoModelFactory):

@@ -4,10 +4,14 @@ State lives in our own rows (ReferenceDraft, Translation): each result is stored
 arrives, a rerun only sends what is still pending, finished items are never sent again, and
 llm.client's response cache means an identical prompt is never paid twice. A job that failed
 can be started again (`curation_job_restart`), on another endpoint if its own is down: only
-its failed rows are sent again.
+its failed rows are sent again. Every call has a
+max_tokens (reference drafting's or translation's default, the endpoint's, or the command's);
+a reply cut off by it is never stored as a draft or a translation: its row fails at once with
+the reason (sending the same request again would get the same reply from the cache).
 """
 
 import time
+from dataclasses import replace
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -18,11 +22,13 @@ from core.errors import UserbenchError
 from curation.datasets.services import VersionError, _working
 from curation.models import CurationJob, Dataset, Item, ReferenceDraft, ReviewQueue, ReviewTask, StepStatus, Translation
 from curation.review.services import reference_draft_store, reference_redraft_failed, translation_store
-from llm.client import ChatRequest, LLMCallError, endpoint_config
+from llm.client import CallKind, ChatRequest, LLMCallError, endpoint_config, max_tokens_for, window_for
 from llm.delivery import deliver_batched_sync
 
 # A row that failed this many times for good is marked failed; restarting its job retries it.
 MAX_ATTEMPTS = 3
+# The reason a row gets when its reply was cut off by max_tokens (counted by `job_cut_off_count`).
+CUT_OFF = "cut off at max_tokens"
 
 
 class CurationJobError(UserbenchError):
@@ -79,13 +85,13 @@ REDRAFT_USER = {
 }
 
 
-def reference_request(item: Item, model: str, previous: str = ""):
+def reference_request(item: Item, model: str, previous: str = "", max_tokens: int | None = None):
     """The drafting request for an item; with `previous`, a request for a new draft instead of it."""
     language = item.language if item.language in REFERENCE_SYSTEM else "en"
     messages = (("system", REFERENCE_SYSTEM[language]), ("user", item.question))
     if previous:
         messages += (("assistant", previous), ("user", REDRAFT_USER[language]))
-    return ChatRequest(model=model, messages=messages)
+    return ChatRequest(model=model, messages=messages, max_tokens=max_tokens)
 
 
 def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
@@ -99,16 +105,22 @@ def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     return dict(found)  # later rows win: the latest draft of each item
 
 
-def translate_request(text: str, model: str):
+def translate_request(text: str, model: str, max_tokens: int | None = None):
     return ChatRequest(
-        model=model, messages=(("system", TRANSLATE_SYSTEM), ("user", TRANSLATE_USER.format(query=text)))
+        model=model,
+        messages=(("system", TRANSLATE_SYSTEM), ("user", TRANSLATE_USER.format(query=text))),
+        max_tokens=max_tokens,
     )
 
 
-def localise_request(text: str, model: str):
+def localise_request(text: str, model: str, max_tokens: int | None = None):
     # Step 2 works on step 1's output (translate, then replace the background), so the
     # reviewer can compare the plain translation with the localised one.
-    return ChatRequest(model=model, messages=(("system", LOCALISE_SYSTEM), ("user", LOCALISE_USER.format(query=text))))
+    return ChatRequest(
+        model=model,
+        messages=(("system", LOCALISE_SYSTEM), ("user", LOCALISE_USER.format(query=text))),
+        max_tokens=max_tokens,
+    )
 
 
 def clean_reply(text: str) -> str:
@@ -280,14 +292,21 @@ def curation_job_restart_enqueue(**kwargs) -> tuple[CurationJob, int]:
     return _enqueue(job), count
 
 
-def _fail(row, reason: str) -> None:
+def _fail(row, reason: str, *, final: bool = False) -> None:
+    """Count a failed attempt; the row fails for good after MAX_ATTEMPTS, or at once when
+    sending the same request again cannot help (`final`)."""
     row.attempts += 1
     row.error = reason[:300]
-    if row.attempts >= MAX_ATTEMPTS:
+    if final or row.attempts >= MAX_ATTEMPTS:
         row.status = StepStatus.FAILED
     row.save(update_fields=["attempts", "error", "status"])
     if row.status == StepStatus.FAILED and isinstance(row, ReferenceDraft):
         reference_redraft_failed(item=row.item)
+
+
+def job_cut_off_count(job: CurationJob) -> int:
+    """Rows of the job whose reply was cut off by max_tokens (failed, never stored as complete)."""
+    return _rows_of(job).filter(status=StepStatus.FAILED, error__startswith=CUT_OFF).count()
 
 
 PROGRESS_EVERY_SECONDS = 1.0
@@ -311,16 +330,19 @@ def _heartbeat(job: CurationJob) -> None:
     CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(), **counts)
 
 
-def _run_batch(job, endpoint, rows, make_request, store, in_flight, on_progress):
-    """Send one request per row; store each result (or failure) as batches of them arrive."""
+def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
+    """Send one request per row; store each result (or failure) as batches of them arrive.
+    Returns how the delivery ended (llm.delivery.Delivered)."""
+    requests = [make_request(row) for row in rows]
 
     def save(batch) -> None:
         for index, outcome in batch:
             row = rows[index]
-            text = "" if isinstance(outcome, LLMCallError) else clean_reply(outcome.text)
             if isinstance(outcome, LLMCallError):
-                _fail(row, outcome.reason)
-            elif not text:
+                _fail(row, outcome.reason, final=outcome.kind == "context_length")
+            elif outcome.cut_off:
+                _fail(row, f"{CUT_OFF} ({requests[index].max_tokens}): raise --max-tokens and run again", final=True)
+            elif not (text := clean_reply(outcome.text)):
                 _fail(row, "empty reply")
             else:
                 store(row, text, outcome)
@@ -329,13 +351,25 @@ def _run_batch(job, endpoint, rows, make_request, store, in_flight, on_progress)
             if on_progress:
                 on_progress(job)
 
-    deliver_batched_sync(endpoint, [make_request(row) for row in rows], save=save, in_flight=in_flight)
+    return deliver_batched_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
 
 
-def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=None) -> CurationJob:
+def curation_job_run(
+    *,
+    job_id: int,
+    in_flight: int | str | None = None,
+    on_progress=None,
+    max_tokens: int | None = None,
+    timeout_seconds: float | None = None,
+    interruptible: bool = False,
+) -> CurationJob:
     """Do (or continue) a job: send every pending row, retrying failed rows up to MAX_ATTEMPTS.
 
-    Safe to run again after a crash or a stop: only rows not finished are sent.
+    Safe to run again after a crash or a stop: only rows not finished are sent. `in_flight`
+    is a number of calls, "auto", or None (the endpoint's limit, else auto); `max_tokens`
+    overrides the endpoint's and the kind's default. With `interruptible`, Ctrl-C stops the
+    calls at once. The job returned says how it ended: `stopped` is "signal", "unusable"
+    (every call failed the same way; `last_error` says how) or "".
     """
     job = CurationJob.objects.get(pk=job_id)
     CurationJob.objects.filter(pk=job.pk).update(
@@ -343,7 +377,11 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
     )
     try:
         endpoint = endpoint_config(job.endpoint_name or None)
-        _send_pending(job, endpoint, in_flight, on_progress)
+        if timeout_seconds:
+            endpoint = replace(endpoint, timeout_seconds=timeout_seconds)
+        stopped = _send_pending(
+            job, endpoint, in_flight, on_progress, max_tokens=max_tokens, interruptible=interruptible
+        )
     except (Exception, KeyboardInterrupt) as error:
         # Whatever stopped it (no endpoint, the database, Ctrl-C, a bug), the job says it failed
         # and why, so a person can start it again, instead of showing "running" for ever.
@@ -355,7 +393,13 @@ def curation_job_run(*, job_id: int, in_flight: int | None = None, on_progress=N
             reason = f"{type(error).__name__}: {error}"
         _job_failed(job, reason)
         raise
-    return job_counts_refresh(job_id=job.pk)
+    job = job_counts_refresh(job_id=job.pk)
+    job.stopped = stopped.stopped if stopped is not None and stopped.stopped else ""
+    if stopped is not None and stopped.unusable is not None:
+        # Every call failed the same way (a wrong model, URL or key): the job failed, and can be
+        # started again, at another endpoint if need be.
+        _job_failed(job, str(stopped.unusable))
+    return job
 
 
 def _job_failed(job: CurationJob, reason: str) -> None:
@@ -371,8 +415,22 @@ def _job_failed(job: CurationJob, reason: str) -> None:
             reference_redraft_failed(item=item)
 
 
-def _send_pending(job: CurationJob, endpoint, in_flight: int | None, on_progress) -> None:
+def _send_pending(
+    job: CurationJob,
+    endpoint,
+    in_flight: int | str | None,
+    on_progress,
+    *,
+    max_tokens: int | None,
+    interruptible: bool,
+):
+    """Send the job's pending rows, up to MAX_ATTEMPTS rounds; returns how the last batch ended."""
     model = job.model
+    # One window for the whole job: what it learnt about the server carries over between steps.
+    window = window_for(endpoint, in_flight)
+    kind = CallKind.REFERENCE if job.kind == CurationJob.Kind.REFERENCE else CallKind.TRANSLATION
+    limit = max_tokens_for(kind, endpoint=endpoint, override=max_tokens)
+    stopped = None
     for _attempt in range(MAX_ATTEMPTS):
         if job.kind == CurationJob.Kind.REFERENCE:
             rows = list(job.reference_drafts.filter(status=StepStatus.PENDING).select_related("item", "job"))
@@ -387,14 +445,17 @@ def _send_pending(job: CurationJob, endpoint, in_flight: int | None, on_progress
                 )
 
             if rows:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     rows,
-                    lambda row, previous=previous: reference_request(row.item, model, previous.get(row.item_id, "")),
+                    lambda row, previous=previous: reference_request(
+                        row.item, model, previous.get(row.item_id, ""), max_tokens=limit
+                    ),
                     store_reference,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
             left = job.reference_drafts.filter(status=StepStatus.PENDING).exists()
         else:
@@ -408,34 +469,39 @@ def _send_pending(job: CurationJob, endpoint, in_flight: int | None, on_progress
                 row.save(update_fields=["translation", "status", "error", "attempts"])
 
             if first:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     first,
-                    lambda row: translate_request(row.source_text, model),
+                    lambda row: translate_request(row.source_text, model, limit),
                     store_translation,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
-            second = list(job.translations.filter(status=StepStatus.TRANSLATED).select_related("item"))
+            second = []
+            if stopped is None or stopped.stopped is None:
+                second = list(job.translations.filter(status=StepStatus.TRANSLATED).select_related("item"))
 
             def store_localised(row, text, outcome):
                 row.localised = text
                 translation_store(translation=row)
 
             if second:
-                _run_batch(
+                stopped = _run_batch(
                     job,
                     endpoint,
                     second,
-                    lambda row: localise_request(row.translation, model),
+                    lambda row: localise_request(row.translation, model, limit),
                     store_localised,
-                    in_flight,
+                    window,
                     on_progress,
+                    interruptible,
                 )
             left = job.translations.filter(status__in=[StepStatus.PENDING, StepStatus.TRANSLATED]).exists()
-        if not left:
+        if not left or (stopped is not None and stopped.stopped is not None):
             break
+    return stopped
 
 
 def job_counts_refresh(*, job_id: int) -> CurationJob:

@@ -1,17 +1,132 @@
-"""One progress line for the judging commands: a bar, counts, rate, ETA, tokens and cost."""
+"""What the judging commands share: the progress line, following a run, running it here."""
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
 from core.progress import progress_bar
+from judging.execution import run_execute_inline
+from judging.models import JudgeRun, JudgeShard
+from judging.selectors import run_progress
+from judging.services import RunError, run_cancel
+
+# How often `judge` reads the run's progress: a few small queries on the run's own row, its
+# workers' rows and its shards, whatever the number of judgments. Near the end (less than a
+# window of judgments left) it reads more often, so the command ends soon after the run.
+POLL_SECONDS = 0.25
+POLL_SECONDS_NEAR_END = 0.05
+# After Ctrl-C, how long to wait for the workers to stop sending (they notice at their next tick).
+STOP_WAIT_SECONDS = 10.0
 
 
 def progress_line(progress: dict) -> str:
+    """One line: bar, failures, cut-off replies, window, rate, ETA, tokens and cost, and a
+    warning when no worker holds the run."""
     bar = progress_bar(progress["done"], progress["total"])
     eta = f"{progress['eta_seconds']}s" if progress.get("eta_seconds") is not None else "-"
     cost = f" ~${progress['estimated_cost']:.4f}" if progress.get("estimated_cost") is not None else ""
-    return (
+    window = ""
+    if progress.get("workers"):
+        window = f" (window {progress['window']} of {progress['concurrency']}, {progress['workers']} worker(s))"
+    line = (
         f"{bar} done, "
-        f"{progress['parse_failures']} unparsed, {progress['call_failures']} failed calls, "
-        f"{progress['in_flight']} in flight, {progress['rate_per_second']}/s, ETA {eta}, "
+        f"{progress['parse_failures']} unparsed, {progress.get('cut_off', 0)} cut off, "
+        f"{progress['call_failures']} failed calls, "
+        f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, "
         f"tokens {progress['prompt_tokens']}+{progress['completion_tokens']}{cost}"
     )
+    if progress.get("waiting_for_worker"):
+        line += "; no worker holds the run (start one: manage.py db_worker --queue-name judging --interval 0.05)"
+    return line
+
+
+def _show(command: BaseCommand, run: JudgeRun, *, end: str = "") -> dict:
+    progress = run_progress(run=run)
+    command.stdout.write("\r" + progress_line(progress), ending=end)
+    command.stdout.flush()
+    return progress
+
+
+def finish(command: BaseCommand, run: JudgeRun) -> None:
+    """The last line: "Finished" only when every unit has a result; otherwise a summary and a
+    non-zero exit."""
+    run.refresh_from_db()
+    if run.status == JudgeRun.Status.FINISHED:
+        command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
+        leave_now(command, 0)
+        return
+    reason = f" {run.error}" if run.error else ""
+    raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}")
+
+
+def leave_now(command: BaseCommand, code: int) -> None:
+    """From a terminal, end the process as soon as its last line is out: everything is in the
+    database, and tearing down the interpreter's modules would keep the researcher waiting
+    for a few hundred milliseconds more. (Called from code, as in tests, it returns.)"""
+    if not getattr(command, "_called_from_command_line", False):
+        return
+    command.stdout.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    connections.close_all()
+    os._exit(code)
+
+
+def stopped(command: BaseCommand, run: JudgeRun, *, inline: bool) -> None:
+    """After Ctrl-C: what was kept, and the command that continues."""
+    run.refresh_from_db()
+    progress = run_progress(run=run)
+    resume = f"manage.py judge_resume {run.pk}" + (" --inline" if inline else "")
+    command.stdout.write(
+        f"\nStopped: {progress['done']} of {progress['total']} judged; saved judgments are kept and no call "
+        f"that came back is sent again. Continue with: {resume}"
+    )
+    command.stdout.flush()
+    raise SystemExit(130)
+
+
+def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS) -> None:
+    """Print the run's progress until it stops. Ctrl-C stops the run (the workers stop sending
+    at their next tick; what came back is kept)."""
+    try:
+        while True:
+            progress = _show(command, run)
+            if progress["status"] not in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING):
+                break
+            near_end = progress["remaining"] <= max(progress["in_flight"], progress["window"], 1)
+            time.sleep(min(poll, POLL_SECONDS_NEAR_END) if near_end else poll)
+    except KeyboardInterrupt:
+        try:
+            run_cancel(run=run)
+        except RunError:
+            pass  # it ended meanwhile: nothing is left to stop
+        deadline = time.monotonic() + STOP_WAIT_SECONDS
+        while run.shards.filter(status=JudgeShard.Status.RUNNING).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped(command, run, inline=False)
+    command.stdout.write("")
+    finish(command, run)
+
+
+def run_here(command: BaseCommand, run: JudgeRun) -> None:
+    """Execute the run's queued shards in this process, printing progress as judgments are saved.
+    Ctrl-C stops the calls at once: the run is cancelled, what came back is kept."""
+    last = [0.0]
+
+    def show():
+        if time.monotonic() - last[0] >= 0.5:
+            last[0] = time.monotonic()
+            _show(command, run)
+
+    outcome = run_execute_inline(run=run, on_progress=show)
+    if outcome == "interrupted":
+        stopped(command, run, inline=True)
+    _show(command, run, end="\n")
+    finish(command, run)

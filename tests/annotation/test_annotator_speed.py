@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotation.models import Campaign
 from annotation.report import FLAG_FAST, annotator_quality, bt_report
 from annotation.services import AnnotationError, assignment_next, vote_cast
+from tests.figures import get_computed
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,7 @@ def test_a_fast_annotator_is_flagged_and_left_out(build_campaign, client, resear
     Campaign.objects.filter(pk=campaign.pk).update(min_seconds_per_item=5)
 
     client.force_login(researcher)
-    page = client.get(reverse("annotation:results", args=[campaign.slug]), {"rounds": 0}).text
+    page = get_computed(client, reverse("annotation:results", args=[campaign.slug]), {"rounds": 0}).text
     assert '<span class="flagged">Faster than 5 s per item</span>' in page
     assert "Left out (flagged by gold accuracy or speed): annotator0" in page
     assert "or a median time per item under 5 seconds" in page

@@ -27,6 +27,7 @@ from tests.factories import (
     JudgmentFactory,
     VoteFactory,
 )
+from tests.figures import get_computed
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +69,7 @@ def test_the_sign_test_floor_behind_the_minimum():
 def test_three_models_give_no_p_value_and_greyed_ranks_on_the_results_page(three_models, client, researcher):
     campaign, run = three_models
     client.force_login(researcher)
-    page = client.get(reverse("annotation:results", args=[campaign.slug]), {"rounds": 50}).text
+    page = get_computed(client, reverse("annotation:results", args=[campaign.slug]), {"rounds": 50}).text
     # BT against the judge over three models: Spearman is 1.000 but has no p-value.
     assert '<table class="correlation not-meaningful" aria-describedby="bt-vs-judge-why" id="bt-vs-judge">' in page
     assert '<th scope="row">Spearman</th><td class="num">1.000</td><td class="num">–</td>' in page
@@ -136,7 +137,7 @@ def one_sided_duel():
 
 def test_a_zero_width_interval_is_explained_on_the_page_and_in_the_command(one_sided_duel, client, researcher, capsys):
     client.force_login(researcher)
-    page = client.get(reverse("annotation:results", args=["duel"]), {"rounds": 30}).text
+    page = get_computed(client, reverse("annotation:results", args=["duel"]), {"rounds": 30}).text
     assert page.count('<a href="#bt-zero-width" class="note-mark"') == 2
     assert "All bootstrap rounds gave the same value, so the interval has no width" in page
     call_command("bt", "--dataset", "duel", "--bootstrap", "30")

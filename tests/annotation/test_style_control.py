@@ -15,6 +15,7 @@ from django.utils import translation
 
 from annotation.style_report import style_bt_report
 from tests.factories import AnswerFactory, CampaignFactory, CandidateModelFactory, ItemFactory, UserFactory, VoteFactory
+from tests.figures import get_computed
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +88,7 @@ def test_style_fit_recovers_strengths_and_the_length_effect(styled_campaign):
 
 def test_results_page_api_and_bt_command_show_style_beside_plain(styled_campaign, client):
     client.force_login(UserFactory(username="style-res", roles=["researcher"]))
-    page = client.get(reverse("annotation:results", args=["styled"]) + "?rounds=100")
+    page = get_computed(client, reverse("annotation:results", args=["styled"]) + "?rounds=100")
     assert page.status_code == 200
     html = page.content.decode()
     assert "Style-controlled ranking" in html and 'id="style-table"' in html
@@ -142,5 +143,5 @@ def test_results_page_api_and_bt_command_show_style_beside_plain(styled_campaign
 def test_results_page_in_chinese(styled_campaign, client):
     client.force_login(UserFactory(username="style-res-zh", roles=["researcher"]))
     client.cookies["django_language"] = "zh-hans"
-    html = client.get(reverse("annotation:results", args=["styled"]) + "?rounds=0").content.decode()
+    html = get_computed(client, reverse("annotation:results", args=["styled"]) + "?rounds=0").content.decode()
     assert "风格控制后的排名" in html and "长度" in html

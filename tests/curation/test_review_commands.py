@@ -70,12 +70,45 @@ def test_llm_steps_from_the_command_line(monkeypatch, settings):
         dataset = DatasetFactory(name="w")
         ItemFactory(dataset=dataset, external_id="a", question="Why?", reference="")
         out = run("curation_llm", "references", "--dataset", "w", "--model", "strong")
-        assert "done: 1 done, 0 failed of 1" in out
+        assert "done: 1 done, 0 failed (0 cut off) of 1" in out
         with pytest.raises(CommandError, match="No item needs a reference draft."):
             run("curation_llm", "references", "--dataset", "w")
         job_id = dataset.curation_jobs.get().pk
-        assert "done: 1 done, 0 failed of 1" in run("curation_llm", "references", "--resume", str(job_id))
+        assert "done: 1 done, 0 failed (0 cut off) of 1" in run("curation_llm", "references", "--resume", str(job_id))
         assert server.count == 1
+    finally:
+        server.stop()
+
+
+def test_curation_llm_takes_max_tokens_and_exits_non_zero_on_a_cut_off_reply(monkeypatch, settings):
+    server = FakeLLM(reply=lambda body: "A drafted reference that runs on and on.").start()
+    try:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        dataset = DatasetFactory(name="w2")
+        ItemFactory(dataset=dataset, external_id="a", question="Why?", reference="")
+        ItemFactory(dataset=dataset, external_id="b", question="How?", reference="")
+        server.faults = {"How?": ["length"]}
+        with pytest.raises(CommandError) as failed:
+            run(
+                "curation_llm",
+                "references",
+                "--dataset",
+                "w2",
+                "--model",
+                "strong",
+                "--max-tokens",
+                "64",
+                "--concurrency",
+                "auto",
+                "--timeout",
+                "30",
+            )
+        job = dataset.curation_jobs.get()
+        assert str(failed.value) == (
+            f"job {job.pk} failed: 1 done, 1 failed (1 cut off) of 2. Last error: cut off at max_tokens (64): "
+            "raise --max-tokens and run again. Raise --max-tokens for the cut-off ones."
+        )
+        assert [body["max_tokens"] for body in server.requests] == [64, 64]
     finally:
         server.stop()
 

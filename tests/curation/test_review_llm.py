@@ -303,3 +303,30 @@ def test_the_queues_page_and_the_item_show_a_failed_redraft(
     page = client.get(f"/review/task/{task.pk}/").text
     assert '<p class="message error" data-testid="redraft-failed">Drafting again with strong-m failed: ' in page
     assert "Correct the reference yourself, or ask for a new draft again." in page
+
+
+def test_every_call_has_a_max_tokens_and_a_cut_off_reply_is_never_a_draft(llm, working, settings):
+    settings.LLM_MAX_TOKENS = {**settings.LLM_MAX_TOKENS, "reference": 900, "translation": 300}
+    llm.faults = {"什么是DNS": ["length"]}
+    job = curation_job_run(job_id=reference_job_create(dataset=working, model="m").pk)
+    assert {body["max_tokens"] for body in llm.requests} == {900}
+    cut = ReferenceDraft.objects.get(item__external_id="z1")
+    # Failed at once: the same request would get the same reply from the cache.
+    assert (cut.status, cut.text, cut.attempts) == ("failed", "", 1)
+    assert cut.error == "cut off at max_tokens (900): raise --max-tokens and run again"
+    assert (job.done, job.failed, llm.count) == (1, 1, 2)
+    from curation.review.llm_steps import job_cut_off_count
+
+    assert job_cut_off_count(job) == 1
+
+    sent = llm.count
+    job = curation_job_run(job_id=translation_job_create(dataset=working, model="m").pk, max_tokens=120)
+    assert {body["max_tokens"] for body in llm.requests[sent:]} == {120}
+
+
+def test_a_prompt_too_long_for_the_model_fails_at_once(llm, working):
+    llm.faults = {"What is DNS": ["400"]}
+    job = curation_job_run(job_id=reference_job_create(dataset=working, model="m").pk)
+    failed = ReferenceDraft.objects.get(item__external_id="e1")
+    assert (failed.status, failed.attempts, failed.error) == ("failed", 1, "HTTP 400: bad request: context too long")
+    assert (job.done, job.failed, llm.count) == (1, 1, 2)

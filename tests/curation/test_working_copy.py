@@ -79,7 +79,7 @@ def test_curation_llm_works_on_a_copy_of_a_frozen_dataset(monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         out = run("curation_llm", "references", "--dataset", "ab-import", "--copy", "--model", "strong")
         assert "Made the working copy ab-import-work (3 items) of ab-import." in out
-        assert "done: 1 done, 0 failed of 1" in out  # item 2 has a reference, item 3 is excluded
+        assert "done: 1 done, 0 failed (0 cut off) of 1" in out  # item 2 has a reference, item 3 is excluded
         copy = Dataset.objects.get(name="ab-import-work")
         assert copy.curation_jobs.count() == 1
         assert frozen.items.filter(reference="").count() == 2  # the import never changes

@@ -3,6 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from annotation.figures import figures_read
 from annotation.services import assignment_next, campaign_create, vote_cast
 from tests.factories import (
     AnswerFactory,
@@ -56,6 +57,8 @@ def build_finished_campaign():
             JudgmentFactory(run=run, item=item, model=model, final_score=score)
     SubmissionFactory(study=study, usage={"satisfaction": {"factual_qa": 5, "ask_for_advice": 3, "seek_creativity": 4}})
     UserFactory(username="lead", roles=["researcher"])
+    # What the background task does once the votes are in.
+    figures_read(what="campaign", campaign=campaign, run=run, compute="missing")
     return campaign
 
 

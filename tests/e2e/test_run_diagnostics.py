@@ -7,8 +7,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from judging.figures import run_figures_refresh
 from judging.models import Judgment
-from judging.services import run_create
+from judging.services import run_counters_refresh, run_create
 from tests.factories import UserFactory
 from tests.judging import simulated
 
@@ -46,6 +47,8 @@ def build_first_position_run():
         for shard in run.shards.all()
         for item_id, model_id, order in shard.units
     )
+    run_counters_refresh(run=run)  # the counts and figures the engine and its background task keep
+    run_figures_refresh(run_id=run.pk)
     return run
 
 

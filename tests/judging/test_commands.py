@@ -39,11 +39,15 @@ def test_generate_uses_category_temperature_and_resumes(default_endpoint):
     ItemFactory(dataset=dataset, external_id="2", question="写一首诗", category="文本写作")
     ItemFactory(dataset=dataset, external_id="3", question="other", category="")
     default_endpoint.reply = lambda body: f"answer to {body['messages'][0]['content']}"
-    default_endpoint.faults = {"other": ["400"]}
-    out = run_command("generate", "--dataset", "ab", "--model", "m1")
-    assert "2 generated, 1 failed, 0 already answered." in out
+    default_endpoint.faults = {"other": ["400-param"]}
+    out = StringIO()
+    with pytest.raises(CommandError, match=r"^1 of 3 items got no complete answer; run the same command"):
+        call_command("generate", "--dataset", "ab", "--model", "m1", stdout=out, stderr=StringIO())
+    assert "2 generated, 1 failed, 0 cut off, 0 already answered." in out.getvalue()
     temperatures = {body["messages"][0]["content"]: body["temperature"] for body in default_endpoint.requests}
     assert temperatures == {"1+1?": 0.1, "写一首诗": 0.7, "other": 0.7}
+    # Every call carries a max_tokens: generation's default when neither endpoint nor command sets one.
+    assert {body["max_tokens"] for body in default_endpoint.requests} == {2048}
     answer = Answer.objects.get(item__external_id="1")
     assert (answer.text, answer.origin, answer.parameters["temperature"], answer.completion_tokens) == (
         "answer to 1+1?",
@@ -52,9 +56,10 @@ def test_generate_uses_category_temperature_and_resumes(default_endpoint):
         3,
     )
 
-    out = run_command("generate", "--dataset", "ab", "--model", "m1")
-    assert "1 generated, 0 failed, 2 already answered." in out
+    out = run_command("generate", "--dataset", "ab", "--model", "m1", "--max-tokens", "300")
+    assert "1 generated, 0 failed, 0 cut off, 2 already answered." in out
     assert default_endpoint.count == 4
+    assert default_endpoint.requests[-1]["max_tokens"] == 300
 
 
 def test_generate_refuses_unknown_dataset_and_missing_endpoint(monkeypatch):
@@ -91,7 +96,7 @@ def test_judge_inline_then_leaderboard_in_three_formats(default_endpoint):
     )
     run = JudgeRun.objects.get()
     assert f"Run {run.pk}: 6 judgments in 1 shards" in out
-    assert "6/6 done, 0 unparsed, 0 failed calls" in out
+    assert "6/6 done, 0 unparsed, 0 cut off, 0 failed calls" in out
     assert f"Run {run.pk}: Finished." in out
 
     table = run_command("leaderboard", "--run", str(run.pk), "--by", "intent")
@@ -133,25 +138,33 @@ def test_judge_resume_inline_sends_only_failed_calls(default_endpoint):
         )
     default_endpoint.faults = {"answer 3": ["500", "500", "500", "500", "500"]}
     Endpoint.objects.create(name="flaky", base_url=default_endpoint.base_url, max_retries=1)
-    run_command(
-        "judge",
-        "--dataset",
-        "r",
-        "--mode",
-        "pointwise",
-        "--judge-model",
-        "j",
-        "--models",
-        "m",
-        "--endpoint",
-        "flaky",
-        "--inline",
-    )
+    with pytest.raises(CommandError) as failed:
+        run_command(
+            "judge",
+            "--dataset",
+            "r",
+            "--mode",
+            "pointwise",
+            "--judge-model",
+            "j",
+            "--models",
+            "m",
+            "--endpoint",
+            "flaky",
+            "--inline",
+        )
     run = JudgeRun.objects.get()
+    # Not "Finished": a summary, and a non-zero exit.
+    assert str(failed.value) == (
+        f"Run {run.pk}: Failed. 1 of 5 judgments have no result; 1 calls failed; "
+        f"'judge_resume {run.pk}' sends what is missing again."
+    )
     assert run.judgments.exclude(call_error="").count() == 1
     assert default_endpoint.count == 4 + 2
-    out = run_command("judge_resume", str(run.pk), "--inline")
-    assert "1 shard(s) queued again." in out
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 calls failed"):
+        call_command("judge_resume", str(run.pk), "--inline", stdout=out)
+    assert "1 shard(s) queued again." in out.getvalue()
     assert default_endpoint.count == 6 + 2  # still failing: 2 more attempts, nothing else resent
     default_endpoint.faults = {}
     run_command("judge_resume", str(run.pk), "--inline")

@@ -13,6 +13,7 @@ from django.utils import translation
 from curation.models import Language
 from judging.diagnostics_report import run_diagnostics
 from judging.execution import run_execute_inline
+from judging.figures import run_figures_refresh
 from judging.models import Answer, CandidateModel, JudgeRun
 from judging.probe import ATTACKS
 from judging.probe_report import run_probe_report
@@ -130,6 +131,7 @@ def test_probe_answers_are_never_ranked_nor_diagnosed(probed):
 
 def test_the_run_page_api_and_diagnostics_command_show_the_probe(probed, client):
     client.force_login(UserFactory(username="probe-res", roles=["researcher"]))
+    run_figures_refresh(run_id=probed.pk)  # what the background task does once the run closes
     html = client.get(reverse("judging:run-detail", args=[probed.pk])).content.decode()
     section = html[html.index('id="injection-probe"') :]
     assert "2 attacks fooled a template: do not trust this leaderboard before fixing it." in section

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from judging.execution import run_execute_inline
+from judging.figures import run_figures_refresh
 from judging.models import CandidateModel
 from judging.services import run_create
 from llm.models import Endpoint
@@ -87,6 +88,7 @@ def test_lc_win_rate_removes_the_length_advantage_and_keeps_the_real_one(lc_run,
     assert "LC: length-controlled win rate" in table.getvalue()
 
     client.force_login(UserFactory(username="lc-res", roles=["researcher"]))
+    run_figures_refresh(run_id=lc_run.pk)  # what the background task does once the run closes
     html = client.get(reverse("judging:run-detail", args=[lc_run.pk])).content.decode()
     assert "LC win rate (%)" in html and f"{100 * wordy['lc_win_rate']:.2f}" in html
     api = client.get(reverse("api-run-leaderboard", args=[lc_run.pk])).json()

@@ -103,7 +103,7 @@ def test_a_hanging_server_times_out_and_the_reason_is_kept(fake_llm, fast_retrie
     fake_llm.script = ["hang", "hang"]
     with pytest.raises(LLMCallError) as caught:
         chat_one(endpoint, ask("hang"))
-    assert caught.value.reason == "timeout after 2 attempts"
+    assert caught.value.reason == "timeout (no reply within 0.3 s) after 2 attempts"
     assert fake_llm.count == 2
     assert LLMResponse.objects.count() == 0
 

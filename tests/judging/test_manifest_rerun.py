@@ -17,6 +17,7 @@ from core import __version__
 from curation.models import Item
 from judging.compare import runs_compare
 from judging.execution import run_execute_inline
+from judging.figures import run_figures_refresh
 from judging.manifest import dataset_content_hash
 from judging.models import Answer, CandidateModel, JudgeRun
 from judging.rerun import run_rerun
@@ -188,6 +189,7 @@ def test_rerun_is_identical_asks_again_and_compare_recovers_the_drift(judged, fa
     assert json.loads(out.getvalue())["models"]["models"][0]["model"] == "beta"
 
     client.force_login(UserFactory(username="m-res", roles=["researcher"]))
+    run_figures_refresh(run_id=rerun.pk)  # what the background task does once the run closes
     html = client.get(reverse("judging:run-detail", args=[rerun.pk])).content.decode()
     assert f"Drift against run #{judged.pk}" in html and 'id="drift-models"' in html
     manifest_section = html[html.index('id="manifest"') :]

@@ -2,8 +2,10 @@
 
 import pytest
 from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
 
 from curation.models import Intent
+from judging.figures import run_figures_refresh
 from judging.models import JudgeRun, JudgeShard, JudgeTemplate
 from tests.factories import (
     AnswerFactory,
@@ -44,6 +46,7 @@ def pointwise_run():
     for item in items:
         AnswerFactory(item=item, model=a, text="aaaa")
         AnswerFactory(item=item, model=b, text="bb")
+    run_figures_refresh(run_id=run.pk)  # what the background task does when a run closes
     return run
 
 
@@ -125,6 +128,41 @@ def test_api_progress_and_leaderboard(client_as, researcher, pointwise_run):
     }
     detail = client.get(reverse("api-run-detail", args=[pointwise_run.pk])).json()
     assert detail["candidates"] == ["model-<b>", "model-a"] and detail["progress"]["done"] == 4
+
+
+def test_run_page_and_api_serve_stored_figures_and_say_when_newer_judgments_wait(client_as, researcher, pointwise_run):
+    client = client_as(researcher)
+    url = reverse("judging:run-detail", args=[pointwise_run.pk])
+    html = client.get(url).content.decode()
+    assert "Figures computed at" in html and "Newer judgments are waiting" not in html
+    # A judgment arrives (model-<b> gets a 10 on p2): the page answers from what is stored, says
+    # so, and a refresh is queued.
+    item = pointwise_run.judgments.get(model__name="model-<b>", final_score=None).item
+    model_b = pointwise_run.candidates.get(name="model-<b>")
+    JudgmentFactory(run=pointwise_run, item=item, model=model_b, order=1, final_score=10)
+    html = client.get(url).content.decode()
+    assert "Newer judgments are waiting: the figures are being recomputed." in html
+    assert '4.00 <span class="ci">[4.00, 4.00]</span>' in html
+    assert DBTaskResult.objects.filter(task_path="judging.tasks.run_figures_task").count() == 1
+    response = client.get(reverse("api-run-leaderboard", args=[pointwise_run.pk]))
+    assert response["X-Figures-Stale"] == "1"
+    assert [r["mean"] for r in response.json() if r["group"] == "overall"] == [7.0, 4.0]
+
+    run_figures_refresh(run_id=pointwise_run.pk)  # the worker runs the task
+    html = client.get(url).content.decode()
+    assert "Newer judgments are waiting" not in html
+    assert '7.00 <span class="ci">[4.00, 10.00]</span>' in html
+    response = client.get(reverse("api-run-leaderboard", args=[pointwise_run.pk]))
+    assert response["X-Figures-Stale"] == "0"
+    assert [r["mean"] for r in response.json() if r["group"] == "overall"] == [7.0, 7.0]
+
+
+def test_a_run_without_figures_says_they_are_being_computed(client_as, researcher):
+    run = JudgeRunFactory(status=JudgeRun.Status.FINISHED, total=0)
+    html = client_as(researcher).get(reverse("judging:run-detail", args=[run.pk])).content.decode()
+    assert "These figures are being computed in the background; reload the page in a moment." in html
+    [queued] = DBTaskResult.objects.filter(task_path="judging.tasks.run_figures_task")
+    assert queued.args_kwargs["args"] == [run.pk]
 
 
 def test_api_needs_the_researcher_role(client_as, annotator, pointwise_run):

@@ -14,6 +14,7 @@ from django.utils import translation
 from curation.models import Language
 from judging.diagnostics_report import run_diagnostics
 from judging.execution import run_execute_inline
+from judging.figures import run_figures_refresh
 from judging.models import CandidateModel, JudgeRun
 from judging.services import run_create
 from llm.models import Endpoint
@@ -291,6 +292,7 @@ def test_run_page_api_and_command_show_the_diagnostics(voted_run, client):
     run, items = voted_run
     researcher = UserFactory(username="diag-res", roles=["researcher"])
     client.force_login(researcher)
+    run_figures_refresh(run_id=run.pk)  # what the background task does once the run closes
     page = client.get(reverse("judging:run-detail", args=[run.pk]))
     assert page.status_code == 200
     html = page.content.decode()

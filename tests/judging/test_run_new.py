@@ -167,7 +167,7 @@ def test_start_creates_and_runs_the_run_with_the_chosen_settings(client_as, rese
         ({"mode": "pairwise"}, 'id="id_reference_model_error"', "A pairwise run needs a reference model."),
         ({"candidates": None}, 'id="id_candidates_error"', "This field is required."),
         ({"judge_model": ""}, 'id="id_judge_model_error"', "This field is required."),
-        ({"concurrency": "0"}, 'id="id_concurrency_error"', "Ensure this value is greater than or equal to 1."),
+        ({"concurrency": "0"}, 'id="id_concurrency_error"', "Give a whole number of calls (at least 1), or auto."),
         ({"temperature": "3"}, 'id="id_temperature_error"', "Ensure this value is less than or equal to 2."),
     ],
 )

@@ -130,18 +130,49 @@ def test_parse_failures_are_kept_and_reparsed_without_calls(judged, fake_llm):
 def test_failed_calls_keep_their_reason_and_resume_sends_only_those(judged, fake_llm):
     dataset, items, models = judged
     fake_llm.reply = scores_by_model({"alpha": 8, "beta": 5})
-    fake_llm.faults = {"beta answers c": ["400"]}
+    fake_llm.faults = {"beta answers c": ["400"], "beta answers d": ["500"] * 3}
     run = make_run(dataset, models)
     run_execute_inline(run=run)
-    failed = run.judgments.exclude(call_error="")
-    assert list(failed.values_list("call_error", flat=True)) == ["HTTP 400: bad request: context too long"]
-    assert fake_llm.count == 8
+    failed = dict(run.judgments.exclude(call_error="").values_list("item__external_id", "call_error"))
+    assert failed == {"c": "HTTP 400: bad request: context too long", "d": "HTTP 500: server exploded after 3 attempts"}
+    assert fake_llm.count == 8 + 2
+    run.refresh_from_db()
+    # "Finished" only when every unit has a result.
+    assert run.status == JudgeRun.Status.FAILED
+    assert run.error == (
+        f"2 of 8 judgments have no result; 2 calls failed (1 prompts exceed the judge's context length); "
+        f"'judge_resume {run.pk}' sends what is missing again."
+    )
 
     assert run_resume(run=run) == 1
     run_execute_inline(run=run)
-    assert fake_llm.count == 9  # only the failed call went out again
-    assert run.judgments.exclude(call_error="").count() == 0
+    # Only the call that may succeed went out again; the prompt too long for this endpoint did not.
+    assert fake_llm.prompts()[10:] == [p for p in fake_llm.prompts()[:10] if "beta answers d" in p][:1]
+    assert list(run.judgments.exclude(call_error="").values_list("item__external_id", "call_error_kind")) == [
+        ("c", "context_length")
+    ]
     assert run.judgments.count() == 8
+
+    # A smaller max_tokens leaves more of the context for the prompt: it is sent again.
+    assert run_resume(run=run, max_tokens=run.max_tokens // 2) == 1
+    fake_llm.faults = {"beta answers c": ["400"]}
+    run_execute_inline(run=run)
+    assert fake_llm.count == 12 and "beta answers c" in fake_llm.prompts()[-1]
+
+    # Another endpoint (a model with a longer context) gets the long prompt again.
+    from tests.judging.fake_llm import FakeLLM
+
+    bigger = FakeLLM(reply=scores_by_model({"beta": 5})).start()
+    try:
+        Endpoint.objects.filter(name="fake").update(base_url=bigger.base_url)
+        assert run_resume(run=run) == 1
+        run_execute_inline(run=run)
+        assert bigger.count == 1 and "beta answers c" in bigger.prompts()[0]
+    finally:
+        bigger.stop()
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FINISHED and run.error == ""
+    assert run.judgments.exclude(call_error="").count() == 0 and run.judgments.count() == 8
 
 
 def test_a_crashed_shard_resumes_without_repeating_finished_calls(judged, fake_llm, settings):
@@ -174,20 +205,33 @@ def test_a_crashed_shard_resumes_without_repeating_finished_calls(judged, fake_l
     assert shard.attempts == 2 and shard.status == "done"
 
 
-def test_cancel_stops_queued_shards(judged, fake_llm):
+def test_cancel_stops_the_calls_and_resume_sends_only_what_did_not_come_back(judged, fake_llm, settings):
+    settings.JUDGING_TICK_SECONDS = 0.05
     dataset, items, models = judged
-    run = make_run(dataset, models, shard_size=2)
-    shard_execute(shard_id=run.shards.first().pk)
-    run_cancel(run=run)
-    run_execute_inline(run=run)
+    fake_llm.latency = 0.1
+    run = make_run(dataset, models, shard_size=2, concurrency=2)
+    cancelled = []
+
+    def cancel_after_first_batch():
+        if not cancelled:
+            cancelled.append(run_cancel(run=run))
+
+    run_execute_inline(run=run, on_progress=cancel_after_first_batch)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.CANCELLED
-    assert fake_llm.count == 2
-    assert list(run.shards.values_list("status", flat=True)) == ["done", "cancelled", "cancelled", "cancelled"]
-    assert run_resume(run=run) == 3
+    kept = {f"{j.model.name} answers {j.item.external_id}" for j in run.judgments.select_related("model", "item")}
+    assert 1 <= len(kept) < 8
+    statuses = list(run.shards.values_list("status", flat=True))
+    assert "cancelled" in statuses and "running" not in statuses and "queued" not in statuses
+    sent = fake_llm.count
+
+    assert run_resume(run=run) == statuses.count("cancelled")
     run_execute_inline(run=run)
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FINISHED and run.judgments.count() == 8
+    # No call whose reply came back was sent again.
+    again = fake_llm.prompts()[sent:]
+    assert not [marker for marker in kept if any(marker in prompt for prompt in again)]
 
 
 def test_pairwise_sides_are_seeded_and_outcomes_follow_the_candidate(judged, fake_llm):
@@ -282,19 +326,24 @@ def test_progress_and_leaderboard_of_a_finished_run(judged, fake_llm):
             "remaining",
             "parse_failures",
             "call_failures",
+            "cut_off",
             "in_flight",
             "prompt_tokens",
+            "workers",
         )
     } == {
-        "status": "finished",
+        "status": "failed",
         "total": 8,
         "done": 7,
         "remaining": 1,
         "parse_failures": 0,
         "call_failures": 1,
+        "cut_off": 0,
         "in_flight": 0,
         "prompt_tokens": 70,
+        "workers": 0,
     }
+    assert progress["error"].startswith("1 of 8 judgments have no result; 1 calls failed")
     board = run_leaderboard(run=run)
     overall = {row["model"]: row["overall"] for row in board["tables"]["overall"]["rows"]}
     assert (overall["alpha"].mean, overall["alpha"].count, overall["beta"].mean, overall["beta"].count) == (

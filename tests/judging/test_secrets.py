@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from core.roles import Role
 from judging.execution import run_execute_inline
+from judging.figures import run_figures_refresh
 from judging.models import Judgment
 from judging.services import run_create
 from llm.client import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_many, chat_one, endpoint_config
@@ -126,7 +127,10 @@ def test_an_upstream_that_repeats_the_key_gets_it_stored_nowhere(upstream, caplo
     reply, refused, exploded = outcomes
     assert upstream.authorizations[0] == f"Bearer {KEY}"  # the key was sent, as it must be
     assert reply.text.startswith(f"Your key {REDACTED} (or {REDACTED}...{REDACTED}) works.")
-    assert isinstance(refused, LLMCallError) and refused.reason == f"HTTP 401: Incorrect API key provided: {REDACTED}."
+    assert isinstance(refused, LLMCallError) and refused.reason == (
+        f"HTTP 401 from {upstream.base_url}: Incorrect API key provided: {REDACTED}. "
+        "(the key is read from $ECHO_API_KEY)"
+    )
     assert isinstance(exploded, LLMCallError) and KEY not in str(exploded) and REDACTED in exploded.reason
     assert chat_one(endpoint, ask("hello")).cached  # the cached copy was stored redacted
     stored = every_stored_text()
@@ -172,6 +176,7 @@ def test_a_judge_run_against_it_shows_and_exports_no_key(upstream, client, resea
     assert KEY[:8] not in every_stored_text() and KEY[-8:] not in every_stored_text()
 
     client.force_login(researcher_again)
+    run_figures_refresh(run_id=run.pk)  # what the background task does once the run closes
     page = client.get(reverse("judging:run-detail", args=[run.pk])).text
     assert "Incorrect API key provided" in page and KEY[:8] not in page
     for fmt in ("csv", "jsonl"):

@@ -1,4 +1,5 @@
-"""Draft reference answers or translate items with an LLM, with progress; resumable."""
+"""Draft reference answers or translate items with an LLM, with progress; resumable, and
+Ctrl-C stops it at once (what came back is kept)."""
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -10,20 +11,27 @@ from curation.models import CurationJob, Dataset
 from curation.review.llm_steps import (
     curation_job_restart,
     curation_job_run,
+    job_cut_off_count,
     reference_job_create,
     translation_job_create,
 )
+from llm.cli import add_call_options
 
 STEP_KINDS = {"references": CurationJob.Kind.REFERENCE, "translate": CurationJob.Kind.TRANSLATION}
 
 
 class Command(BaseCommand):
+    # The system checks import every URL module, the statistics stack included (about 0.8 s):
+    # a researcher waiting for a run id need not wait for them (`manage.py check`, the web server
+    # and the test suite run them).
+    requires_system_checks = []
     help = (
         "references: draft a reference for every item of a working dataset without one; "
         "translate: translate and localise its English items (ChineseAlpacaEval 2.1-2.2). "
         "--resume JOB continues a stopped job, or starts a failed one again (its failed items only), "
         "without sending finished items again; with --endpoint it goes on at that endpoint. "
-        "A frozen (imported) dataset never changes: --copy works on a working copy of it, made in the same step."
+        "A frozen (imported) dataset never changes: --copy works on a working copy of it, made in the same step. "
+        "Exits non-zero unless every item got a complete result."
     )
 
     def add_arguments(self, parser):
@@ -44,11 +52,22 @@ class Command(BaseCommand):
             default=None,
             help="endpoint name (default: OPENAI_BASE_URL; with --resume: the job's own, 'default' for OPENAI_BASE_URL)",
         )
-        parser.add_argument("--concurrency", type=int, default=None)
+        add_call_options(parser, what=" (default: the endpoint's stated limit, else auto)")
         parser.add_argument("--resume", type=int, help="continue this job id")
 
     def handle(
-        self, *args, step, dataset=None, model=None, endpoint=None, concurrency=None, resume=None, copy=None, **options
+        self,
+        *args,
+        step,
+        dataset=None,
+        model=None,
+        endpoint=None,
+        concurrency=None,
+        resume=None,
+        copy=None,
+        timeout=None,
+        max_tokens=None,
+        **options,
     ):
         if resume is not None:
             job = self.resumed(resume, step, endpoint)
@@ -79,6 +98,7 @@ class Command(BaseCommand):
             except VersionError as error:
                 raise CommandError(" ".join(error.messages)) from None
         self.stdout.write(f"job {job.pk}: {job.total} items")
+        self.stdout.flush()
 
         def progress(current):
             current = CurationJob.objects.get(pk=current.pk)
@@ -87,17 +107,36 @@ class Command(BaseCommand):
                 f"{current.failed} failed",
                 ending="",
             )
+            self.stdout.flush()
 
         try:
-            job = curation_job_run(job_id=job.pk, in_flight=concurrency, on_progress=progress)
+            job = curation_job_run(
+                job_id=job.pk,
+                in_flight=concurrency,
+                on_progress=progress,
+                max_tokens=max_tokens,
+                timeout_seconds=timeout,
+                interruptible=True,
+            )
         except ValueError as error:
             raise CommandError(f"{error}\nStart it again with --resume {job.pk} (and --endpoint NAME).") from None
+        cut_off = job_cut_off_count(job)
         self.stdout.write("")
-        self.stdout.write(
-            self.style.SUCCESS(f"job {job.pk} {job.status}: {job.done} done, {job.failed} failed of {job.total}")
-        )
-        if job.last_error:
-            self.stdout.write(f"last error: {job.last_error}")
+        summary = f"job {job.pk} {job.status}: {job.done} done, {job.failed} failed ({cut_off} cut off) of {job.total}"
+        if job.stopped == "signal":
+            self.stdout.write(summary)
+            self.stdout.write(
+                f"Stopped; finished items are kept and are not sent again. Continue with: "
+                f"manage.py curation_llm {step} --resume {job.pk}"
+            )
+            raise SystemExit(130)
+        if job.done < job.total:
+            detail = f" Last error: {job.last_error.rstrip('.')}." if job.last_error else ""
+            hint = " Raise --max-tokens for the cut-off ones." if cut_off else ""
+            raise CommandError(
+                f"{summary}.{detail}{hint} Start it again with --resume {job.pk} (and --endpoint NAME to use another)."
+            )
+        self.stdout.write(self.style.SUCCESS(summary))
 
     def resumed(self, job_id: int, step: str, endpoint: str | None) -> CurationJob:
         """The job to continue: a failed one is started again first (its failed items only),

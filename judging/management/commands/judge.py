@@ -1,66 +1,28 @@
-"""`judge`: create a judge run over a dataset and its candidates, then run it and show progress."""
-
-import os
-import time
+"""`judge`: create a judge run over a dataset and its candidates, print its id at once, then
+run it (workers, or `--inline` here) and show progress until it ends."""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Dataset
-from judging.execution import run_execute_inline
 from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
-from judging.management.progress import progress_line
-from judging.models import CandidateModel, JudgeRun
+from judging.management.progress import follow, run_here
+from judging.models import CandidateModel
 from judging.prompts import TEMPLATE_SETS
-from judging.selectors import run_progress
-from judging.services import DEFAULT_SHARD_SIZE, run_create, run_enqueue
+from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_enqueue
+from llm.cli import add_call_options
 from llm.models import Endpoint
 
 
-def follow(command: BaseCommand, run: JudgeRun, *, poll: float = 1.0) -> None:
-    """Print the run's progress until it stops; Ctrl-C stops watching, not the workers."""
-    try:
-        while True:
-            run.refresh_from_db()
-            command.stdout.write("\r" + progress_line(run_progress(run=run)), ending="")
-            command.stdout.flush()
-            if run.status not in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING):
-                break
-            time.sleep(poll)
-    except KeyboardInterrupt:
-        command.stdout.write(
-            f"\nStopped watching; run {run.pk} goes on in the workers ('judge_resume {run.pk}' after a crash)."
-        )
-        return
-    command.stdout.write(f"\nRun {run.pk}: {run.get_status_display()}.")
-
-
-def run_here(command: BaseCommand, run: JudgeRun) -> None:
-    """Execute the run's queued shards in this process, printing progress as judgments are saved."""
-    last = [0.0]
-
-    def show():
-        if time.monotonic() - last[0] >= 0.5:
-            last[0] = time.monotonic()
-            command.stdout.write("\r" + progress_line(run_progress(run=run)), ending="")
-            command.stdout.flush()
-
-    try:
-        run_execute_inline(run=run, on_progress=show)
-    except KeyboardInterrupt:
-        command.stdout.write(
-            f"\nInterrupted; saved judgments are kept. Continue with 'judge_resume {run.pk} --inline'."
-        )
-        command.stdout.flush()
-        # Leave now: the event loop's thread would otherwise finish the calls still in flight
-        # before the interpreter exits. Every saved judgment is committed; the shard is marked failed.
-        os._exit(130)
-    run.refresh_from_db()
-    command.stdout.write("\r" + progress_line(run_progress(run=run)))
-    command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
-
-
 class Command(BaseCommand):
-    help = "Judge a dataset's candidate answers, pointwise or pairwise, and print the run id and progress."
+    # The system checks import every URL module, the statistics stack included (about 0.8 s):
+    # a researcher waiting for a run id need not wait for them (`manage.py check`, the web server
+    # and the test suite run them).
+    requires_system_checks = []
+    help = (
+        "Judge a dataset's candidate answers, pointwise or pairwise; print the run id and progress. "
+        "Ctrl-C stops the run (what came back is kept; judge_resume continues). Exits non-zero unless "
+        "every judgment has a result."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
@@ -73,11 +35,10 @@ class Command(BaseCommand):
             "answers serve as the 8-point references (cross-validation)",
         )
         parser.add_argument("--endpoint", help="a named endpoint; default: OPENAI_BASE_URL / OPENAI_API_KEY")
-        parser.add_argument("--concurrency", type=int, help="calls in flight per shard (default: the endpoint's)")
+        add_call_options(parser, what=" across all workers (default: the endpoint's stated limit, else auto)")
         parser.add_argument("--both-orders", action="store_true", help="pairwise: judge both sides, disagreement = tie")
         parser.add_argument("--seed", type=int, help="seed for the pairwise side order (recorded on the run)")
         parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE)
-        parser.add_argument("--max-tokens", type=int, help="the longest reply asked for (default: none sent)")
         parser.add_argument(
             "--temperature",
             type=temperature_argument,
@@ -124,7 +85,6 @@ class Command(BaseCommand):
             endpoint = Endpoint.objects.filter(name=options["endpoint"]).first()
             if endpoint is None:
                 raise CommandError(f"Unknown endpoint {options['endpoint']!r}.")
-        concurrency = options["concurrency"] or (endpoint.max_in_flight if endpoint else 16)
         system_prompt = system_prompt_from(options)
         try:
             run = run_create(
@@ -134,28 +94,36 @@ class Command(BaseCommand):
                 candidates=candidates,
                 reference_model=reference,
                 endpoint=endpoint,
-                concurrency=concurrency,
+                concurrency=options["concurrency"],
                 both_orders=options["both_orders"],
                 seed=options["seed"],
                 shard_size=options["shard_size"],
                 max_tokens=options["max_tokens"],
                 temperature=options["temperature"],
                 system_prompt=system_prompt,
+                timeout_seconds=options["timeout"],
                 template_set=options["template_set"],
                 judge_provider=options["judge_provider"],
                 judge_family=options["judge_family"],
                 injection_probe=options["injection_probe"],
             )
-        except ValueError as error:
+        except RunError as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(f"Run {run.pk}: {run.total} judgments in {run.shards.count()} shards (seed {run.seed}).")
+        concurrency = "auto" if run.concurrency_auto else run.concurrency
+        # Flushed at once: piped to a log or `tee`, the id must not wait for the run to end.
+        self.stdout.write(
+            f"Run {run.pk}: {run.total} judgments in {run.shards.count()} shards (seed {run.seed}, "
+            f"concurrency {concurrency}, max_tokens {run.max_tokens})."
+        )
+        self.stdout.flush()
         if options["inline"]:
             run_here(self, run)
             return
         run_enqueue(run=run)
         if options["no_wait"]:
             self.stdout.write(
-                "Queued on 'judging'; follow it with a worker running: manage.py db_worker --queue-name judging"
+                "Queued on 'judging'; follow it with a worker running: "
+                "manage.py db_worker --queue-name judging --interval 0.05"
             )
             return
         follow(self, run)

@@ -1,32 +1,53 @@
-"""`judge_resume RUN`: continue a run after a crash, a stop or failed calls, repeating no finished call."""
+"""`judge_resume RUN`: continue a run after a crash, a stop or failed calls, repeating no
+finished call; optionally with a new concurrency, timeout or max_tokens."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.management.commands.judge import follow, run_here
+from judging.management.progress import follow, run_here
 from judging.models import JudgeRun
-from judging.services import run_resume
+from judging.services import RunError, run_resume
+from llm.cli import add_call_options
 
 
 class Command(BaseCommand):
-    help = "Re-queue what a crash, cancel or failed calls left of a run, then follow it."
+    # The system checks import every URL module, the statistics stack included (about 0.8 s):
+    # a researcher waiting for a run id need not wait for them (`manage.py check`, the web server
+    # and the test suite run them).
+    requires_system_checks = []
+    help = (
+        "Re-queue what a crash, a stop or failed calls left of a run, then follow it. --concurrency, "
+        "--timeout and --max-tokens change the run from here on (a new max_tokens sends again the "
+        "replies the old one cut off)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("run", type=int)
         parser.add_argument("--force", action="store_true", help="also take shards whose heartbeat is still fresh")
+        add_call_options(parser, what=" across all workers")
         how = parser.add_mutually_exclusive_group()
         how.add_argument("--inline", action="store_true", help="run the shards in this process instead of workers")
         how.add_argument("--no-wait", action="store_true")
 
-    def handle(self, *args, run, force, inline, no_wait, **options):
+    def handle(self, *args, run, force, inline, no_wait, concurrency, timeout, max_tokens, **options):
         try:
             judge_run = JudgeRun.objects.get(pk=run)
         except JudgeRun.DoesNotExist:
             raise CommandError(f"No judge run {run}.") from None
-        count = run_resume(run=judge_run, force=force, enqueue=not inline)
+        try:
+            count = run_resume(
+                run=judge_run,
+                force=force,
+                enqueue=not inline,
+                concurrency=concurrency,
+                timeout_seconds=timeout,
+                max_tokens=max_tokens,
+            )
+        except RunError as error:
+            raise CommandError(str(error)) from None
         judge_run.refresh_from_db()
         self.stdout.write(f"Run {judge_run.pk}: {count} shard(s) queued again.")
+        self.stdout.flush()
         if inline:
             run_here(self, judge_run)
-            return
-        if not no_wait:
+        elif not no_wait:
             follow(self, judge_run)

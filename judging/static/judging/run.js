@@ -14,7 +14,10 @@
           if (key === "status") return;
           var value = data[key];
           node.textContent = value === null || value === undefined ? "—" : String(value);
+          if (key === "error") node.hidden = !value;
         });
+        var noWorker = document.getElementById("no-worker");
+        if (noWorker) noWorker.hidden = !data.waiting_for_worker;
         bar.value = data.done;
         if (data.status === "running" || data.status === "pending") {
           window.setTimeout(update, 2000);

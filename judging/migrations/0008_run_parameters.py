@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("judging", "0006_beyond")]
+    dependencies = [("judging", "0007_engine")]
 
     operations = [
         migrations.AddField(

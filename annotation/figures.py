@@ -1,0 +1,134 @@
+"""Stored figures of the human votes (core/figures.py says why): a campaign's results (BT with
+bootstrap intervals, alignment with a judge run and agreement, annotator quality), its
+style-controlled BT, and a dataset's BT and agreement tables for the exports. `figures_task`
+computes them; the results page, the API and the exports read them, and a read that finds
+newer votes asks for them to be computed again (debounced)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Max
+from django.utils import timezone
+
+from annotation.models import Campaign, StoredFigures, Vote
+from core.figures import enqueue_later, freshness, json_safe, refresh_claim
+from judging.models import JudgeRun
+
+DEFAULT_ROUNDS = 1000
+RUN_INPUTS = ("status", "replied", "parse_failures", "call_failures")
+# A campaign's thresholds decide whose votes count (flagged annotators are left out).
+CAMPAIGN_INPUTS = ("min_gold_accuracy", "min_seconds_per_item")
+
+
+def _key(what: str, *, campaign=None, dataset=None, run=None, rounds: int, seed: int) -> str:
+    scope = f"campaign:{campaign.pk}" if campaign is not None else f"dataset:{dataset.pk}"
+    return f"{what}:{scope}:run={run.pk if run is not None else '-'}:rounds={rounds}:seed={seed}"
+
+
+def figures_inputs(figures: StoredFigures) -> dict:
+    """What the figures come from now: the count and newest id of the votes in scope (a vote
+    added or taken back changes them) and the judge run's counts. Two small queries."""
+    votes = (
+        Vote.objects.filter(campaign_id=figures.campaign_id)
+        if figures.campaign_id
+        else (Vote.objects.filter(item__dataset_id=figures.dataset_id))
+    )
+    counted = votes.aggregate(n=Count("pk"), last=Max("pk"))
+    inputs = {"votes": counted["n"], "last_vote": counted["last"]}
+    if figures.campaign_id:
+        row = Campaign.objects.filter(pk=figures.campaign_id).values(*CAMPAIGN_INPUTS).first() or {}
+        inputs["campaign"] = {key: str(row.get(key)) for key in CAMPAIGN_INPUTS}
+    if figures.run_id:
+        row = JudgeRun.objects.filter(pk=figures.run_id).values(*RUN_INPUTS).first() or {}
+        inputs["run"] = {key: row.get(key) for key in RUN_INPUTS}
+    return inputs
+
+
+def figures_compute(figures: StoredFigures) -> dict:
+    """The figures themselves, from the votes as they are now."""
+    # The reports pull in scipy (~0.5 s): loaded where figures are computed, not by every
+    # process that reads stored ones or notes a vote.
+    from annotation.report import agreement_report, alignment_report, annotator_quality, bt_report
+    from annotation.style_report import style_bt_report
+
+    if figures.what == StoredFigures.What.CAMPAIGN:
+        campaign = Campaign.objects.select_related("dataset").get(pk=figures.campaign_id)
+        run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None
+        if run is not None:
+            report = alignment_report(
+                dataset=campaign.dataset, campaign=campaign, run=run, rounds=figures.rounds, seed=figures.seed
+            )
+            bt = report["bt"]
+        else:
+            report, bt = None, bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        return {"bt": bt, "report": report, "quality": annotator_quality(campaign=campaign)}
+    if figures.what == StoredFigures.What.STYLE:
+        campaign = Campaign.objects.get(pk=figures.campaign_id)
+        return style_bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+    if figures.what == StoredFigures.What.BT:
+        return bt_report(dataset=figures.dataset, rounds=figures.rounds, seed=figures.seed)
+    run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None
+    return agreement_report(dataset=figures.dataset, run=run)
+
+
+def figures_refresh(*, figures_id: int) -> StoredFigures | None:
+    """Compute and store one row's figures now (None: the row, or what it was about, is gone)."""
+    figures = StoredFigures.objects.select_related("dataset").filter(pk=figures_id).first()
+    if figures is None:
+        return None
+    inputs = figures_inputs(figures)  # read first: a vote cast meanwhile makes them stale, not wrong
+    payload = json_safe(figures_compute(figures))
+    StoredFigures.objects.filter(pk=figures.pk).update(
+        payload=payload, inputs=inputs, computed_at=timezone.now(), refresh_queued_at=None
+    )
+    figures.refresh_from_db()
+    return figures
+
+
+def figures_schedule(figures: StoredFigures) -> bool:
+    """Ask for a row's figures to be computed again soon (debounced; at once when they never
+    were); True if a task was queued."""
+    from annotation.tasks import figures_task
+
+    if refresh_claim(StoredFigures.objects.filter(pk=figures.pk)):
+        enqueue_later(figures_task, figures.pk, at_once=figures.computed_at is None)
+        return True
+    return False
+
+
+def figures_read(
+    *,
+    what: str,
+    campaign: Campaign | None = None,
+    dataset=None,
+    run: JudgeRun | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = 0,
+    compute: str = "never",
+) -> tuple[dict | None, dict]:
+    """Stored figures and their freshness ({"computed_at", "stale", "missing"}).
+
+    Stale or missing figures are scheduled for a background refresh. `compute`: "never" (the
+    page shows what is stored), "missing" (the API: figures never computed are computed now),
+    "stale" (the exports: what is returned matches the votes as they are now)."""
+    if campaign is not None:
+        dataset = None
+    figures, _ = StoredFigures.objects.get_or_create(
+        key=_key(what, campaign=campaign, dataset=dataset, run=run, rounds=rounds, seed=seed),
+        defaults={"what": what, "campaign": campaign, "dataset": dataset, "run": run, "rounds": rounds, "seed": seed},
+    )
+    current = figures_inputs(figures)
+    missing = figures.computed_at is None
+    if (compute == "missing" and missing) or (compute == "stale" and (missing or figures.inputs != current)):
+        figures = figures_refresh(figures_id=figures.pk)
+    state = freshness(
+        stored_inputs=figures.inputs if figures.computed_at else None,
+        current_inputs=current,
+        computed_at=figures.computed_at,
+    )
+    if state["stale"] and figures_schedule(figures):
+        # A backend that runs a task as it is queued (tests, a demo without a worker) has just
+        # computed them: show what it stored rather than what was there before.
+        figures.refresh_from_db()
+        if figures.computed_at is not None:
+            state = freshness(stored_inputs=figures.inputs, current_inputs=current, computed_at=figures.computed_at)
+    return (figures.payload if figures.computed_at else None), state
