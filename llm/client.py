@@ -107,15 +107,15 @@ class ChatResult:
         object.__setattr__(self, "text", storable(self.text))
         object.__setattr__(self, "model", storable(self.model))
 
-
-def storable(text: str) -> str:
-    """Upstream text as it may be stored: key values redacted, NUL bytes shown as U+FFFD."""
-    return redact_secrets(text).replace("\x00", "\ufffd")
-
     @property
     def cut_off(self) -> bool:
         """The reply stopped at max_tokens: never a complete answer, draft or verdict."""
         return self.finish_reason == "length"
+
+
+def storable(text: str) -> str:
+    """Upstream text as it may be stored: key values redacted, NUL bytes shown as U+FFFD."""
+    return redact_secrets(text).replace("\x00", "\ufffd")
 
 
 class LLMCallError(UserbenchError):
