@@ -139,7 +139,7 @@ def alpacaeval_lines(rows: list[dict]) -> list[str]:
             + _right(_number(row["lose_rate"]), 14)
             + _right(_number(row["error_rate"]), 14)
             + _right(length, 14)
-            + _right(str(row["rank"]), 14)
+            + _right("–" if row["rank"] is None else str(row["rank"]), 14)
             + ("  (reference)" if row["reference"] else "")
         )
     if any(row["tie_rate"] for row in rows):

@@ -48,7 +48,8 @@ CACHE_FLUSH_SECONDS = 0.2
 # spends more CPU per call than four with 16: calls are spread over small clients.
 CONNECTIONS_PER_CLIENT = 16
 # A stream stops after this many identical errors that retrying cannot fix (a wrong key, an
-# unknown model, a base URL without /v1): the next thousand calls would fail the same way.
+# unknown model, a base URL without /v1), or identical errors of any kind before any call was
+# answered (a server that is down): the next thousand calls would fail the same way.
 FATAL_REPEATS = 3
 # Replies remembered per stream so that an identical request sent later is not paid again
 # before the cache row is written (bounded: memory stays flat over a long run).
@@ -597,6 +598,7 @@ class CallStream:
         self.feed_waiting = False
         self.unusable: EndpointUnusable | None = None
         self.failures: Counter[str] = Counter()
+        self.answered = 0  # calls that got a reply
         self._leaders: dict[str, list[int]] = {}
         self._recent: OrderedDict[str, ChatResult] = OrderedDict()
         self._tasks: set[asyncio.Task] = set()
@@ -706,9 +708,15 @@ class CallStream:
         self.on_outcome(index, outcome, row)
         for follower in followers:
             self.on_outcome(follower, _shared(outcome), None)
-        if isinstance(outcome, LLMCallError) and outcome.kind != "context_length":
+        if isinstance(outcome, ChatResult):
+            self.answered += 1
+        elif outcome.kind != "context_length":
             self.failures[outcome.reason] += 1
-            if self.failures[outcome.reason] >= FATAL_REPEATS and self.unusable is None:
+            # Errors retrying cannot fix (a wrong key, model or path) stop the stream after a few;
+            # others (a 500, a refused connection) only while no call has been answered: a
+            # server that is down or a wrong URL, never a flaky server that mostly answers.
+            repeated = self.failures[outcome.reason] >= FATAL_REPEATS
+            if repeated and (outcome.kind == "fatal" or not self.answered) and self.unusable is None:
                 where = "" if self.endpoint.base_url in outcome.reason else f" at {self.endpoint.base_url}"
                 self.unusable = EndpointUnusable(
                     f"Stopped after {FATAL_REPEATS} calls failed the same way: {outcome.reason}{where}"

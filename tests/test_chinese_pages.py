@@ -37,7 +37,7 @@ KEPT_IN_ENGLISH = {
     "ChineseAlpacaEval", "GPT", "manage.py", "rerun", "compare", "http", "https", "localhost", "testserver",
     "api.openai.com", "env", "min", "s", "p", "r", "n", "A", "B", "CI", "PII", "IP", "HTTP", "JSON Lines",
     "Kimi", "DeepSeek", "ChatGPT", "Claude", "Gemini", "Copilot", "Character.AI", "model_a", "model_b", "tie",
-    "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+    "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "max_tokens",
     "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab",
 }  # fmt: skip
 

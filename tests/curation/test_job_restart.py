@@ -276,20 +276,22 @@ def run(*args) -> str:
 def test_the_command_restarts_a_failed_job_at_another_endpoint(servers, working):
     primary, backup = servers
     primary.faults = {"What is TCP?": ["500"] * ALWAYS}
-    out = run("references", "--dataset", "work", "--model", "m", "--endpoint", "primary")
+    with pytest.raises(CommandError) as failed:
+        run("references", "--dataset", "work", "--model", "m", "--endpoint", "primary")
     job = CurationJob.objects.get()
-    assert f"job {job.pk} failed: 2 done, 1 failed of 3" in out
-    assert "HTTP 500: server exploded after 2 attempts" in out
+    assert f"job {job.pk} failed: 2 done, 1 failed (0 cut off) of 3" in str(failed.value)
+    assert "HTTP 500: server exploded after 2 attempts" in str(failed.value)
+    assert f"Start it again with --resume {job.pk} (and --endpoint NAME to use another)." in str(failed.value)
     paid = primary.count
 
     with pytest.raises(CommandError, match=f"Job {job.pk} is a reference drafting job, not translate."):
         run("translate", "--resume", str(job.pk), "--endpoint", "backup")
     out = run("references", "--resume", str(job.pk), "--endpoint", "backup")
     assert f"Job {job.pk} failed before: 1 item(s) sent again, at backup." in out
-    assert f"job {job.pk} done: 3 done, 0 failed of 3" in out
+    assert f"job {job.pk} done: 3 done, 0 failed (0 cut off) of 3" in out
     assert (backup.prompts(), primary.count) == (["What is TCP?"], paid)
     # Nothing left: resuming again sends nothing anywhere.
-    assert f"job {job.pk} done: 3 done, 0 failed of 3" in run("references", "--resume", str(job.pk))
+    assert f"job {job.pk} done: 3 done, 0 failed (0 cut off) of 3" in run("references", "--resume", str(job.pk))
     assert (backup.count, primary.count) == (1, paid)
 
 

@@ -106,7 +106,8 @@ def test_curation_llm_takes_max_tokens_and_exits_non_zero_on_a_cut_off_reply(mon
         job = dataset.curation_jobs.get()
         assert str(failed.value) == (
             f"job {job.pk} failed: 1 done, 1 failed (1 cut off) of 2. Last error: cut off at max_tokens (64): "
-            "raise --max-tokens and run again. Raise --max-tokens for the cut-off ones."
+            "raise --max-tokens and run again. Raise --max-tokens for the cut-off ones. "
+            f"Start it again with --resume {job.pk} (and --endpoint NAME to use another)."
         )
         assert [body["max_tokens"] for body in server.requests] == [64, 64]
     finally:

@@ -117,15 +117,14 @@ def test_auto_against_a_one_slot_server_finishes_with_no_timeouts(fast_retries):
         fixed = run_calls(endpoint, [ask(f"fixed {n}") for n in range(40)], AdaptiveWindow(ceiling=16))
         failed = [r for r in fixed if isinstance(r, LLMCallError)]
         timeouts = [r for r in failed if r.reason.startswith("timeout (no reply within 0.6 s)")]
-        # Calls time out while they wait in the server's queue; after three identical failures
-        # the stream stops sending the rest.
-        assert len(timeouts) >= 3 and len(failed) >= 10
-        assert failed[-1].reason.startswith("Stopped after 3 calls failed the same way: timeout")
+        # Calls time out while they wait in the server's queue (the server answers others, so the
+        # stream goes on, its window halved by each timeout).
+        assert len(timeouts) >= 3
         # Like llama.cpp, the server still computes what the client gave up on: let it drain.
         deadline = time.monotonic() + 10
         while (server.busy or server.waiting) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert server.wasted >= 5
+        assert server.wasted >= 3
         wasted_by_fixed = server.wasted
 
         server.peak_waiting = server.peak_busy = 0

@@ -22,7 +22,7 @@ ITEMS = 100
 MODELS = ("m1", "m2")
 # What a call that failed for good says, by the fault that ended it.
 CALL_ERRORS = re.compile(
-    r"^(HTTP 429: rate limited|HTTP 500: server exploded|timeout"
+    r"^(HTTP 429: rate limited|HTTP 500: server exploded|timeout \(no reply within [\d.]+ s\)"
     r"|unreadable response: (JSONDecodeError|ValueError)) after 2 attempts$"
 )
 

@@ -48,18 +48,19 @@ def sent(fake_llm):
 
 def test_the_urs_preset_sends_no_temperature_and_no_system_prompt(items, fake_llm):
     assert "3 generated, 0 failed" in generate("--preset", "urs")
-    assert sent(fake_llm) == {question: ({}, ["user"]) for question in ("1+1?", "写一首诗", "other")}
+    # No temperature; max_tokens is generation's default, as on every call.
+    assert sent(fake_llm) == {question: ({"max_tokens": 2048}, ["user"]) for question in ("1+1?", "写一首诗", "other")}
     parameters = Answer.objects.get(item__external_id="1").parameters
-    assert (parameters["preset"], parameters["temperature"], parameters["max_tokens"]) == ("urs", None, None)
+    assert (parameters["preset"], parameters["temperature"], parameters["max_tokens"]) == ("urs", None, 2048)
     assert "system_prompt" not in parameters
 
 
 def test_the_alignbench_preset_takes_the_categorys_temperature(items, fake_llm):
     generate("--preset", "alignbench")
     assert sent(fake_llm) == {
-        "1+1?": ({"temperature": 0.1}, ["user"]),
-        "写一首诗": ({"temperature": 0.7}, ["user"]),
-        "other": ({"temperature": 0.7}, ["user"]),
+        "1+1?": ({"temperature": 0.1, "max_tokens": 2048}, ["user"]),
+        "写一首诗": ({"temperature": 0.7, "max_tokens": 2048}, ["user"]),
+        "other": ({"temperature": 0.7, "max_tokens": 2048}, ["user"]),
     }
     assert {a.item.external_id: a.parameters["temperature"] for a in Answer.objects.all()} == {
         "1": 0.1,
@@ -97,9 +98,9 @@ def test_max_tokens_given_wins_over_the_presets(items, fake_llm):
 def test_without_a_preset_generation_is_as_before(items, fake_llm):
     generate()
     assert {q: body for q, (body, _roles) in sent(fake_llm).items()} == {
-        "1+1?": {"temperature": 0.1},
-        "写一首诗": {"temperature": 0.7},
-        "other": {"temperature": 0.7},
+        "1+1?": {"temperature": 0.1, "max_tokens": 2048},
+        "写一首诗": {"temperature": 0.7, "max_tokens": 2048},
+        "other": {"temperature": 0.7, "max_tokens": 2048},
     }
     assert "preset" not in Answer.objects.get(item__external_id="1").parameters
 

@@ -108,7 +108,11 @@ def test_urs_end_to_end_on_one_question_per_intent(server, tmp_path):
     )
     # Answers generated as URS's services ran: the question alone, no temperature.
     assert len(answer_bodies(server)) == 14
-    assert all(sorted(body) == ["messages", "model"] and len(body["messages"]) == 1 for body in answer_bodies(server))
+    # No temperature sent (URS); max_tokens is generation's default, as on every call.
+    assert all(
+        sorted(body) == ["max_tokens", "messages", "model"] and len(body["messages"]) == 1
+        for body in answer_bodies(server)
+    )
     # The judge received the paper's prompt for the item's intent and language, filled, and no temperature.
     answers = {(a.item_id, a.model.name): a.text for a in Answer.objects.select_related("model")}
     expected = {
@@ -120,7 +124,7 @@ def test_urs_end_to_end_on_one_question_per_intent(server, tmp_path):
         for model in ("strong", "weak")
     }
     assert {body["messages"][-1]["content"] for body in judge_bodies(server)} == expected
-    assert all(sorted(body) == ["messages", "model"] for body in judge_bodies(server))
+    assert all(sorted(body) == ["max_tokens", "messages", "model"] for body in judge_bodies(server))
 
     table = table_lines(out, "URS Table 4")
     header = table[1].split()
@@ -157,7 +161,7 @@ def test_urs_end_to_end_on_one_question_per_intent(server, tmp_path):
         "model": "judge",
         "mode": "pointwise",
         "temperature": None,
-        "max_tokens": None,
+        "max_tokens": 1024,
         "system_prompt": "",
         "system_prompt_sha256": None,
         "source": "",
@@ -380,7 +384,8 @@ def test_chinese_alpaca_eval_end_to_end_against_text_davinci_003(server, tmp_pat
     gpt4 = table[2].split()
     assert gpt4[:4] == ["gpt-4-0613", "100.00", "0.00", "0.00"] and gpt4[-1] == "1"
     assert table[3].split()[:4] == ["text-davinci-003", "50.00", "50.00", "0.00"] and table[3].endswith("(reference)")
-    assert table[4].split() == ["local-m", "0.00", "0.00", "100.00", "7", "3"]
+    # Every verdict about it was an error: no valid judgment, so no rank.
+    assert table[4].split() == ["local-m", "0.00", "0.00", "100.00", "7", "–"]
     assert manifest["reference_model"] == "text-davinci-003"
     assert manifest["judge"]["system_prompt"] == CAE_JUDGE_SYSTEM and manifest["judge"]["max_tokens"] == 2048
     assert [(c["path"], c["matches"]) for c in manifest["data"]["published_config"]] == [("eval_prompt_zh.txt", True)]
@@ -505,7 +510,7 @@ def test_failed_judge_calls_still_print_the_table_and_manifest_and_say_how_to_co
     )
     server.faults = {"参考：打个招呼": ["500"] * 3}  # the judge call about one instruction fails
     out = StringIO()
-    with pytest.raises(CommandError, match=r"Run \d+ is finished with 1 failed call\(s\).*judge_resume \d+ --inline"):
+    with pytest.raises(CommandError, match=r"Run \d+ ended failed, with 1 failed call\(s\).*judge_resume \d+ --inline"):
         call_command(
             "reproduce",
             *["--benchmark", "chinese_alpaca_eval", "--judge-model", "judge", "--models", "mine"],

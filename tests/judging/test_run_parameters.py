@@ -73,16 +73,17 @@ def test_the_command_sends_the_temperature_max_tokens_and_system_prompt_with_eve
 def test_temperature_none_sends_no_temperature_and_is_recorded_as_unset(answered, fake_llm):
     run = judge("--temperature", "none")
     assert run.temperature is None and run.system_prompt == ""
-    assert [sorted(body) for body in fake_llm.requests] == [["messages", "model"]] * 2
+    # No temperature; max_tokens is judging's default, as on every call.
+    assert [sorted(body) for body in fake_llm.requests] == [["max_tokens", "messages", "model"]] * 2
     assert all([m["role"] for m in body["messages"]] == ["user"] for body in fake_llm.requests)
     assert run_manifest(run=run)["judge"]["temperature"] is None
 
 
 def test_by_default_the_judge_runs_at_temperature_zero_with_the_prompt_alone(answered, fake_llm):
     run = judge()
-    assert (run.temperature, run.max_tokens, run.system_prompt) == (0.0, None, "")
-    assert [(body["temperature"], len(body["messages"]), "max_tokens" in body) for body in fake_llm.requests] == [
-        (0.0, 1, False)
+    assert (run.temperature, run.max_tokens, run.system_prompt) == (0.0, 1024, "")
+    assert [(body["temperature"], len(body["messages"]), body["max_tokens"]) for body in fake_llm.requests] == [
+        (0.0, 1, 1024)
     ] * 2
 
 
@@ -110,7 +111,7 @@ def test_another_system_prompt_is_asked_again_not_served_from_the_cache(answered
         (["--temperature", "hot"], "'hot' is not a number; give one (e.g. 0 or 0.7) or 'none' to send no temperature"),
         (["--temperature", "2.5"], "The temperature must be between 0 and 2, or unset to send none; got 2.5."),
         (["--temperature", "nan"], "The temperature must be between 0 and 2, or unset to send none; got nan."),
-        (["--max-tokens", "0"], "Max tokens must be at least 1, or unset to send none; got 0."),
+        (["--max-tokens", "0"], "argument --max-tokens: must be at least 1"),
         (["--system-prompt", "a\x00b"], "The system prompt holds a character a database cannot store"),
         (["--system-prompt", "x" * 20_001], "The system prompt is 20,001 characters; the limit is 20,000."),
         (["--system-prompt", "a", "--system-prompt-file", "f"], "not allowed with argument"),
@@ -232,7 +233,7 @@ def test_the_page_leaves_temperature_unset_and_sets_a_system_prompt(
         (False, "Judge <b>fairly</b>.\nOne line more.")
     ] * 2
     shown = client.get(response["Location"]).text
-    assert '<dd id="run-parameters">temperature not sent (the server\'s default) · max tokens –</dd>' in shown
+    assert '<dd id="run-parameters">temperature not sent (the server\'s default) · max tokens 1024</dd>' in shown
     assert (
         '<pre class="system-prompt" id="run-system-prompt">Judge &lt;b&gt;fairly&lt;/b&gt;.\nOne line more.</pre>'
         in shown
@@ -245,5 +246,5 @@ def test_the_page_leaves_temperature_unset_and_sets_a_system_prompt(
 def test_a_run_without_a_system_prompt_says_none(answered, fake_llm, client_as, researcher):
     run = judge("--temperature", "0.7")
     shown = client_as(researcher).get(reverse("judging:run-detail", args=[run.pk])).text
-    assert '<dd id="run-parameters">temperature 0.7 · max tokens –</dd>' in shown
+    assert '<dd id="run-parameters">temperature 0.7 · max tokens 1024</dd>' in shown
     assert "<dt>System prompt</dt><dd>none</dd>" in shown

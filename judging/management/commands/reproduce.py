@@ -176,7 +176,11 @@ class Command(BaseCommand):
             f"{run.max_tokens or 'not sent'}, system prompt {'set' if run.system_prompt else 'none'}; templates "
             + ", ".join(f"{t.name} v{t.version}" for t in run.templates.order_by("name"))
         )
-        run_here(self, run)
+        try:
+            run_here(self, run)
+        except CommandError:
+            pass  # failed calls: the table and the manifest are still written, and the end says how to go on
+        run.refresh_from_db()
         table, lines = reproduction_table(
             benchmark=chosen, run=run, fold_api=not api_apart, failures_as_minus_one=failures_as_minus_one
         )
@@ -213,6 +217,6 @@ class Command(BaseCommand):
         failed = record["run"]["call_failures"]
         if record["run"]["status"] != "finished" or failed:
             raise CommandError(
-                f"Run {run.pk} is {record['run']['status']} with {failed} failed call(s): the table above leaves them "
-                f"out. Continue with 'judge_resume {run.pk} --inline', then 'leaderboard --run {run.pk}'."
+                f"Run {run.pk} ended {record['run']['status']}, with {failed} failed call(s): the table above leaves "
+                f"them out. Continue with 'judge_resume {run.pk} --inline', then 'leaderboard --run {run.pk}'."
             )
