@@ -6,6 +6,8 @@ the manifest of everything used."""
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from curation.models import Dataset
 from judging.benchmarks import spread
 from judging.models import Answer, JudgeRun, JudgeTemplate
 from judging.prompts import alignbench_question_type, alignbench_template, fill, urs_template
+from tests.processes import PATIENCE_SECONDS, process_env, shared_database  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -563,3 +566,29 @@ def test_missing_answers_without_an_endpoint_are_explained(tmp_path, small_alpac
             small_alpaca,
         )
     assert not JudgeRun.objects.exists()
+
+
+# ---- As a researcher runs it: its own process, from the command line -----------------------------
+
+
+@pytest.mark.processes
+def test_from_the_command_line_the_table_and_manifest_follow_the_run(shared_database, fake_llm, tmp_path, small_alpaca):
+    """From a terminal the judge commands end their process at once after their last line; this
+    one's last lines are the table and the manifest, so the run's "Finished" must not end it."""
+    fake_llm.reply = lambda body: (
+        "回答" if body["model"] != "judge" else "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]"
+    )
+    command = [sys.executable, "manage.py", "reproduce", "--benchmark", "chinese_alpaca_eval"]
+    command += ["--judge-model", "judge", "--models", "mine", "--data", str(small_alpaca)]
+    command += ["--manifest", str(tmp_path / "manifest.json")]
+    done = subprocess.run(
+        command,
+        cwd=settings.BASE_DIR,
+        env=process_env(shared_database, OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="sk-test"),
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_SECONDS,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "ChineseAlpacaEval Table 1" in done.stdout and "Manifest: " in done.stdout
+    assert json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["run"]["judgments"] == 3

@@ -45,7 +45,7 @@ class Command(BaseCommand):
             f"(seed {new.seed}, {calls})."
         )
         if inline:
-            run_here(self, new)
+            run_here(self, new, ends_command=False)  # the drift hint comes after
         else:
             run_enqueue(run=new)
             if no_wait:
@@ -53,5 +53,5 @@ class Command(BaseCommand):
                     "Queued on 'judging'; follow it with a worker running: manage.py db_worker --queue-name judging"
                 )
                 return
-            follow(self, new)
+            follow(self, new, ends_command=False)  # the drift hint comes after
         self.stdout.write(f"\nRead the drift with: manage.py compare {original.pk} {new.pk}")
