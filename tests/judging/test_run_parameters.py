@@ -182,6 +182,9 @@ def test_the_api_creates_a_run_with_its_parameters_and_the_workers_send_them(
         ({"mode": "listwise"}, 400, {"detail": "Unknown mode 'listwise'; use pointwise or pairwise."}),
         ({"endpoint": "nowhere"}, 400, {"detail": "Unknown endpoint 'nowhere'."}),
         ({"dataset": "nope"}, 400, {"detail": "No dataset named 'nope'."}),
+        ({"concurrency": "lots"}, 400, {"detail": "Concurrency must be a whole number or auto, not 'lots'."}),
+        ({"concurrency": 0}, 400, {"detail": "Concurrency must be at least 1."}),
+        ({"timeout_seconds": 0}, 400, {"timeout_seconds": ["Ensure this value is greater than or equal to 0.1."]}),
     ],
 )
 def test_the_api_refuses_bad_runs_and_writes_nothing(answered, client_as, researcher, changes, status, expected):
@@ -189,6 +192,17 @@ def test_the_api_refuses_bad_runs_and_writes_nothing(answered, client_as, resear
     response = client_as(researcher).post(reverse("api-runs"), payload, content_type="application/json")
     assert (response.status_code, response.json()) == (status, expected)
     assert JudgeRun.objects.count() == 0
+
+
+@pytest.mark.parametrize(("given", "stored"), [("auto", (64, True)), (12, (12, False)), (None, (64, True))])
+def test_the_api_takes_a_number_or_auto_for_concurrency_and_a_timeout(answered, client_as, researcher, given, stored):
+    payload = {"dataset": "params", "mode": "pointwise", "judge_model": "j", "models": ["m"], "timeout_seconds": 9.5}
+    if given is not None:
+        payload["concurrency"] = given
+    response = client_as(researcher).post(reverse("api-runs"), payload, content_type="application/json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["concurrency"], body["concurrency_auto"], body["timeout_seconds"]) == (*stored, 9.5)
 
 
 def test_only_researchers_create_runs_through_the_api(answered, client, client_as, annotator):
