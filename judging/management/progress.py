@@ -53,14 +53,12 @@ def _show(command: BaseCommand, run: JudgeRun, *, end: str = "") -> dict:
     return progress
 
 
-def finish(command: BaseCommand, run: JudgeRun, *, last: bool = True) -> None:
-    """The last line: "Finished" only when every unit has a result; otherwise a summary and a
-    non-zero exit. `last=False`: the command has more to print after it (it must not end now)."""
+def finish(command: BaseCommand, run: JudgeRun) -> None:
+    """The run's last line: "Finished" only when every unit has a result; otherwise a summary and
+    a non-zero exit. A command whose last line this is ends with `leave_now`."""
     run.refresh_from_db()
     if run.status == JudgeRun.Status.FINISHED:
         command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
-        if last:
-            leave_now(command, 0)
         return
     reason = f" {run.error}" if run.error else ""
     raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}")
@@ -93,7 +91,7 @@ def stopped(command: BaseCommand, run: JudgeRun, *, inline: bool) -> None:
     raise SystemExit(130)
 
 
-def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS, ends_command: bool = True) -> None:
+def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS) -> None:
     """Print the run's progress until it stops. Ctrl-C stops the run (the workers stop sending
     at their next tick; what came back is kept)."""
     try:
@@ -113,10 +111,10 @@ def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS, e
             time.sleep(0.1)
         stopped(command, run, inline=False)
     command.stdout.write("")
-    finish(command, run, last=ends_command)
+    finish(command, run)
 
 
-def run_here(command: BaseCommand, run: JudgeRun, *, ends_command: bool = True) -> None:
+def run_here(command: BaseCommand, run: JudgeRun) -> None:
     """Execute the run's queued shards in this process, printing progress as judgments are saved.
     Ctrl-C stops the calls at once: the run is cancelled, what came back is kept."""
     last = [0.0]
@@ -130,4 +128,4 @@ def run_here(command: BaseCommand, run: JudgeRun, *, ends_command: bool = True) 
     if outcome == "interrupted":
         stopped(command, run, inline=True)
     _show(command, run, end="\n")
-    finish(command, run, last=ends_command)
+    finish(command, run)

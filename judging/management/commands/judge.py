@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Dataset
 from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
-from judging.management.progress import follow, run_here
+from judging.management.progress import follow, leave_now, run_here
 from judging.models import CandidateModel
 from judging.prompts import TEMPLATE_SETS
 from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_enqueue
@@ -118,6 +118,7 @@ class Command(BaseCommand):
         self.stdout.flush()
         if options["inline"]:
             run_here(self, run)
+            leave_now(self, 0)
             return
         run_enqueue(run=run)
         if options["no_wait"]:
@@ -127,3 +128,4 @@ class Command(BaseCommand):
             )
             return
         follow(self, run)
+        leave_now(self, 0)

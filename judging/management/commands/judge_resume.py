@@ -3,7 +3,7 @@ finished call; optionally with a new concurrency, timeout or max_tokens."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.management.progress import follow, run_here
+from judging.management.progress import follow, leave_now, run_here
 from judging.models import JudgeRun
 from judging.services import RunError, run_resume
 from llm.cli import add_call_options
@@ -51,3 +51,6 @@ class Command(BaseCommand):
             run_here(self, judge_run)
         elif not no_wait:
             follow(self, judge_run)
+        else:
+            return
+        leave_now(self, 0)

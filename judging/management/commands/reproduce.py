@@ -177,7 +177,7 @@ class Command(BaseCommand):
             + ", ".join(f"{t.name} v{t.version}" for t in run.templates.order_by("name"))
         )
         try:
-            run_here(self, run, ends_command=False)  # the table and the manifest come after
+            run_here(self, run)
         except CommandError:
             pass  # failed calls: the table and the manifest are still written, and the end says how to go on
         run.refresh_from_db()

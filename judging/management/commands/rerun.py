@@ -45,7 +45,7 @@ class Command(BaseCommand):
             f"(seed {new.seed}, {calls})."
         )
         if inline:
-            run_here(self, new, ends_command=False)  # the drift hint comes after
+            run_here(self, new)
         else:
             run_enqueue(run=new)
             if no_wait:
@@ -53,5 +53,5 @@ class Command(BaseCommand):
                     "Queued on 'judging'; follow it with a worker running: manage.py db_worker --queue-name judging"
                 )
                 return
-            follow(self, new, ends_command=False)  # the drift hint comes after
+            follow(self, new)
         self.stdout.write(f"\nRead the drift with: manage.py compare {original.pk} {new.pk}")
