@@ -286,6 +286,15 @@ def curation_job_restart(*, job_id: int, endpoint_name: str | None = None) -> tu
     return job, len(wanted)
 
 
+def curation_job_endpoint_set(*, job_id: int, endpoint_name: str) -> CurationJob:
+    """Point an unfinished job at another endpoint ("" is the default one), for the rows it has
+    not sent yet. Raises EndpointError, changing nothing, when that endpoint cannot be used."""
+    endpoint_name = endpoint_name.strip()
+    endpoint_config(endpoint_name or None)
+    CurationJob.objects.filter(pk=job_id).update(endpoint_name=endpoint_name)
+    return CurationJob.objects.get(pk=job_id)
+
+
 def curation_job_restart_enqueue(**kwargs) -> tuple[CurationJob, int]:
     """Restart a failed job and start it on the `default` queue once the transaction commits."""
     job, count = curation_job_restart(**kwargs)

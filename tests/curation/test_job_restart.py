@@ -308,6 +308,18 @@ def test_the_command_names_what_to_do_when_the_endpoint_is_missing(servers, work
     assert backup.count == 3
 
 
+def test_an_unfinished_job_goes_on_at_a_named_endpoint_and_a_bad_one_changes_nothing(servers, working):
+    primary, backup = servers
+    job = reference_job_create(dataset=working, model="m", endpoint_name="primary")
+    with pytest.raises(CommandError, match="Unknown endpoint 'nowhere'"):
+        run("references", "--resume", str(job.pk), "--endpoint", "nowhere")
+    job.refresh_from_db()
+    assert (job.endpoint_name, job.status, primary.count, backup.count) == ("primary", "pending", 0, 0)
+    out = run("references", "--resume", str(job.pk), "--endpoint", "backup")
+    assert f"job {job.pk} done: 3 done, 0 failed (0 cut off) of 3" in out
+    assert (CurationJob.objects.get(pk=job.pk).endpoint_name, primary.count, backup.count) == ("backup", 0, 3)
+
+
 # ---- the page ----------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from core.progress import progress_bar
 from curation.datasets.services import VersionError, dataset_working_copy
 from curation.models import CurationJob, Dataset
 from curation.review.llm_steps import (
+    curation_job_endpoint_set,
     curation_job_restart,
     curation_job_run,
     job_cut_off_count,
@@ -153,8 +154,7 @@ class Command(BaseCommand):
                 where = job.endpoint_name or "the default endpoint"
                 self.stdout.write(f"Job {job.pk} failed before: {count} item(s) sent again, at {where}.")
             elif endpoint_name is not None:
-                CurationJob.objects.filter(pk=job.pk).update(endpoint_name=endpoint_name)
-                job.refresh_from_db()
+                job = curation_job_endpoint_set(job_id=job.pk, endpoint_name=endpoint_name)
         except UserbenchError as error:
             raise CommandError(str(error)) from None
         return job
