@@ -199,27 +199,45 @@ def translation_job_enqueue(**kwargs) -> CurationJob:
     return _enqueue(translation_job_create(**kwargs))
 
 
-def _superseded(row, job: CurationJob) -> bool:
-    """Whether another job took over the row's item since: one still at work on it, or one that
-    finished it after this row was made (a later "draft again" or a new translation job)."""
-    others = type(row).objects.filter(item_id=row.item_id).exclude(job=job)
+def _still_wanted(rows: list, job: CurationJob, now) -> list:
+    """The failed rows whose items still wait for what they were to make, in three queries
+    however many rows. An item another job took over since (one still at work on it, or one that
+    finished it after the row was made: a later "draft again", a new translation job) is left to
+    that job; an item a reviewer has since written a reference for, or is correcting right now,
+    is left to them."""
+    if not rows:
+        return []
+    item_ids = {row.item_id for row in rows}
     in_progress = [StepStatus.PENDING, StepStatus.TRANSLATED]
-    return others.filter(Q(status__in=in_progress) | Q(status=StepStatus.DONE, pk__gt=row.pk)).exists()
+    others: dict[int, list[tuple[str, int]]] = {}
+    for item_id, status, pk in (
+        type(rows[0])
+        .objects.filter(item_id__in=item_ids, status__in=[*in_progress, StepStatus.DONE])
+        .exclude(job=job)
+        .values_list("item_id", "status", "pk")
+    ):
+        others.setdefault(item_id, []).append((status, pk))
+    held = set()
+    if job.kind == CurationJob.Kind.REFERENCE:
+        held = set(
+            ReviewTask.objects.filter(
+                queue=ReviewQueue.REFERENCE, item_id__in=item_ids, leased_to__isnull=False, lease_expires_at__gt=now
+            ).values_list("item_id", flat=True)
+        )
 
+    def wanted(row) -> bool:
+        item = row.item
+        superseded = any(
+            status in in_progress or (status == StepStatus.DONE and pk > row.pk)
+            for status, pk in others.get(row.item_id, ())
+        )
+        if item.excluded or superseded:
+            return False
+        if job.kind == CurationJob.Kind.TRANSLATION:
+            return item.language == "en"
+        return not item.reference and item.pk not in held
 
-def _still_wanted(row, job: CurationJob, now) -> bool:
-    """Whether the item still waits for what this failed row was to make. An item a reviewer
-    has since written a reference for, or is correcting right now, is left to them."""
-    item = row.item
-    if item.excluded or _superseded(row, job):
-        return False
-    if job.kind == CurationJob.Kind.TRANSLATION:
-        return item.language == "en"
-    if item.reference:
-        return False
-    return not ReviewTask.objects.filter(
-        queue=ReviewQueue.REFERENCE, item=item, leased_to__isnull=False, lease_expires_at__gt=now
-    ).exists()
+    return [row for row in rows if wanted(row)]
 
 
 @transaction.atomic
@@ -252,7 +270,7 @@ def curation_job_restart(*, job_id: int, endpoint_name: str | None = None) -> tu
         .select_related("item")
         .order_by("pk")
     )
-    wanted = [row for row in rows if _still_wanted(row, job, now)]
+    wanted = _still_wanted(rows, job, now)
     if not wanted:
         raise CurationJobError(
             _(

@@ -6,6 +6,8 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from curation.models import CurationJob, Item, ReferenceDraft, ReviewQueue, ReviewTask, Translation
@@ -156,6 +158,24 @@ def test_a_restart_that_cannot_be_done_changes_nothing(servers, working):
         curation_job_restart(job_id=job.pk)
     with pytest.raises(CurationJobError, match="^There is no curation job 999999.$"):
         curation_job_restart(job_id=999_999)
+
+
+def restart_queries(rows: int) -> int:
+    """Queries a restart makes for a failed reference job of `rows` failed rows."""
+    dataset = DatasetFactory(name=f"many-{rows}")
+    for n in range(rows):
+        ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"q{n}?", reference="", language="en")
+    job = reference_job_create(dataset=dataset, model="m", endpoint_name="primary")
+    ReferenceDraft.objects.filter(job=job).update(status="failed", attempts=3, error="HTTP 500")
+    CurationJob.objects.filter(pk=job.pk).update(status="failed")
+    with CaptureQueriesContext(connection) as queries:
+        _job, count = curation_job_restart(job_id=job.pk, endpoint_name="backup")
+    assert count == rows
+    return len(queries)
+
+
+def test_a_restart_makes_as_many_queries_for_thirty_rows_as_for_three(servers):
+    assert restart_queries(30) == restart_queries(3)
 
 
 def test_an_item_a_reviewer_wrote_meanwhile_is_not_sent_again(servers, working, reviewer):
