@@ -74,7 +74,6 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "django_tasks_db",
     # Log-in lockout after repeated failures (by user name; addresses are never stored).
     "axes",
     # Apps depend one way, as the data flows: curation -> judging -> annotation, all on
@@ -85,6 +84,9 @@ INSTALLED_APPS = [
     "judging",
     "annotation",
     "home",
+    # After llm: llm's `db_worker` (the same worker, with the LLM client loaded as it starts)
+    # is the one `manage.py db_worker` runs.
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [

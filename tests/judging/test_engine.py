@@ -143,7 +143,9 @@ def test_a_connection_error_names_the_url_it_could_not_reach(many, fake_llm):
     run_execute_inline(run=run)
     errors = set(run.judgments.values_list("call_error", flat=True))
     assert len(errors) == 1
-    assert errors.pop().startswith("cannot connect to http://127.0.0.1:9/v1 (ConnectError: ")
+    error = errors.pop()
+    assert error.startswith("cannot connect to http://127.0.0.1:9/v1 (ConnectionRefusedError: ")
+    assert error.endswith("after 1 attempts")
 
 
 def test_a_reply_cut_off_by_max_tokens_is_recorded_as_cut_off_and_counted(many, fake_llm):

@@ -108,6 +108,19 @@ def test_a_hanging_server_times_out_and_the_reason_is_kept(fake_llm, fast_retrie
     assert LLMResponse.objects.count() == 0
 
 
+def test_a_dropped_connection_is_retried_and_named_not_called_a_timeout(fake_llm, fast_retries):
+    endpoint = EndpointConfig("fake", fake_llm.base_url, "FAKE_LLM_KEY", "m", timeout_seconds=5, max_retries=1)
+    fake_llm.script = ["drop", "drop"]
+    with pytest.raises(LLMCallError) as caught:
+        chat_one(endpoint, ask("dropped"))
+    assert caught.value.reason.startswith(f"lost the connection to {fake_llm.base_url} (")
+    assert caught.value.reason.endswith("after 2 attempts")
+    assert "timeout" not in caught.value.reason
+    assert fake_llm.count == 2
+    fake_llm.script = ["drop"]
+    assert chat_one(endpoint, ask("dropped once")).text  # the second attempt is answered
+
+
 def test_persistent_500_gives_up_after_max_retries(endpoint, fake_llm):
     fake_llm.script = ["500"] * 10
     with pytest.raises(LLMCallError) as caught:

@@ -1,0 +1,16 @@
+"""`manage.py db_worker`: django-tasks-db's worker, with the LLM client loaded before it polls.
+
+The openai SDK takes about a second to import. Loaded lazily, that second fell inside the
+first task of a judge run, after its shard was claimed and before its first call: every run
+a fresh worker took started a second late. A worker loads it once, as it starts.
+"""
+
+from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
+
+from llm.client import load_sdk
+
+
+class Command(DatabaseWorkerCommand):
+    def handle(self, *args, **options):
+        load_sdk()
+        return super().handle(*args, **options)
