@@ -151,6 +151,9 @@ def child(args) -> dict:
     # Workers and the command run as deployed: DEBUG off (with DEBUG on, Django keeps the text
     # of the last 9,000 queries, which a benchmark of bulk inserts would measure instead).
     env = {**os.environ, "DEBUG": "0", "SECRET_KEY": f"bench-only-{uuid.uuid4().hex}"}
+    # A deployment's code has its bytecode cached: a shell that forbids writing it (some
+    # containers set PYTHONDONTWRITEBYTECODE) would time recompiling the app at every start.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def fresh_dataset(calls: int) -> Dataset:
         # Unique texts: nothing may come from the response cache.
