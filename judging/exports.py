@@ -1,7 +1,6 @@
 """Answer, judgment and leaderboard exports, streamed through the one export writer (core/exports.py)."""
 
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
-from judging.figures import run_figures_read
 from judging.manifest import run_manifest
 from judging.models import Answer, JudgeRun, Judgment
 
@@ -115,6 +114,10 @@ def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
 def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
     """The leaderboard rows of the run (or of every run of the dataset / study), one run at a
     time: the stored figures when they match the run's judgments, else computed (and stored) now."""
+
+    # Imported here: the statistics (numpy and the rest) load only for an export that needs them,
+    # not in every process that registers the exporters (each command and worker at start-up).
+    from judging.figures import run_figures_read
 
     def rows():
         for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
