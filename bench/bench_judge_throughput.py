@@ -275,6 +275,16 @@ def child(args) -> dict:
                 f"{command.returncode}\n{out[-2000:]}\n{err[-2000:]}"
             )
         first = run.shards.order_by("started_at").values_list("started_at", flat=True).first()
+        # A worker's pick-up: from the first shard task's row (written once the run is committed)
+        # to a worker starting it.
+        first_task = (
+            DBTaskResult.objects.filter(queue_name="judging", enqueued_at__gte=run.created_at)
+            .exclude(started_at=None)
+            .order_by("started_at")
+            .values_list("enqueued_at", "started_at")
+            .first()
+        )
+        pickup = (first_task[1] - first_task[0]).total_seconds() if first_task else None
         last = run.judgments.order_by("-created_at").values_list("created_at", flat=True).first()
         print(
             f"    made {(run.created_at - command_started).total_seconds():.2f} s after the start; first shard "
@@ -294,6 +304,7 @@ def child(args) -> dict:
             "ratio": elapsed / ideal,
             "printed_id_after": printed_id,
             "picked_up_after": (first - run.created_at).total_seconds(),
+            "task_pickup": pickup,
             "peak_memory_mib": memory,
             "idle_memory_mib": idle_memory,
             "shards_by_worker": len(set(run.shards.values_list("worker_id", flat=True))),
@@ -431,7 +442,8 @@ def main():
                     f"  {label}: {row['elapsed']:.2f} s, ideal {row['ideal']:.2f} s = {row['ratio']:.3f}x "
                     f"({'ok' if ok else f'OVER {TARGETS[key]}x'}); {sequential / row['elapsed']:.0f}x faster than "
                     f"1 in flight; run id printed after {row['printed_id_after']:.2f} s, first shard picked up "
-                    f"{row['picked_up_after'] * 1000:.0f} ms after the run was made; workers holding shards: "
+                    f"{row['picked_up_after'] * 1000:.0f} ms after the run was made (its task "
+                    f"{(row['task_pickup'] or 0) * 1000:.0f} ms after it was queued); workers holding shards: "
                     f"{row['shards_by_worker']}"
                 )
             print(f"  progress poll: {result['poll']['queries']} queries, {result['poll']['ms']:.1f} ms")
