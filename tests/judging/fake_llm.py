@@ -5,9 +5,10 @@ It serves POST /v1/chat/completions on a port the OS chooses. Replies come from 
 in order) or per prompt (`faults`, matched by a substring of the last message):
 "429" (with Retry-After), "500", "503", "400" (a context-length error, as llama.cpp words
 it), "400-param" (another 400), "401", "404" (a path the server does not serve), "404-model"
-(an unknown model), "hang" (never answers in time), "drop" (closes the connection with no reply), "garbage" (200
-with a body that is not JSON), "length" (a reply cut off by max_tokens), "junk" (a well-formed reply whose content is
-hostile: a 309-digit score, 20,000 nested brackets, NUL bytes, nothing, or no content at all).
+(an unknown model), "hang" (never answers in time), "drop" (closes the connection with no
+reply), "garbage" (200 with a body that is not JSON), "length" (a reply cut off by
+max_tokens), "junk" (a well-formed reply whose content is hostile: a 309-digit score, 20,000
+nested brackets, NUL bytes, nothing, or no content at all).
 `random_faults` injects them at random instead, each at its rate ({"429": 0.05, ...}), from a
 seeded generator; `injected` counts what was injected. `delays` slows the prompts that contain
 a substring. Every request is counted and its body kept.

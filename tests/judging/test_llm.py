@@ -17,6 +17,7 @@ from llm.client import (
     retry_after_seconds,
 )
 from llm.models import Endpoint, LLMResponse
+from llm.window import AdaptiveWindow
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,8 +118,13 @@ def test_a_dropped_connection_is_retried_and_named_not_called_a_timeout(fake_llm
     assert caught.value.reason.endswith("after 2 attempts")
     assert "timeout" not in caught.value.reason
     assert fake_llm.count == 2
+    # Dropped once, answered on the second attempt; a dropped connection is no sign of a full
+    # server queue, so the window keeps its size (a timeout would halve it).
     fake_llm.script = ["drop"]
-    assert chat_one(endpoint, ask("dropped once")).text  # the second attempt is answered
+    window = AdaptiveWindow(ceiling=4)
+    (outcome,) = run(chat_many(endpoint, [ask("dropped once")], window=window))
+    assert isinstance(outcome, ChatResult) and outcome.text
+    assert window.overloads == 0 and window.size == 4
 
 
 def test_persistent_500_gives_up_after_max_retries(endpoint, fake_llm):
