@@ -185,7 +185,17 @@ def test_every_judge_call_has_a_max_tokens(many, fake_llm, settings):
     assert new_run(dataset, model, max_tokens=90).max_tokens == 90
 
 
-def test_ctrl_c_stops_judge_at_once_keeps_what_came_back_and_resume_repeats_nothing(many, fake_llm):
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt, as in a terminal. A suite started in the background by a
+    script (`make test &`) inherits SIGINT ignored, and a test of what Ctrl-C does would then
+    wait for ever."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_stops_judge_at_once_keeps_what_came_back_and_resume_repeats_nothing(many, fake_llm, ctrl_c):
     dataset, model = many(items=40)
     fake_llm.latency = 0.05
 
@@ -354,7 +364,7 @@ def test_a_worker_asked_to_shut_down_gives_its_shards_back_at_once(many, fake_ll
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_ctrl_c_while_following_workers_stops_the_run(many, fake_llm):
+def test_ctrl_c_while_following_workers_stops_the_run(many, fake_llm, ctrl_c):
     """Without --inline the calls are the workers'; Ctrl-C in `judge` cancels the run (the
     workers stop at their next tick) and says how to continue."""
     many(items=3)
