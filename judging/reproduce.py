@@ -26,12 +26,11 @@ from judging.answers import answers_import
 from judging.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
 from judging.generation import GENERATION_PRESETS, answers_generate
 from judging.manifest import dataset_content_hash, run_manifest, text_hash
-from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun
+from judging.models import Answer, JudgeMode, JudgeRun
 from judging.paper_tables import paper_table
 from judging.selectors import run_leaderboard
-from judging.services import RunError, run_create, templates_as_published
+from judging.services import RunError, run_create_by_names, templates_as_published
 from llm.client import endpoint_config
-from llm.models import Endpoint
 
 FORMAT = "userbench-reproduce-manifest/1"
 CHUNK = 1 << 20
@@ -208,21 +207,14 @@ def reproduction_run(
     authors' judge parameters; nothing is called yet. Returns the run and notes for the researcher."""
     template_set = template_set or benchmark.template_set
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
-    endpoint = None
-    if endpoint_name and endpoint_name != "default":
-        endpoint = Endpoint.objects.filter(name=endpoint_name).first()
-        if endpoint is None:
-            raise ReproduceError(f"Unknown endpoint {endpoint_name!r}.")
-    candidates = list(CandidateModel.objects.filter(name__in=models))
-    reference = CandidateModel.objects.filter(name=reference_model).first() if reference_model else None
     try:
-        run = run_create(
-            dataset=dataset,
+        run = run_create_by_names(
+            dataset=dataset.name,
             mode=benchmark.mode,
             judge_model=judge_model,
-            candidates=candidates,
-            reference_model=reference,
-            endpoint=endpoint,
+            models=models,
+            reference_model=reference_model,
+            endpoint=endpoint_name,
             concurrency=concurrency,
             seed=seed,
             temperature=benchmark.judge_temperature,

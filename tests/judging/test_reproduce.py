@@ -592,3 +592,22 @@ def test_from_the_command_line_the_table_and_manifest_follow_the_run(shared_data
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "ChineseAlpacaEval Table 1" in done.stdout and "Manifest: " in done.stdout
     assert json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["run"]["judgments"] == 3
+
+
+def test_a_reproduction_naming_a_model_without_answers_says_so_and_makes_no_run():
+    from judging.benchmarks import BENCHMARKS
+    from judging.reproduce import ReproduceError, reproduction_run
+    from tests.factories import DatasetFactory
+
+    dataset = DatasetFactory(name="urs-slice")
+    with pytest.raises(ReproduceError, match="Unknown model\\(s\\): nobody"):
+        reproduction_run(
+            benchmark=BENCHMARKS["urs"],
+            dataset=dataset,
+            judge_model="judge",
+            models=["nobody"],
+            reference_model=None,
+            endpoint_name=None,
+            concurrency=4,
+        )
+    assert not JudgeRun.objects.exists()
