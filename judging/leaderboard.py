@@ -54,6 +54,16 @@ URS_INTENT_ORDER = (
     API,
     "other",
 )
+# The column heads of URS Table 4, the names the paper gives the intents.
+URS_INTENT_LABELS = {
+    SOLVE_PROBLEM: "Solve Problem",
+    "factual_qa": "Factual QA",
+    "text_assistant": "Text Assistant",
+    "ask_for_advice": "Ask for Advice",
+    "seek_creativity": "Seek Creativity",
+    "leisure": "Leisure",
+    API: "API",
+}
 # URS Tables 13 and 14: the objective intents, then the subjective ones, each split by language,
 # each table with its own per-language means over its intents.
 URS_BILINGUAL_PARTS = (

@@ -12,19 +12,10 @@ from __future__ import annotations
 
 import unicodedata
 
-from judging.leaderboard import URS_INTENT_ORDER
+from judging.leaderboard import URS_INTENT_LABELS, URS_INTENT_ORDER
 
 URS_TABLE_4_INTENTS = URS_INTENT_ORDER[:6]
-URS_TABLE_4_LABELS = {
-    "solve_professional_problem": "Solve Problem",
-    "factual_qa": "Factual QA",
-    "text_assistant": "Text Assistant",
-    "ask_for_advice": "Ask for Advice",
-    "seek_creativity": "Seek Creativity",
-    "leisure": "Leisure",
-    "api": "API",
-    "all": "All",
-}
+URS_TABLE_4_LABELS = {**URS_INTENT_LABELS, "all": "All"}
 MARKS_AFTER = {2: "²", 3: "³"}
 
 

@@ -7,18 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import ExportTable, iter_csv
 from judging.exports import LEADERBOARD_FIELDS
+from judging.leaderboard import URS_INTENT_LABELS
 from judging.models import JudgeRun
 from judging.selectors import GROUPS, leaderboard_rows, run_leaderboard
-
-INTENT_NAMES = {
-    "solve_professional_problem": "Solve Problem",
-    "factual_qa": "Factual QA",
-    "text_assistant": "Text Assistant",
-    "ask_for_advice": "Ask for Advice",
-    "seek_creativity": "Seek Creativity",
-    "leisure": "Leisure",
-    "api": "API",
-}
 
 
 def _fmt(value, digits=2):
@@ -78,7 +69,7 @@ class Command(BaseCommand):
             columns = ["overall"] if group == "overall" else table["columns"]
             title = " (API folded into Solve Problem)" if group == "intent" and switches["fold_api"] else ""
             self.stdout.write(f"\n== {group}{title}")
-            self.stdout.write(f"{'model':<24}" + "".join(f"{INTENT_NAMES.get(c, c)[:18]:>22}" for c in columns))
+            self.stdout.write(f"{'model':<24}" + "".join(f"{URS_INTENT_LABELS.get(c, c)[:18]:>22}" for c in columns))
             notes = {}
             for row in table["rows"]:
                 cells = [row["overall"]] if group == "overall" else [row["cells"][c] for c in columns]
@@ -136,7 +127,9 @@ class Command(BaseCommand):
         """URS Tables 13-14: each intent in English and Chinese, then the part's English and Chinese means."""
         self.stdout.write(f"\n== intent x language, {part['part']} intents (URS Tables 13-14)")
         header = "".join(
-            f"{INTENT_NAMES.get(i, i)[:14] + ' ' + lang:>19}" for i in part["intents"] for lang in part["languages"]
+            f"{URS_INTENT_LABELS.get(i, i)[:14] + ' ' + lang:>19}"
+            for i in part["intents"]
+            for lang in part["languages"]
         )
         header += "".join(f"{'all ' + lang:>9}" for lang in part["languages"])
         self.stdout.write(f"{'model':<24}{header}")
