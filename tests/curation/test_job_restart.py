@@ -188,16 +188,23 @@ def test_an_item_a_reviewer_wrote_meanwhile_is_not_sent_again(servers, working, 
     assert CurationJob.objects.get(pk=job.pk).status == "failed"
 
 
-def test_a_failed_draft_again_restarted_waits_for_its_draft_then_comes_back(
-    servers, working, reviewer, django_capture_on_commit_callbacks
-):
-    primary, backup = servers
+def redraft_that_fails(primary, working, reviewer, capture_on_commit):
+    """A drafted item whose reviewer asks for a new draft, which the primary endpoint fails to
+    write: its review task, waiting."""
     primary.faults = {}
     curation_job_run(job_id=reference_job_create(dataset=working, model="m", endpoint_name="primary").pk, in_flight=1)
     task = review_task_lease(queue=ReviewQueue.REFERENCE, reviewer=reviewer)
     primary.faults = {REDRAFT_USER["en"]: ["500"] * ALWAYS}
-    with django_capture_on_commit_callbacks(execute=True):
+    with capture_on_commit(execute=True):
         reference_review_decide(task=task, reviewer=reviewer, decision="regenerate")
+    return task
+
+
+def test_a_failed_draft_again_restarted_waits_for_its_draft_then_comes_back(
+    servers, working, reviewer, django_capture_on_commit_callbacks
+):
+    primary, backup = servers
+    task = redraft_that_fails(primary, working, reviewer, django_capture_on_commit_callbacks)
     redraft = CurationJob.objects.latest("id")
     assert redraft.status == "failed"
     assert [row["state"] for row in reference_redrafts()["rows"]] == ["failed"]
@@ -219,12 +226,7 @@ def test_a_failed_draft_again_restarted_waits_for_its_draft_then_comes_back(
 
 def test_an_item_a_reviewer_holds_is_left_to_them(servers, working, reviewer, django_capture_on_commit_callbacks):
     primary, backup = servers
-    primary.faults = {}
-    curation_job_run(job_id=reference_job_create(dataset=working, model="m", endpoint_name="primary").pk, in_flight=1)
-    task = review_task_lease(queue=ReviewQueue.REFERENCE, reviewer=reviewer)
-    primary.faults = {REDRAFT_USER["en"]: ["500"] * ALWAYS}
-    with django_capture_on_commit_callbacks(execute=True):
-        reference_review_decide(task=task, reviewer=reviewer, decision="regenerate")
+    task = redraft_that_fails(primary, working, reviewer, django_capture_on_commit_callbacks)
     again = review_task_lease(queue=ReviewQueue.REFERENCE, reviewer=reviewer)
     assert again.pk == task.pk and again.lease_expires_at > timezone.now()
     with pytest.raises(CurationJobError, match="needs sending again"):
