@@ -29,6 +29,7 @@ critical path. Nothing here asserts: it prints ratios.
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
 import re
@@ -42,6 +43,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 TARGETS = {"fixed": 1.15, "lognormal": 1.2, "two_workers": 1.25}
+
+
+def list_schedule_end(latencies: list[float], slots: int) -> float:
+    """When calls of these latencies, sent in this order, each as soon as one of `slots` is free,
+    with no cost of their own, would all be back: the best any client sending in the run's order
+    can do. Above sum / slots by the tail: calls sent last that run long."""
+    free = [0.0] * slots
+    for latency in latencies:
+        heapq.heappush(free, heapq.heappop(free) + latency)
+    return max(free)
 
 
 def start_server(latency: float, sigma: float, processes: int) -> tuple[subprocess.Popen, str]:
@@ -177,18 +188,19 @@ def child(args) -> dict:
             )
         return dataset
 
-    def latency_sum(dataset: Dataset) -> float:
-        """The latencies the lognormal server will use: from the prompts the run will send."""
+    def planned_latencies(dataset: Dataset) -> list[float]:
+        """The latencies the lognormal server will use, in the order the run plans its calls:
+        from the very prompts the run will send."""
         probe = run_create(
             dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model], concurrency=1
         )
-        total = sum(
+        latencies = [
             lognormal_latency(unit.prompt, args.latency, 1.0)
-            for shard in probe.shards.all()
+            for shard in probe.shards.order_by("index")
             for unit in shard_plan(shard)
-        )
+        ]
         probe.delete()
-        return total
+        return latencies
 
     def timed(
         label: str,
@@ -200,12 +212,13 @@ def child(args) -> dict:
         ideal: float | None = None,
     ) -> dict:
         dataset = fresh_dataset(calls)
-        if ideal is None:
-            ideal = (
-                latency_sum(dataset) / concurrency
-                if endpoint == "bench-lognormal"
-                else calls * args.latency / concurrency
-            )
+        in_order = None
+        if endpoint == "bench-lognormal":
+            latencies = planned_latencies(dataset)
+            ideal = sum(latencies) / concurrency
+            in_order = list_schedule_end(latencies, concurrency)
+        elif ideal is None:
+            ideal = calls * args.latency / concurrency
         print(
             f"  [{connection.vendor}] {label}: {calls} calls, {concurrency} in flight, {workers} worker(s)...",
             file=sys.stderr,
@@ -302,6 +315,7 @@ def child(args) -> dict:
             "elapsed": elapsed,
             "ideal": ideal,
             "ratio": elapsed / ideal,
+            "in_order": in_order,
             "printed_id_after": printed_id,
             "picked_up_after": (first - run.created_at).total_seconds(),
             "task_pickup": pickup,
@@ -328,20 +342,21 @@ def child(args) -> dict:
             results["baseline_per_call"] = baseline["elapsed"] / args.baseline_calls
         if "fixed" in cases:
             results["fixed"] = timed("fixed", calls=args.calls, workers=1, concurrency=64)
-        # Progress as `judge` polls it, on a finished run: queries and time per poll.
-        run = JudgeRun.objects.order_by("-pk").first()
-        with CaptureQueriesContext(connection) as queries:
-            started = time.perf_counter()
-            for _ in range(20):
-                run_progress(run=run)
-            per_poll = (time.perf_counter() - started) / 20
-        results["poll"] = {"queries": len(queries) // 20, "ms": per_poll * 1000}
         if "lognormal" in cases:
             results["lognormal"] = timed(
                 "lognormal", calls=args.calls, workers=1, concurrency=64, endpoint="bench-lognormal"
             )
         if "two_workers" in cases:
             results["two_workers"] = timed("two workers", calls=args.calls, workers=2, concurrency=128)
+        # Progress as `judge` polls it, on the last finished run: queries and time per poll.
+        run = JudgeRun.objects.order_by("-pk").first()
+        if run is not None:
+            with CaptureQueriesContext(connection) as queries:
+                started = time.perf_counter()
+                for _ in range(20):
+                    run_progress(run=run)
+                per_poll = (time.perf_counter() - started) / 20
+            results["poll"] = {"queries": len(queries) // 20, "ms": per_poll * 1000}
         if args.scale:
             results["scale"] = scale()
     finally:
@@ -446,6 +461,12 @@ def main():
                     f"{(row['task_pickup'] or 0) * 1000:.0f} ms after it was queued); workers holding shards: "
                     f"{row['shards_by_worker']}"
                 )
+                if row.get("in_order"):
+                    print(
+                        f"    sent in the run's order with no cost per call, the calls would end after "
+                        f"{row['in_order']:.2f} s = {row['in_order'] / row['ideal']:.3f}x (their tail); "
+                        f"the run took {row['elapsed'] / row['in_order']:.3f}x of that"
+                    )
             print(f"  progress poll: {result['poll']['queries']} queries, {result['poll']['ms']:.1f} ms")
             print_scale(result)
     return 1 if failed else 0
