@@ -812,11 +812,21 @@ def run_close(*, run: JudgeRun) -> None:
         if counts["call_failures"]:
             parts.append(
                 f"{counts['call_failures']} calls failed"
-                + (f" ({context} prompts exceed the judge's context length)" if context else "")
+                + (
+                    f" ({context} {'prompt exceeds' if context == 1 else 'prompts exceed'} the judge's context length)"
+                    if context
+                    else ""
+                )
             )
         if failed_shards:
             parts.append(f"{failed_shards} shards failed")
-        run.error = "; ".join(parts) + f"; 'judge_resume {run.pk}' sends what is missing again."
+        run.error = "; ".join(parts) + f"; 'judge_resume {run.pk}' sends what is missing again"
+        # _drop_failed_calls keeps those: the same request would fail the same way.
+        run.error += (
+            ", and a prompt over the context length only with a smaller --max-tokens or once the endpoint changes."
+            if context
+            else "."
+        )
     else:
         run.status = JudgeRun.Status.FINISHED
         run.error = ""

@@ -140,8 +140,9 @@ def test_failed_calls_keep_their_reason_and_resume_sends_only_those(judged, fake
     # "Finished" only when every unit has a result.
     assert run.status == JudgeRun.Status.FAILED
     assert run.error == (
-        f"2 of 8 judgments have no result; 2 calls failed (1 prompts exceed the judge's context length); "
-        f"'judge_resume {run.pk}' sends what is missing again."
+        f"2 of 8 judgments have no result; 2 calls failed (1 prompt exceeds the judge's context length); "
+        f"'judge_resume {run.pk}' sends what is missing again, and a prompt over the context length only "
+        "with a smaller --max-tokens or once the endpoint changes."
     )
 
     assert run_resume(run=run) == 1
