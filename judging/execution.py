@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -72,7 +73,7 @@ from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
 from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
-RATE_SMOOTHING = 0.3
+RATE_WINDOW_SECONDS = 30.0
 
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
@@ -215,21 +216,26 @@ def judgment_for(
     return Judgment(**base, **fields, **reply)
 
 
-class _RateMeter:
-    """Judgments per second, smoothed over the ticks."""
+class RateMeter:
+    """Replies per second over the last RATE_WINDOW_SECONDS (since the start, before that).
 
-    def __init__(self):
-        self.at = time.monotonic()
-        self.count = 0
+    A window of time rather than a smoothing per tick: a server that answers once every ten
+    seconds (a local model with one slot) still shows its pace and an ETA, instead of a rate
+    that decays to zero between two replies."""
+
+    def __init__(self, now: float | None = None):
+        self.samples: deque[tuple[float, int]] = deque([(time.monotonic() if now is None else now, 0)])
         self.rate = 0.0
 
-    def update(self, count: int) -> float:
-        now = time.monotonic()
-        elapsed = now - self.at
-        if elapsed >= 0.2:
-            current = (count - self.count) / elapsed
-            self.rate = current if not self.rate else RATE_SMOOTHING * current + (1 - RATE_SMOOTHING) * self.rate
-            self.at, self.count = now, count
+    def update(self, count: int, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        if now - self.samples[-1][0] >= 0.2:
+            self.samples.append((now, count))
+            # Keep the newest sample at or before the window's start: the rate spans the whole window.
+            while len(self.samples) > 2 and self.samples[1][0] <= now - RATE_WINDOW_SECONDS:
+                self.samples.popleft()
+            since, then = self.samples[0]
+            self.rate = (count - then) / (now - since)
         return self.rate
 
 
@@ -261,7 +267,7 @@ class RunSlice:
         self.issued = 0
         self.max_tokens = max_tokens_for(CallKind.JUDGING, endpoint=endpoint, override=run.max_tokens)
         self.signature = endpoint_signature(endpoint, run.judge_model, self.max_tokens)
-        self.meter = _RateMeter()
+        self.meter = RateMeter()
         self.run_status = JudgeRun.Status.RUNNING
 
     def feed(self) -> list[ChatRequest] | None:

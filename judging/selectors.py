@@ -97,6 +97,7 @@ def run_progress(*, run: JudgeRun) -> dict:
     # Runs made before totals were recorded (or loaded from a fixture) count what they hold.
     total = row["total"] or row["replied"] + row["call_failures"]
     remaining = max(0, total - row["replied"])
+    unsettled = max(0, remaining - row["call_failures"])
     cost = None
     if run.endpoint_id and run.endpoint.input_price_per_million is not None:
         cost = (
@@ -120,7 +121,8 @@ def run_progress(*, run: JudgeRun) -> dict:
         "workers": workers["n"] if running else 0,
         "waiting_for_worker": running and workers["n"] == 0 and remaining > 0,
         "rate_per_second": round(rate, 2),
-        "eta_seconds": round(remaining / rate) if rate > 0 and remaining else None,
+        # Failed calls are settled until judge_resume: the ETA is for the units still to come back.
+        "eta_seconds": round(unsettled / rate) if rate > 0 and unsettled else None,
         "prompt_tokens": row["prompt_tokens"],
         "completion_tokens": row["completion_tokens"],
         "estimated_cost": float(round(cost, 4)) if cost is not None else None,

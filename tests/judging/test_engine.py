@@ -432,3 +432,14 @@ def test_a_run_on_auto_against_a_one_slot_server_finishes_with_no_timeouts(fast_
         assert server.peak_busy == 1 and server.peak_waiting <= 3
     finally:
         server.stop()
+
+
+def test_the_eta_counts_only_the_units_still_to_come_back(many):
+    # 14 calls failed at once (prompts over the context length), 1 came back, 2 are in flight at a
+    # reply every 10 s: 20 s to go, not 16 units' worth.
+    dataset, model = many(items=17)
+    run = new_run(dataset, model)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, replied=1, call_failures=14)
+    run_worker_beat(run_id=run.pk, worker_id="w", shard_ids=[], window=1, ceiling=1, in_flight=1, overloads=0, rate=0.1)
+    progress = run_progress(run=run)
+    assert (progress["remaining"], progress["rate_per_second"], progress["eta_seconds"]) == (16, 0.1, 20)
