@@ -66,10 +66,25 @@ def finish(command: BaseCommand, run: JudgeRun) -> None:
     a non-zero exit. A command whose last line this is ends with `leave_now`."""
     run.refresh_from_db()
     if run.status == JudgeRun.Status.FINISHED:
-        command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.")
+        command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.{unscored_summary(run)}")
         return
     reason = f" {run.error}" if run.error else ""
     raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}")
+
+
+def unscored_summary(run: JudgeRun) -> str:
+    """What a finished run's replies lack: every unit has a reply, but a reply cut off at
+    max_tokens or one the parser could not read has no score, and the leaderboard leaves it out."""
+    parts = []
+    if run.cut_off:
+        limit, larger = (f" ({run.max_tokens})", str(2 * run.max_tokens)) if run.max_tokens else ("", "N")
+        parts.append(
+            f"{run.cut_off} of {run.total} replies were cut off at max_tokens{limit} and have no score: "
+            f"'judge_resume {run.pk} --max-tokens {larger}' sends them again"
+        )
+    if run.parse_failures:
+        parts.append(f"{run.parse_failures} of {run.total} replies could not be parsed into a score")
+    return "".join(f" {part[0].upper()}{part[1:]}." for part in parts)
 
 
 def leave_now(command: BaseCommand, code: int) -> None:

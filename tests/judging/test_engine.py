@@ -443,3 +443,28 @@ def test_the_eta_counts_only_the_units_still_to_come_back(many):
     run_worker_beat(run_id=run.pk, worker_id="w", shard_ids=[], window=1, ceiling=1, in_flight=1, overloads=0, rate=0.1)
     progress = run_progress(run=run)
     assert (progress["remaining"], progress["rate_per_second"], progress["eta_seconds"]) == (16, 0.1, 20)
+
+
+def test_a_finished_run_says_which_replies_have_no_score_and_how_to_send_the_cut_off_ones_again(many, fake_llm):
+    dataset, model = many(items=4, max_tokens=300)
+    fake_llm.faults = {"<<answer 2>>": ["length"]}
+    fake_llm.reply = lambda body: "No verdict." if "<<answer 3>>" in str(body) else "{'Final Score': 7}"
+    out = StringIO()
+    judge_args = ["--dataset", "many", "--mode", "pointwise", "--judge-model", "judge-m", "--models", "m"]
+    call_command("judge", *judge_args, "--endpoint", "fake", "--inline", stdout=out)
+    run = JudgeRun.objects.get()
+    assert (
+        out.getvalue()
+        .rstrip()
+        .endswith(
+            f"Run {run.pk}: Finished. 1 of 4 replies were cut off at max_tokens (300) and have no score: "
+            f"'judge_resume {run.pk} --max-tokens 600' sends them again. 1 of 4 replies could not be parsed into a score."
+        )
+    )
+
+    # The command it names does what it says: only the cut-off reply goes out again.
+    out = StringIO()
+    call_command("judge_resume", str(run.pk), "--max-tokens", "600", "--inline", stdout=out)
+    assert fake_llm.count == 5 and fake_llm.requests[-1]["max_tokens"] == 600
+    assert "<<answer 2>>" in fake_llm.prompts()[-1]
+    assert out.getvalue().rstrip().endswith(f"Run {run.pk}: Finished. 1 of 4 replies could not be parsed into a score.")
