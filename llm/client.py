@@ -535,8 +535,54 @@ def _read_reply(content: bytes, started: float) -> ChatResult:
     )
 
 
+class _Slot:
+    """A call's place in a stream's window. A call that failed and will be retried gives its
+    place up for the backoff and waits for a new one before it is sent again: the window has
+    usually just shrunk (a timeout, a 429), and retries that went out all at once would queue
+    at the server again, time out again, and run out of attempts."""
+
+    def __init__(self, stream: CallStream):
+        self.stream = stream
+        self.state = "held"  # held -> backoff -> waiting -> held ... -> gone
+        self.granted: asyncio.Future | None = None
+
+    def release_for_retry(self) -> None:
+        self.stream.active -= 1
+        self.stream.retrying += 1
+        self.state = "backoff"
+        self.stream._wake.set()
+
+    async def reacquire(self) -> None:
+        self.state = "waiting"
+        self.granted = asyncio.get_running_loop().create_future()
+        self.stream._retry_queue.append(self)
+        self.stream._wake.set()
+        await self.granted  # the stream's loop grants it when the window has room
+
+    def grant(self) -> None:
+        """Called by the stream's loop: retries take free places before calls not yet sent."""
+        self.stream.retrying -= 1
+        self.stream.active += 1
+        self.state = "held"
+        if not self.granted.done():
+            self.granted.set_result(None)
+
+    def finish(self) -> None:
+        if self.state == "held":
+            self.stream.active -= 1
+        elif self.state in ("backoff", "waiting"):
+            self.stream.retrying -= 1
+        self.state = "gone"
+        self.stream._wake.set()
+
+
 async def _call_with_retries(
-    clients: _Clients, endpoint: EndpointConfig, request: ChatRequest, pace: _Pace, window: AdaptiveWindow | None = None
+    clients: _Clients,
+    endpoint: EndpointConfig,
+    request: ChatRequest,
+    pace: _Pace,
+    window: AdaptiveWindow | None = None,
+    slot: _Slot | None = None,
 ) -> ChatResult:
     _openai, httpx2 = _sdk()
     attempt = 0
@@ -576,7 +622,11 @@ async def _call_with_retries(
             return result
         finally:
             clients.give(n)
+        if slot is not None:
+            slot.release_for_retry()
         await asyncio.sleep(delay)
+        if slot is not None:
+            await slot.reacquire()
         attempt += 1
 
 
@@ -628,7 +678,9 @@ class CallStream:
         self.feed = feed
         self.pending: deque[tuple[int, ChatRequest, str]] = deque()
         self.next_index = 0
-        self.active = 0
+        self.active = 0  # calls holding a place in the window
+        self.retrying = 0  # calls waiting to be sent again, without a place
+        self._retry_queue: deque[_Slot] = deque()
         self.stopped = False
         self.exhausted = feed is None
         self.feed_waiting = False
@@ -695,9 +747,13 @@ class CallStream:
                     and len(self.pending) < max(2 * self.window.size, 32)
                 ):
                     feeding = asyncio.create_task(self._refill())
+                while self._retry_queue and self.active < self.window.size:
+                    slot = self._retry_queue.popleft()
+                    if slot.state == "waiting":
+                        slot.grant()
                 while self.pending and self.active < self.window.size:
                     self._start(*self.pending.popleft())
-                if self.exhausted and feeding is None and not self.pending and self.active == 0:
+                if self.exhausted and feeding is None and not self.pending and self.active == 0 and self.retrying == 0:
                     break
                 await self._wake.wait()
         finally:
@@ -727,13 +783,15 @@ class CallStream:
         task.add_done_callback(self._tasks.discard)
 
     async def _one(self, index: int, request: ChatRequest, key: str) -> None:
+        slot = _Slot(self)
         try:
-            outcome: Outcome = await _call_with_retries(self._clients, self.endpoint, request, self._pace, self.window)
+            outcome: Outcome = await _call_with_retries(
+                self._clients, self.endpoint, request, self._pace, self.window, slot
+            )
         except LLMCallError as error:
             outcome = error
         finally:
-            self.active -= 1
-            self._wake.set()
+            slot.finish()
         followers = self._leaders.pop(key, [])
         row = None
         if isinstance(outcome, ChatResult):

@@ -36,7 +36,7 @@ import socket
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from statistics import NormalDist
 
@@ -59,6 +59,32 @@ JUNK = [
     "[{'model': 'model_1', 'rank': 1e309}]",
     None,
 ]
+
+
+class FifoSlots:
+    """A server's slots with its queue served first come, first served, as llama.cpp's is. (A
+    semaphore lets a request that has just arrived take a slot before one that has waited, so
+    a request could wait behind many that came later, and time out in a queue of two.)"""
+
+    def __init__(self, slots: int):
+        self.free = slots
+        self.queue: deque[object] = deque()
+        self.changed = threading.Condition()
+
+    def acquire(self) -> None:
+        ticket = object()
+        with self.changed:
+            self.queue.append(ticket)
+            while self.queue[0] is not ticket or not self.free:
+                self.changed.wait()
+            self.queue.popleft()
+            self.free -= 1
+            self.changed.notify_all()  # the next in line may find a slot too
+
+    def release(self) -> None:
+        with self.changed:
+            self.free += 1
+            self.changed.notify_all()
 
 
 def lognormal_latency(prompt: str, median: float, sigma: float) -> float:
@@ -94,7 +120,7 @@ class FakeLLM:
         self.latency = latency
         self.sigma = sigma
         self.slots = slots
-        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        self._slots = FifoSlots(slots) if slots else None
         self.busy = 0  # requests being computed now
         self.waiting = 0  # requests in the server's queue now
         self.peak_busy = 0

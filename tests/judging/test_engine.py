@@ -468,3 +468,40 @@ def test_a_finished_run_says_which_replies_have_no_score_and_how_to_send_the_cut
     assert fake_llm.count == 5 and fake_llm.requests[-1]["max_tokens"] == 600
     assert "<<answer 2>>" in fake_llm.prompts()[-1]
     assert out.getvalue().rstrip().endswith(f"Run {run.pk}: Finished. 1 of 4 replies could not be parsed into a score.")
+
+
+def test_a_call_that_timed_out_waits_for_room_in_the_shrunken_window_before_it_is_sent_again(fast_retries):
+    """16 in flight against a one-slot server: most calls time out in its queue and halve the
+    window. Their retries must go out through the smaller window, not all at once again, or they
+    queue and time out anew until they run out of attempts."""
+    from tests.judging.fake_llm import FakeLLM
+
+    server = FakeLLM(latency=0.05, slots=1).start()
+    try:
+        Endpoint.objects.create(name="llama", base_url=server.base_url, timeout_seconds=0.3, max_retries=6)
+        dataset = DatasetFactory(name="slot")
+        model = CandidateModelFactory(name="m")
+        for n in range(40):
+            AnswerFactory(
+                item=ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}"),
+                model=model,
+                text=f"<<answer {n}>>",
+            )
+        run = run_create(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="small",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="llama"),
+            concurrency=16,
+        )
+        run_execute_inline(run=run)
+        run.refresh_from_db()
+        assert (run.status, run.replied, run.call_failures) == (JudgeRun.Status.FINISHED, 40, 0)
+        # The server still computes the calls that timed out in its queue (as llama.cpp may), so
+        # some retries queue behind them and time out too; but each item is sent a few times at
+        # most (74 sends measured), where retries that ignored the window ran 14-17 items out
+        # of their seven attempts.
+        assert server.count <= 3 * 40
+    finally:
+        server.stop()
