@@ -106,10 +106,16 @@ def test_curation_llm_takes_max_tokens_and_exits_non_zero_on_a_cut_off_reply(mon
         job = dataset.curation_jobs.get()
         assert str(failed.value) == (
             f"job {job.pk} failed: 1 done, 1 failed (1 cut off) of 2. Last error: cut off at max_tokens (64): "
-            "raise --max-tokens and run again. Raise --max-tokens for the cut-off ones. "
-            f"Start it again with --resume {job.pk} (and --endpoint NAME to use another)."
+            f"raise --max-tokens and run again. Start it again with --resume {job.pk} --max-tokens N, N above the "
+            "limit that cut them off (and --endpoint NAME to use another)."
         )
         assert [body["max_tokens"] for body in server.requests] == [64, 64]
+
+        # What the message says to do works: only the cut-off item is sent again, with the new limit.
+        out = run("curation_llm", "references", "--resume", str(job.pk), "--max-tokens", "256")
+        assert f"job {job.pk} done: 2 done, 0 failed (0 cut off) of 2" in out
+        assert [body["max_tokens"] for body in server.requests] == [64, 64, 256]
+        assert "How?" in str(server.requests[-1])
     finally:
         server.stop()
 

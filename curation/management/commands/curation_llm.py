@@ -133,10 +133,8 @@ class Command(BaseCommand):
             raise SystemExit(130)
         if job.done < job.total:
             detail = f" Last error: {job.last_error.rstrip('.')}." if job.last_error else ""
-            hint = " Raise --max-tokens for the cut-off ones." if cut_off else ""
-            raise CommandError(
-                f"{summary}.{detail}{hint} Start it again with --resume {job.pk} (and --endpoint NAME to use another)."
-            )
+            again = f"--resume {job.pk}" + (" --max-tokens N, N above the limit that cut them off" if cut_off else "")
+            raise CommandError(f"{summary}.{detail} Start it again with {again} (and --endpoint NAME to use another).")
         self.stdout.write(self.style.SUCCESS(summary))
 
     def resumed(self, job_id: int, step: str, endpoint: str | None) -> CurationJob:
