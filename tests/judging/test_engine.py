@@ -398,40 +398,31 @@ def test_ctrl_c_while_following_workers_stops_the_run(many, fake_llm, ctrl_c):
     assert fake_llm.count == 0
 
 
-def test_a_run_on_auto_against_a_one_slot_server_finishes_with_no_timeouts(fast_retries):
-    """llama.cpp with one slot: the endpoint states no limit, so the run's window finds the
-    server's capacity; no call waits in the server's queue long enough to time out (0.3 s here,
-    six service times), none is retried, and nothing is computed for a client that had gone."""
+@pytest.fixture
+def one_slot_server():
+    """A llama.cpp-like loopback server with one slot: 50 ms a reply, the others waiting in its
+    queue (first come, first served) while their timeouts run."""
     from tests.judging.fake_llm import FakeLLM
 
     server = FakeLLM(latency=0.05, slots=1).start()
-    try:
-        Endpoint.objects.create(name="llama", base_url=server.base_url, timeout_seconds=0.3, max_retries=0)
-        dataset = DatasetFactory(name="slot")
-        model = CandidateModelFactory(name="m")
-        for n in range(30):
-            AnswerFactory(
-                item=ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}"),
-                model=model,
-                text=f"<<answer {n}>>",
-            )
-        run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="small",
-            candidates=[model],
-            endpoint=Endpoint.objects.get(name="llama"),
-            shard_size=10,
-        )
-        assert (run.concurrency_auto, run.concurrency) == (True, 64)
-        run_execute_inline(run=run)
-        run.refresh_from_db()
-        assert run.status == JudgeRun.Status.FINISHED
-        assert (run.replied, run.call_failures) == (30, 0)
-        assert server.count == 30 and server.wasted == 0
-        assert server.peak_busy == 1 and server.peak_waiting <= 3
-    finally:
-        server.stop()
+    yield server
+    server.stop()
+
+
+def test_a_run_on_auto_against_a_one_slot_server_finishes_with_no_timeouts(many, one_slot_server):
+    """llama.cpp with one slot: the endpoint states no limit, so the run's window finds the
+    server's capacity; no call waits in the server's queue long enough to time out (0.3 s here,
+    six service times), none is retried, and nothing is computed for a client that had gone."""
+    server = one_slot_server
+    dataset, model = many(items=30, base_url=server.base_url, timeout_seconds=0.3, max_retries=0)
+    run = new_run(dataset, model, shard_size=10)
+    assert (run.concurrency_auto, run.concurrency) == (True, 64)
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FINISHED
+    assert (run.replied, run.call_failures) == (30, 0)
+    assert server.count == 30 and server.wasted == 0
+    assert server.peak_busy == 1 and server.peak_waiting <= 3
 
 
 def test_the_eta_counts_only_the_units_still_to_come_back(many):
@@ -470,38 +461,18 @@ def test_a_finished_run_says_which_replies_have_no_score_and_how_to_send_the_cut
     assert out.getvalue().rstrip().endswith(f"Run {run.pk}: Finished. 1 of 4 replies could not be parsed into a score.")
 
 
-def test_a_call_that_timed_out_waits_for_room_in_the_shrunken_window_before_it_is_sent_again(fast_retries):
+def test_a_call_that_timed_out_waits_for_room_in_the_shrunken_window_before_it_is_sent_again(many, one_slot_server):
     """16 in flight against a one-slot server: most calls time out in its queue and halve the
     window. Their retries must go out through the smaller window, not all at once again, or they
     queue and time out anew until they run out of attempts."""
-    from tests.judging.fake_llm import FakeLLM
-
-    server = FakeLLM(latency=0.05, slots=1).start()
-    try:
-        Endpoint.objects.create(name="llama", base_url=server.base_url, timeout_seconds=0.3, max_retries=6)
-        dataset = DatasetFactory(name="slot")
-        model = CandidateModelFactory(name="m")
-        for n in range(40):
-            AnswerFactory(
-                item=ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}"),
-                model=model,
-                text=f"<<answer {n}>>",
-            )
-        run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="small",
-            candidates=[model],
-            endpoint=Endpoint.objects.get(name="llama"),
-            concurrency=16,
-        )
-        run_execute_inline(run=run)
-        run.refresh_from_db()
-        assert (run.status, run.replied, run.call_failures) == (JudgeRun.Status.FINISHED, 40, 0)
-        # The server still computes the calls that timed out in its queue (as llama.cpp may), so
-        # some retries queue behind them and time out too; but each item is sent a few times at
-        # most (74 sends measured), where retries that ignored the window ran 14-17 items out
-        # of their seven attempts.
-        assert server.count <= 3 * 40
-    finally:
-        server.stop()
+    server = one_slot_server
+    dataset, model = many(items=40, base_url=server.base_url, timeout_seconds=0.3, max_retries=6)
+    run = new_run(dataset, model, concurrency=16)
+    run_execute_inline(run=run)
+    run.refresh_from_db()
+    assert (run.status, run.replied, run.call_failures) == (JudgeRun.Status.FINISHED, 40, 0)
+    # The server still computes the calls that timed out in its queue (as llama.cpp may), so
+    # some retries queue behind them and time out too; but each item is sent a few times at
+    # most (74 sends measured), where retries that ignored the window ran 14-17 items out of
+    # their seven attempts.
+    assert server.count <= 3 * 40
