@@ -810,14 +810,8 @@ def run_close(*, run: JudgeRun) -> None:
         context = run.judgments.filter(call_error_kind="context_length").count()
         parts = [f"{missing} of {run.total} judgments have no result"]
         if counts["call_failures"]:
-            parts.append(
-                f"{counts['call_failures']} calls failed"
-                + (
-                    f" ({context} {'prompt exceeds' if context == 1 else 'prompts exceed'} the judge's context length)"
-                    if context
-                    else ""
-                )
-            )
+            too_long = f"{context} {'prompt exceeds' if context == 1 else 'prompts exceed'} the judge's context length"
+            parts.append(f"{counts['call_failures']} calls failed" + (f" ({too_long})" if context else ""))
         if failed_shards:
             parts.append(f"{failed_shards} shards failed")
         run.error = "; ".join(parts) + f"; 'judge_resume {run.pk}' sends what is missing again"
