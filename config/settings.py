@@ -54,7 +54,10 @@ DEMO_MODE = env_bool("USERBENCH_DEMO", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off. For development, `make run` writes a .env "
+            "with DEBUG=1 and a key of its own once; a deployment sets SECRET_KEY in its environment."
+        )
     SECRET_KEY = "insecure-development-key-only-for-debug"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")

@@ -60,6 +60,17 @@ def test_secret_key_is_required_without_debug():
     assert "SECRET_KEY must be set when DEBUG is off." in result.stderr
 
 
+def test_a_command_without_its_settings_says_why_in_one_line_and_what_to_do():
+    # A fresh clone before `make run`: no DEBUG, no key. Any command, known or not.
+    for command in ("judge", "no-such-command"):
+        result = run_manage(command, "--help", DEBUG="0")
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == [
+            "Userbench cannot start: SECRET_KEY must be set when DEBUG is off. For development, `make run` "
+            "writes a .env with DEBUG=1 and a key of its own once; a deployment sets SECRET_KEY in its environment."
+        ]
+
+
 def test_deploy_check_is_clean_with_production_variables():
     result = run_manage(
         "check",
