@@ -581,14 +581,14 @@ async def _call_with_retries(
     endpoint: EndpointConfig,
     request: ChatRequest,
     pace: _Pace,
-    window: AdaptiveWindow | None = None,
-    slot: _Slot | None = None,
+    window: AdaptiveWindow,
+    slot: _Slot,
 ) -> ChatResult:
     _openai, httpx2 = _sdk()
     attempt = 0
     while True:
         await pace.wait()
-        epoch = window.epoch if window is not None else 0
+        epoch = window.epoch
         n = clients.take()
         started = time.monotonic()
         try:
@@ -608,25 +608,22 @@ async def _call_with_retries(
             raise
         except Exception as error:  # noqa: BLE001 - every failure is classified, none escapes raw
             failure = _classify(error, endpoint)
-            if failure.overload and window is not None:
+            if failure.overload:
                 window.on_overload(epoch=epoch)
             if not failure.retryable or attempt >= endpoint.max_retries:
                 suffix = f" after {attempt + 1} attempts" if failure.retryable else ""
                 raise LLMCallError(failure.reason + suffix, kind=failure.kind) from error
             delay = backoff_seconds(attempt, failure.retry_after)
         else:
-            if window is not None:
-                window.on_success(
-                    epoch=epoch, seconds=time.monotonic() - started, completion_tokens=result.completion_tokens
-                )
+            window.on_success(
+                epoch=epoch, seconds=time.monotonic() - started, completion_tokens=result.completion_tokens
+            )
             return result
         finally:
             clients.give(n)
-        if slot is not None:
-            slot.release_for_retry()
+        slot.release_for_retry()
         await asyncio.sleep(delay)
-        if slot is not None:
-            await slot.reacquire()
+        await slot.reacquire()
         attempt += 1
 
 
