@@ -69,12 +69,12 @@ def finish(command: BaseCommand, run: JudgeRun) -> None:
         command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.{unscored_summary(run)}")
         return
     reason = f" {run.error}" if run.error else ""
-    raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}")
+    raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}{unscored_summary(run)}")
 
 
 def unscored_summary(run: JudgeRun) -> str:
-    """What a finished run's replies lack: every unit has a reply, but a reply cut off at
-    max_tokens or one the parser could not read has no score, and the leaderboard leaves it out."""
+    """What a run's replies lack, beyond failed calls: a reply cut off at max_tokens or one the
+    parser could not read has no score, and the leaderboard leaves it out."""
     parts = []
     if run.cut_off:
         limit, larger = (f" ({run.max_tokens})", str(2 * run.max_tokens)) if run.max_tokens else ("", "N")

@@ -476,3 +476,16 @@ def test_a_call_that_timed_out_waits_for_room_in_the_shrunken_window_before_it_i
     # most (74 sends measured), where retries that ignored the window ran 14-17 items out of
     # their seven attempts.
     assert server.count <= 3 * 40
+
+
+def test_a_failed_run_also_says_which_replies_have_no_score(many, fake_llm):
+    dataset, model = many(items=4, max_tokens=300, max_retries=0)
+    fake_llm.faults = {"<<answer 1>>": ["500"], "<<answer 2>>": ["length"]}
+    judge_args = ["--dataset", "many", "--mode", "pointwise", "--judge-model", "judge-m", "--models", "m"]
+    with pytest.raises(CommandError) as failed:
+        call_command("judge", *judge_args, "--endpoint", "fake", "--inline", stdout=StringIO())
+    run = JudgeRun.objects.get()
+    assert str(failed.value).endswith(
+        f"'judge_resume {run.pk}' sends what is missing again. 1 of 4 replies were cut off at max_tokens (300) "
+        f"and have no score: 'judge_resume {run.pk} --max-tokens 600' sends them again."
+    )
