@@ -29,7 +29,7 @@ from django.test import Client, override_settings  # noqa: E402
 
 from core.api import MeApi  # noqa: E402
 from curation.review.pii import quick_personal_info  # noqa: E402
-from llm import client as llm_client  # noqa: E402
+from llm import stream as llm_client  # noqa: E402
 
 
 def per_call(fn, rounds: int) -> float:

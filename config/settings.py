@@ -241,7 +241,7 @@ JUDGING_RETRY_CAP_SECONDS = float(os.environ.get("JUDGING_RETRY_CAP_SECONDS", "3
 # run's concurrency (one cheap read); heartbeats are written every HEARTBEAT seconds.
 JUDGING_TICK_SECONDS = float(os.environ.get("JUDGING_TICK_SECONDS", "0.5"))
 
-# LLM calls (llm/client.py). Every call has a max_tokens: the run's or command's, else the
+# LLM calls (llm/stream.py). Every call has a max_tokens: the run's or command's, else the
 # endpoint's, else the default of its kind. `auto` concurrency (endpoints that state no limit)
 # grows the window up to LLM_AUTO_MAX_IN_FLIGHT while the server keeps up.
 LLM_MAX_TOKENS = {

@@ -59,7 +59,8 @@ from judging.services import (
     shards_release,
 )
 from judging.workers import worker_name
-from llm.client import (
+from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
+from llm.stream import (
     CallKind,
     ChatRequest,
     ChatResult,
@@ -69,7 +70,6 @@ from llm.client import (
     endpoint_signature,
     max_tokens_for,
 )
-from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
 from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25

@@ -42,8 +42,8 @@ from judging.services import (
     run_resume,
     template_revise,
 )
-from llm.client import EndpointError, default_endpoint_limits
 from llm.selectors import endpoint_list
+from llm.stream import EndpointError, default_endpoint_limits
 from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}

@@ -8,7 +8,7 @@ never stored. Two things could still leak it:
   listed in the LLM_KEY_VARIABLES setting, may be used, and never Django's own secrets.
 * an upstream that repeats the key in an error or a reply ("invalid key sk-...") would get it
   stored with the reply, shown on the run page and exported. Every text that comes back from an
-  upstream passes through `redact_secrets` before anything keeps it (llm.client does this for
+  upstream passes through `redact_secrets` before anything keeps it (llm.stream does this for
   replies and call errors alike), which replaces the value of every allowed key variable that is
   set, and any stretch of 8 or more of its characters at its start or end (an upstream that
   masks the middle of a key), with REDACTED.

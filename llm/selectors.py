@@ -6,8 +6,8 @@ import os
 
 from django.db.models import QuerySet
 
-from llm.client import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, EndpointError, endpoint_config
 from llm.models import Endpoint
+from llm.stream import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, EndpointError, endpoint_config
 
 
 def endpoint_list() -> QuerySet[Endpoint]:

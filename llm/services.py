@@ -11,8 +11,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from llm.client import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_one
 from llm.models import Endpoint
+from llm.stream import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_one
 
 logger = logging.getLogger("userbench.changes")
 

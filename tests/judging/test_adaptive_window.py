@@ -7,7 +7,7 @@ import time
 import pytest
 from asgiref.sync import async_to_sync
 
-from llm.client import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many
+from llm.stream import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many
 from llm.window import AdaptiveWindow
 from tests.judging.fake_llm import FakeLLM
 

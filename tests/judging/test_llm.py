@@ -5,7 +5,8 @@ import asyncio
 import pytest
 from asgiref.sync import async_to_sync
 
-from llm.client import (
+from llm.models import Endpoint, LLMResponse
+from llm.stream import (
     ChatRequest,
     ChatResult,
     EndpointConfig,
@@ -16,7 +17,6 @@ from llm.client import (
     endpoint_config,
     retry_after_seconds,
 )
-from llm.models import Endpoint, LLMResponse
 from llm.window import AdaptiveWindow
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -234,7 +234,7 @@ def test_endpoint_config_default_and_named(monkeypatch):
 
 def test_requests_per_minute_spaces_call_starts(monkeypatch):
     """The pace is checked on a simulated clock: no wall-clock time in tests."""
-    import llm.client as llm
+    import llm.stream as llm
 
     clock = {"now": 100.0}
     slept = []
@@ -257,7 +257,7 @@ def test_requests_per_minute_spaces_call_starts(monkeypatch):
 
 
 def test_backoff_grows_and_honours_retry_after(settings):
-    from llm.client import backoff_seconds
+    from llm.stream import backoff_seconds
 
     settings.JUDGING_RETRY_BASE_SECONDS = 1.0
     settings.JUDGING_RETRY_CAP_SECONDS = 8.0

@@ -2,7 +2,7 @@
 
 import pytest
 
-from llm.client import ChatRequest, EndpointConfig, EndpointError, chat_one, endpoint_config
+from llm.stream import ChatRequest, EndpointConfig, EndpointError, chat_one, endpoint_config
 from tests.judging.fake_llm import FakeLLM
 
 
