@@ -46,8 +46,9 @@ from judging.prompts import (
     template_problems,
 )
 from judging.workers import worker_is_gone
+from llm.config import CallKind, default_endpoint_limits, endpoint_signature, max_tokens_for
+from llm.errors import EndpointError
 from llm.models import Endpoint
-from llm.stream import CallKind, EndpointError, default_endpoint_limits, endpoint_signature, max_tokens_for
 
 # A shard is what a worker claims, heartbeats and gives back, not a unit of waiting (calls flow
 # on across shards): small shards let the workers sharing a run finish together.

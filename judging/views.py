@@ -42,8 +42,9 @@ from judging.services import (
     run_resume,
     template_revise,
 )
+from llm.config import default_endpoint_limits
+from llm.errors import EndpointError
 from llm.selectors import endpoint_list
-from llm.stream import EndpointError, default_endpoint_limits
 from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}

@@ -26,22 +26,15 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync, sync_to_async
 
-from llm.stream import (
-    CacheRow,
-    CallStream,
-    ChatRequest,
-    ChatResult,
-    EndpointConfig,
-    EndpointUnusable,
-    LLMCallError,
-    cache_store,
-    window_for,
-)
+from llm.cache import CacheRow, cache_store
+from llm.calls import ChatRequest, Outcome
+from llm.config import EndpointConfig
+from llm.errors import EndpointUnusable
+from llm.stream import CallStream, window_for
 from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 
-Outcome = ChatResult | LLMCallError
 Batch = list[tuple[int, Outcome]]
 
 

@@ -7,11 +7,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.roles import Role, role_required
+from llm.errors import EndpointError
 from llm.forms import ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
-from llm.selectors import default_endpoint_summary, endpoint_list, key_is_set
+from llm.selectors import default_endpoint_summary, endpoint_config, endpoint_list, key_is_set
 from llm.services import endpoint_connection_test, endpoint_save
-from llm.stream import EndpointError, endpoint_config
 
 researcher_required = role_required(Role.RESEARCHER)
 

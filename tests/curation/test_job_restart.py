@@ -22,8 +22,8 @@ from curation.review.llm_steps import (
 )
 from curation.review.selectors import reference_redrafts
 from curation.review.services import reference_review_decide, review_task_lease
+from llm.errors import EndpointError
 from llm.models import Endpoint
-from llm.stream import EndpointError
 from tests.factories import DatasetFactory, ItemFactory
 from tests.judging.fake_llm import FakeLLM
 
