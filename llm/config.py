@@ -79,6 +79,14 @@ def default_endpoint_limits() -> dict:
     return limits
 
 
+def max_tokens_problem(max_tokens: int | None) -> str:
+    """Why `max_tokens` cannot be asked for, or "" when it can (None: the default applies). The one
+    check of a reply's length, for an endpoint, a run and a command alike; each raises its own error."""
+    if max_tokens is not None and max_tokens < 1:
+        return _("A reply needs at least one token.")
+    return ""
+
+
 def max_tokens_for(kind: str, *, endpoint: EndpointConfig, override: int | None = None) -> int:
     """The max_tokens of a call: the run's or command's, else the endpoint's, else the kind's default."""
     if override:
