@@ -3,7 +3,7 @@
 A judge run at 64 calls in flight against a server answering in 200 ms needs 320 calls a
 second from one worker, and a worker is one Python process: its CPU per call decides whether
 the window stays full. This sends the same calls, 64 in flight, through the `openai` client
-as `llm.client.make_client` builds it (the SDK's aiohttp transport) and through the SDK's
+as `llm.pool.make_client` builds it (the SDK's aiohttp transport) and through the SDK's
 default httpx transport, against the loopback server of the throughput benchmark (its own
 processes), with no database and no Django work in between: the floor under
 `bench_judge_throughput.py`. It prints the wall time against the ideal (calls x latency / 64)
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench._django import setup_django  # noqa: E402 - llm.client is part of the Django project
+from bench._django import setup_django  # noqa: E402 - llm.pool is part of the Django project
 
 IN_FLIGHT = 64
 PROMPT = "Judge this answer. " + "The answer under review, as long as a typical one. " * 40
@@ -41,11 +41,12 @@ def start_server(latency: float, processes: int) -> tuple[subprocess.Popen, str]
 
 
 def clients(kind: str, base_url: str) -> list:
-    """IN_FLIGHT connections' worth of clients, as `llm.client` holds them."""
+    """IN_FLIGHT connections' worth of clients, as `llm.pool.ClientPool` holds them."""
     import httpx2
     import openai
 
-    from llm.client import CONNECTIONS_PER_CLIENT, EndpointConfig, make_client
+    from llm.config import EndpointConfig
+    from llm.pool import CONNECTIONS_PER_CLIENT, make_client
 
     count = IN_FLIGHT // CONNECTIONS_PER_CLIENT
     if kind == "aiohttp":
@@ -109,7 +110,7 @@ def main() -> int:
     for kind, runs in results.items():
         walls = ", ".join(f"{wall:.2f} s = {wall / ideal:.3f}x" for wall, _ in runs)
         per_call = min(cpu for _, cpu in runs) / args.calls * 1000
-        label = "aiohttp (llm.client)" if kind == "aiohttp" else "httpx (SDK default)"
+        label = "aiohttp (llm.pool)" if kind == "aiohttp" else "httpx (SDK default)"
         print(f"  {label:21}: {walls}; client CPU {per_call:.2f} ms per call")
     best = {kind: min(cpu for _, cpu in runs) for kind, runs in results.items()}
     print(f"  CPU per call, httpx / aiohttp: {best['httpx'] / best['aiohttp']:.2f}x")

@@ -29,7 +29,8 @@ from django.test import Client, override_settings  # noqa: E402
 
 from core.api import MeApi  # noqa: E402
 from curation.review.pii import quick_personal_info  # noqa: E402
-from llm import client as llm_client  # noqa: E402
+from llm import calls as llm_calls  # noqa: E402
+from llm import secrets as llm_secrets  # noqa: E402
 
 
 def per_call(fn, rounds: int) -> float:
@@ -54,15 +55,15 @@ def bench_redaction() -> None:
 
     def with_redaction():
         for text in replies:
-            llm_client.ChatResult(text, 10, 200, 100, False)
+            llm_calls.ChatResult(text, 10, 200, 100, False)
 
-    original = llm_client.redact_secrets
+    original = llm_secrets.redact_secrets
     with_time = per_call(with_redaction, 1)
-    llm_client.redact_secrets = lambda text, secrets=None: text
+    llm_secrets.redact_secrets = lambda text, secrets=None: text
     try:
         without_time = per_call(with_redaction, 1)
     finally:
-        llm_client.redact_secrets = original
+        llm_secrets.redact_secrets = original
     print(
         f"reply redaction: {with_time / len(replies) * 1e6:.1f} us per reply with it, "
         f"{without_time / len(replies) * 1e6:.1f} us without ({with_time / without_time:.2f}x); "

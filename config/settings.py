@@ -230,7 +230,7 @@ TASKS = {
 # _API_KEY (llm/secrets.py). SECRET_KEY and DATABASE_URL are never allowed.
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES")
 
-# Judge runs (judging/execution.py, judging/llm.py): a running shard beats every
+# Judge runs (judging/execution.py, llm/retry.py): a running shard beats every
 # HEARTBEAT seconds; one silent for STALE seconds was left by a crash and `judge_resume`
 # takes it. Retries back off exponentially from RETRY_BASE up to RETRY_CAP, with jitter.
 JUDGING_HEARTBEAT_SECONDS = float(os.environ.get("JUDGING_HEARTBEAT_SECONDS", "5"))
@@ -241,7 +241,7 @@ JUDGING_RETRY_CAP_SECONDS = float(os.environ.get("JUDGING_RETRY_CAP_SECONDS", "3
 # run's concurrency (one cheap read); heartbeats are written every HEARTBEAT seconds.
 JUDGING_TICK_SECONDS = float(os.environ.get("JUDGING_TICK_SECONDS", "0.5"))
 
-# LLM calls (llm/client.py). Every call has a max_tokens: the run's or command's, else the
+# LLM calls (llm/stream.py, llm/config.py). Every call has a max_tokens: the run's or command's, else the
 # endpoint's, else the default of its kind. `auto` concurrency (endpoints that state no limit)
 # grows the window up to LLM_AUTO_MAX_IN_FLIGHT while the server keeps up.
 LLM_MAX_TOKENS = {

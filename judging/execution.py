@@ -59,17 +59,11 @@ from judging.services import (
     shards_release,
 )
 from judging.workers import worker_name
-from llm.client import (
-    CallKind,
-    ChatRequest,
-    ChatResult,
-    EndpointConfig,
-    LLMCallError,
-    endpoint_config,
-    endpoint_signature,
-    max_tokens_for,
-)
+from llm.calls import ChatRequest, ChatResult
+from llm.config import CallKind, EndpointConfig, endpoint_signature, max_tokens_for
 from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
+from llm.errors import LLMCallError
+from llm.selectors import endpoint_config
 from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25

@@ -8,7 +8,8 @@ from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts import TEMPLATE_SETS
 from judging.services import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
-from llm.models import Endpoint
+from llm.errors import EndpointError
+from llm.selectors import endpoint_by_name
 
 DEFAULT_ENDPOINT = "default"
 TEMPLATE_SET_LABELS = {
@@ -133,10 +134,10 @@ class RunForm(NoLabelSuffix, forms.Form):
         name = self.cleaned_data["endpoint"]
         if name == DEFAULT_ENDPOINT:
             return None
-        endpoint = Endpoint.objects.filter(name=name).first()
-        if endpoint is None:
-            raise forms.ValidationError(_("Choose an endpoint from the list."))
-        return endpoint
+        try:
+            return endpoint_by_name(name=name)
+        except EndpointError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean_system_prompt(self):
         text = self.cleaned_data["system_prompt"]

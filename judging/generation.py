@@ -18,8 +18,11 @@ from curation.models import Dataset
 from judging.models import Answer, CandidateModel
 from judging.prompt_texts import ALPACAEVAL_GENERATION_SYSTEM
 from judging.prompts import ALIGNBENCH_TEMPERATURE, chat_messages
-from llm.client import CallKind, ChatRequest, EndpointConfig, LLMCallError, max_tokens_for, window_for
+from llm.calls import ChatRequest
+from llm.config import CallKind, EndpointConfig, max_tokens_for
 from llm.delivery import deliver_batched_sync
+from llm.errors import LLMCallError
+from llm.stream import window_for
 
 DEFAULT_TEMPERATURE = 0.7
 

@@ -21,7 +21,8 @@ from django.utils import timezone
 from core import __version__
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel, JudgeRun, JudgeTemplate
-from llm.client import EndpointError, endpoint_config
+from llm.errors import EndpointError
+from llm.selectors import endpoint_config
 
 FORMAT = "userbench-run-manifest/1"
 # What a dataset item is, for its content hash: its content, never its database row (ids,

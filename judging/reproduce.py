@@ -30,7 +30,7 @@ from judging.models import Answer, JudgeMode, JudgeRun
 from judging.paper_tables import paper_table
 from judging.selectors import run_leaderboard
 from judging.services import RunError, run_create_by_names, templates_as_published
-from llm.client import endpoint_config
+from llm.selectors import endpoint_config
 
 FORMAT = "userbench-reproduce-manifest/1"
 CHUNK = 1 << 20

@@ -46,7 +46,8 @@ from judging.prompts import (
     template_problems,
 )
 from judging.workers import worker_is_gone
-from llm.client import CallKind, EndpointError, default_endpoint_limits, endpoint_signature, max_tokens_for
+from llm.config import CallKind, default_endpoint_limits, endpoint_signature, max_tokens_for
+from llm.errors import EndpointError
 from llm.models import Endpoint
 
 # A shard is what a worker claims, heartbeats and gives back, not a unit of waiting (calls flow

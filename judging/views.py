@@ -42,7 +42,8 @@ from judging.services import (
     run_resume,
     template_revise,
 )
-from llm.client import EndpointError, default_endpoint_limits
+from llm.config import default_endpoint_limits
+from llm.errors import EndpointError
 from llm.selectors import endpoint_list
 from stats.sample_size import MIN_DECISIVE
 

@@ -1,7 +1,7 @@
 """Handing LLM replies to the database in batches while the calls are still in flight.
 
 Judging, generation and the curation LLM steps all send many requests through one
-`llm.client.CallStream` and store each reply as it arrives. Writing one row per reply from
+`llm.stream.CallStream` and store each reply as it arrives. Writing one row per reply from
 the event loop would make every reply wait for the database; so replies are buffered and
 handed over in batches, on the database thread (`sync_to_async`), every `flush_seconds`:
 first the paid replies go to the response cache, then the batch goes to `save`. That order
@@ -26,22 +26,15 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync, sync_to_async
 
-from llm.client import (
-    CacheRow,
-    CallStream,
-    ChatRequest,
-    ChatResult,
-    EndpointConfig,
-    EndpointUnusable,
-    LLMCallError,
-    cache_store,
-    window_for,
-)
+from llm.cache import CacheRow, cache_store
+from llm.calls import ChatRequest, Outcome
+from llm.config import EndpointConfig
+from llm.errors import EndpointUnusable
+from llm.stream import CallStream, window_for
 from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 
-Outcome = ChatResult | LLMCallError
 Batch = list[tuple[int, Outcome]]
 
 

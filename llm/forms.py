@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import NoLabelSuffix
+from llm.config import max_tokens_problem
 from llm.models import Endpoint
 
 ENDPOINT_FIELDS = [
@@ -89,8 +90,9 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
 
     def clean_max_tokens(self):
         value = self.cleaned_data["max_tokens"]
-        if value is not None and value < 1:
-            raise forms.ValidationError(_("A reply needs at least one token."))
+        problem = max_tokens_problem(value)
+        if problem:
+            raise forms.ValidationError(problem)
         return value
 
 

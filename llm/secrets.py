@@ -8,16 +8,18 @@ never stored. Two things could still leak it:
   listed in the LLM_KEY_VARIABLES setting, may be used, and never Django's own secrets.
 * an upstream that repeats the key in an error or a reply ("invalid key sk-...") would get it
   stored with the reply, shown on the run page and exported. Every text that comes back from an
-  upstream passes through `redact_secrets` before anything keeps it (llm.client does this for
-  replies and call errors alike), which replaces the value of every allowed key variable that is
-  set, and any stretch of 8 or more of its characters at its start or end (an upstream that
-  masks the middle of a key), with REDACTED.
+  upstream passes through `redact_secrets` before anything keeps it (`storable` does this for
+  replies and call errors alike: `llm.calls.ChatResult`, `llm.errors.LLMCallError`), which
+  replaces the value of every allowed key variable that is set, and any stretch of 8 or more
+  of its characters at its start or end (an upstream that masks the middle of a key), with
+  REDACTED.
 """
 
 import os
 import re
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 KEY_SUFFIX = "_API_KEY"
 # Variables that hold the application's own secrets: never a key for an endpoint, whatever the setting says.
@@ -39,10 +41,10 @@ def key_variable_problem(name: str) -> str:
     """Why `name` cannot hold an endpoint's key, or "" when it can."""
     if key_variable_allowed(name):
         return ""
-    return (
-        f"{name!r} cannot hold an endpoint's key: name a variable ending in {KEY_SUFFIX} "
+    return _(
+        "%(name)s cannot hold an endpoint's key: name a variable ending in %(suffix)s "
         "(e.g. OPENAI_API_KEY), or list it in LLM_KEY_VARIABLES."
-    )
+    ) % {"name": repr(name), "suffix": KEY_SUFFIX}
 
 
 _names_seen: tuple[tuple, list[str]] = ((), [])
@@ -113,3 +115,8 @@ def redact_secrets(text: str, secrets: list[str] | None = None) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+def storable(text: str) -> str:
+    """Upstream text as it may be stored: key values redacted, NUL bytes shown as U+FFFD."""
+    return redact_secrets(text).replace("\x00", "\ufffd")

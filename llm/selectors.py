@@ -1,18 +1,60 @@
-"""Reads of the llm app: endpoints for the researcher's pages."""
+"""Reads of the llm app: endpoints by name, their configuration, and the researcher's pages."""
 
 from __future__ import annotations
 
 import os
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
-from llm.client import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, EndpointError, endpoint_config
+from llm.config import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, default_endpoint_config
+from llm.errors import EndpointError
 from llm.models import Endpoint
+from llm.secrets import key_variable_problem
 
 
 def endpoint_list() -> QuerySet[Endpoint]:
     """Named endpoints by name."""
     return Endpoint.objects.order_by("name")
+
+
+def endpoint_by_name(*, name: str) -> Endpoint:
+    """The named endpoint (a row, not the default one); EndpointError naming the known ones when
+    there is none of that name. The one lookup of an endpoint by name: pages, the API, commands."""
+    row = Endpoint.objects.filter(name=name).first()
+    if row is None:
+        known = ", ".join(endpoint_list().values_list("name", flat=True)) or _("none")
+        raise EndpointError(
+            _("Unknown endpoint %(name)s; known endpoints: %(known)s.") % {"name": repr(name), "known": known}
+        )
+    return row
+
+
+def endpoint_config(name: str | None = None) -> EndpointConfig:
+    """None -> the default endpoint from OPENAI_BASE_URL / OPENAI_API_KEY; otherwise the
+    llm.Endpoint row of that name. Raises EndpointError (a ValueError) with a clear message when
+    unknown or when the base URL is missing."""
+    if name is None or name == "default":
+        return default_endpoint_config()
+    row = endpoint_by_name(name=name)
+    if not row.base_url:
+        raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
+    # Checked here too, not only when the row is saved: a row written some other way (a fixture,
+    # a shell) must not send SECRET_KEY or DATABASE_URL to its server either.
+    problem = key_variable_problem(row.api_key_env)
+    if problem:
+        raise EndpointError(_("Endpoint %(name)s: %(problem)s") % {"name": repr(name), "problem": problem})
+    return EndpointConfig(
+        name=row.name,
+        base_url=row.base_url,
+        api_key_env=row.api_key_env,
+        default_model=row.default_model,
+        max_in_flight=row.max_in_flight,
+        requests_per_minute=row.requests_per_minute,
+        timeout_seconds=row.timeout_seconds,
+        max_retries=row.max_retries,
+        max_tokens=row.max_tokens,
+    )
 
 
 def key_is_set(*, variable: str) -> bool:

@@ -11,8 +11,11 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from llm.client import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_one
+from llm.calls import ChatRequest
+from llm.config import EndpointConfig
+from llm.errors import EndpointError, LLMCallError
 from llm.models import Endpoint
+from llm.stream import chat_one
 
 logger = logging.getLogger("userbench.changes")
 

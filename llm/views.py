@@ -7,10 +7,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.roles import Role, role_required
-from llm.client import EndpointError, endpoint_config
+from llm.errors import EndpointError
 from llm.forms import ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
-from llm.selectors import default_endpoint_summary, endpoint_list, key_is_set
+from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_config, endpoint_list, key_is_set
 from llm.services import endpoint_connection_test, endpoint_save
 
 researcher_required = role_required(Role.RESEARCHER)
@@ -59,11 +59,13 @@ def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 def endpoint_test(request: HttpRequest) -> HttpResponse:
     """One cheap call to the named endpoint (or the default one); the answer or the error is shown."""
     name = request.POST.get("endpoint", "default")
-    row = None if name == "default" else get_object_or_404(Endpoint, name=name)
     form = ConnectionTestForm(request.POST)
     model = form.cleaned_data["model"] if form.is_valid() else ""
+    row = None
     try:
-        config = endpoint_config(row.name if row else None)
+        if name != "default":
+            row = endpoint_by_name(name=name)  # its page is where the result is shown
+        config = endpoint_config(name)
     except EndpointError as error:
         messages.error(request, _("Connection test of %(name)s: %(error)s") % {"name": name, "error": error})
     else:

@@ -107,3 +107,16 @@ class AdaptiveWindow:
     def _next_epoch(self) -> None:
         self.epoch += 1
         self._costs = []
+
+
+def in_flight_resolve(requested: int | str | None, *, stated: int | None, auto_ceiling: int) -> tuple[int, bool]:
+    """(calls in flight at most, auto?): the one rule for `auto` concurrency.
+
+    `requested` is a whole number of at least 1 (checked by the caller), "auto", or None. None
+    means the endpoint's `stated` limit, else auto; auto means the window finds the server's
+    capacity by itself, bounded by `auto_ceiling` (settings.LLM_AUTO_MAX_IN_FLIGHT)."""
+    if not requested:
+        requested = stated or "auto"
+    if requested == "auto":
+        return int(auto_ceiling), True
+    return int(requested), False

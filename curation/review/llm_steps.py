@@ -2,7 +2,7 @@
 
 State lives in our own rows (ReferenceDraft, Translation): each result is stored as it
 arrives, a rerun only sends what is still pending, finished items are never sent again, and
-llm.client's response cache means an identical prompt is never paid twice. A job that failed
+llm.cache's response cache means an identical prompt is never paid twice. A job that failed
 can be started again (`curation_job_restart`), on another endpoint if its own is down: only
 its failed rows are sent again. Every call has a
 max_tokens (reference drafting's or translation's default, the endpoint's, or the command's);
@@ -22,8 +22,12 @@ from core.errors import UserbenchError
 from curation.datasets.services import VersionError, _working
 from curation.models import CurationJob, Dataset, Item, ReferenceDraft, ReviewQueue, ReviewTask, StepStatus, Translation
 from curation.review.services import reference_draft_store, reference_redraft_failed, translation_store
-from llm.client import CallKind, ChatRequest, LLMCallError, endpoint_config, max_tokens_for, window_for
+from llm.calls import ChatRequest
+from llm.config import CallKind, max_tokens_for
 from llm.delivery import deliver_batched_sync
+from llm.errors import LLMCallError
+from llm.selectors import endpoint_config
+from llm.stream import window_for
 
 # A row that failed this many times for good is marked failed; restarting its job retries it.
 MAX_ATTEMPTS = 3

@@ -22,7 +22,7 @@ from curation.review.llm_steps import (
 )
 from curation.review.selectors import reference_redrafts
 from curation.review.services import reference_review_decide, review_task_lease
-from llm.client import EndpointError
+from llm.errors import EndpointError
 from llm.models import Endpoint
 from tests.factories import DatasetFactory, ItemFactory
 from tests.judging.fake_llm import FakeLLM

@@ -1,6 +1,6 @@
 import pytest
 
-from llm.client import EndpointConfig
+from llm.config import EndpointConfig
 from tests.judging.fake_llm import FakeLLM
 
 

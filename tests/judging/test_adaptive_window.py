@@ -7,7 +7,10 @@ import time
 import pytest
 from asgiref.sync import async_to_sync
 
-from llm.client import ChatRequest, ChatResult, EndpointConfig, LLMCallError, chat_many
+from llm.calls import ChatRequest, ChatResult
+from llm.config import EndpointConfig
+from llm.errors import LLMCallError
+from llm.stream import chat_many
 from llm.window import AdaptiveWindow
 from tests.judging.fake_llm import FakeLLM
 

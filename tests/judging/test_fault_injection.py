@@ -10,7 +10,7 @@ import pytest
 from judging.execution import run_execute_inline
 from judging.models import JudgeRun, Judgment
 from judging.services import run_create, run_resume
-from llm.client import LLMCallError
+from llm.errors import LLMCallError
 from llm.models import Endpoint, LLMResponse
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 from tests.judging.fake_llm import FakeLLM

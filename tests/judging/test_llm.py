@@ -1,22 +1,18 @@
-"""judging/llm.py against a real loopback server, driven by the real openai client."""
+"""llm/stream.py against a real loopback server, driven by the real openai client."""
 
 import asyncio
 
 import pytest
 from asgiref.sync import async_to_sync
 
-from llm.client import (
-    ChatRequest,
-    ChatResult,
-    EndpointConfig,
-    LLMCallError,
-    cache_key,
-    chat_many,
-    chat_one,
-    endpoint_config,
-    retry_after_seconds,
-)
+from llm.cache import cache_key
+from llm.calls import ChatRequest, ChatResult
+from llm.config import EndpointConfig
+from llm.errors import LLMCallError
 from llm.models import Endpoint, LLMResponse
+from llm.retry import retry_after_seconds
+from llm.selectors import endpoint_config
+from llm.stream import chat_many, chat_one
 from llm.window import AdaptiveWindow
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -234,7 +230,7 @@ def test_endpoint_config_default_and_named(monkeypatch):
 
 def test_requests_per_minute_spaces_call_starts(monkeypatch):
     """The pace is checked on a simulated clock: no wall-clock time in tests."""
-    import llm.client as llm
+    import llm.stream as llm
 
     clock = {"now": 100.0}
     slept = []
@@ -257,7 +253,7 @@ def test_requests_per_minute_spaces_call_starts(monkeypatch):
 
 
 def test_backoff_grows_and_honours_retry_after(settings):
-    from llm.client import backoff_seconds
+    from llm.retry import backoff_seconds
 
     settings.JUDGING_RETRY_BASE_SECONDS = 1.0
     settings.JUDGING_RETRY_CAP_SECONDS = 8.0

@@ -21,9 +21,13 @@ from judging.execution import run_execute_inline
 from judging.figures import run_figures_refresh
 from judging.models import Judgment
 from judging.services import run_create
-from llm.client import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_many, chat_one, endpoint_config
+from llm.calls import ChatRequest
+from llm.config import EndpointConfig
+from llm.errors import EndpointError, LLMCallError
 from llm.models import Endpoint
 from llm.secrets import REDACTED, key_variable_allowed, redact_secrets
+from llm.selectors import endpoint_config
+from llm.stream import chat_many, chat_one
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"

@@ -2,7 +2,11 @@
 
 import pytest
 
-from llm.client import ChatRequest, EndpointConfig, EndpointError, chat_one, endpoint_config
+from llm.calls import ChatRequest
+from llm.config import EndpointConfig
+from llm.errors import EndpointError
+from llm.selectors import endpoint_config
+from llm.stream import chat_one
 from tests.judging.fake_llm import FakeLLM
 
 

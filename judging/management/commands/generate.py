@@ -9,7 +9,8 @@ from core.progress import progress_bar
 from curation.models import Dataset
 from judging.generation import GENERATION_PRESETS, answers_generate
 from llm.cli import add_call_options
-from llm.client import EndpointError, endpoint_config
+from llm.errors import EndpointError
+from llm.selectors import endpoint_config
 
 
 class Command(BaseCommand):

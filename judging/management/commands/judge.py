@@ -10,7 +10,8 @@ from judging.models import CandidateModel
 from judging.prompts import TEMPLATE_SETS
 from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_enqueue
 from llm.cli import add_call_options
-from llm.models import Endpoint
+from llm.errors import EndpointError
+from llm.selectors import endpoint_by_name
 
 
 class Command(BaseCommand):
@@ -82,9 +83,10 @@ class Command(BaseCommand):
                 raise CommandError(f"Unknown reference model {options['reference_model']!r}.")
         endpoint = None
         if options["endpoint"] and options["endpoint"] != "default":
-            endpoint = Endpoint.objects.filter(name=options["endpoint"]).first()
-            if endpoint is None:
-                raise CommandError(f"Unknown endpoint {options['endpoint']!r}.")
+            try:
+                endpoint = endpoint_by_name(name=options["endpoint"])
+            except EndpointError as error:
+                raise CommandError(str(error)) from None
         system_prompt = system_prompt_from(options)
         try:
             run = run_create(

@@ -7,7 +7,7 @@ a fresh worker took started a second late. A worker loads it once, as it starts.
 
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
 
-from llm.client import load_sdk
+from llm.sdk import load_sdk
 
 
 class Command(DatabaseWorkerCommand):

@@ -1,0 +1,73 @@
+"""What a call sends and what comes back: `ChatRequest`, `ChatResult` (cut off or not), and
+the server's JSON read into a result."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from llm.errors import LLMCallError
+from llm.secrets import storable
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model: str
+    messages: tuple[tuple[str, str], ...]  # (role, content) pairs: hashable
+    temperature: float | None = 0.0  # None: none sent, the server's default applies
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int
+    cached: bool
+    # "stop", "length" (cut off by max_tokens), ... as the server said; None when it did not.
+    finish_reason: str | None = None
+    # The model name the server put in its reply ("" when it gave none, or for a cached reply).
+    model: str = ""
+
+    def __post_init__(self):
+        # A reply is stored (cache, judgment, draft) and shown: an upstream that repeats the
+        # API key must not get it there, nor a NUL byte, which PostgreSQL refuses to store.
+        object.__setattr__(self, "text", storable(self.text))
+        object.__setattr__(self, "model", storable(self.model))
+
+    @property
+    def cut_off(self) -> bool:
+        """The reply stopped at max_tokens: never a complete answer, draft or verdict."""
+        return self.finish_reason == "length"
+
+
+# What a call ends with: its reply, or the error it failed with for good.
+Outcome = ChatResult | LLMCallError
+
+
+def read_reply(content: bytes, started: float) -> ChatResult:
+    """A chat completion's body as a result; ValueError when it holds no message and was not cut off."""
+    data = json.loads(content)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
+    finish_reason = choice.get("finish_reason")
+    finish_reason = finish_reason if isinstance(finish_reason, str) else None
+    if not isinstance(text, str):
+        if finish_reason != "length":
+            raise ValueError("the reply has no message content")
+        text = ""  # cut off before it said anything
+    usage = data.get("usage") or {}
+    reported = data.get("model")
+    return ChatResult(
+        text=text,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        latency_ms=int((time.monotonic() - started) * 1000),
+        cached=False,
+        finish_reason=finish_reason,
+        model=reported[:128] if isinstance(reported, str) else "",
+    )
