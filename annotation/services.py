@@ -33,8 +33,8 @@ from annotation.selectors import campaign_parts_by_name, questions_answered
 from annotation.vote_format import read_votes
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
+from core.import_checks import FormatError, shown
 from core.roles import Role, has_role
-from curation.datasets.import_checks import FormatError, shown
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 

@@ -29,7 +29,8 @@ from curation.models import (
     Submission,
     Translation,
 )
-from curation.review.pii import entity_label, pii_hints, unresolved_hints
+from curation.pii.entities import entity_label
+from curation.pii.hints import pii_hints, unresolved_hints
 
 DUPLICATE_THRESHOLD = 0.8
 

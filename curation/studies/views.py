@@ -23,7 +23,8 @@ from django.utils.translation import gettext as _
 
 from core.throttling import body_limited, rate_limited
 from curation.models import Study, StudyStep, Submission
-from curation.review.pii import entity_label, quick_personal_info
+from curation.pii.entities import entity_label
+from curation.pii.hints import quick_personal_info
 from curation.studies import services
 from curation.studies.forms import (
     FREQUENCY_CHOICES,
