@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
 from curation.access import researcher_required
+from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (
     ITEM_STATUSES,
     dataset_get,
@@ -38,7 +39,6 @@ from curation.datasets.services import (
     working_copy_name,
 )
 from curation.models import CurationJob, Dataset, Intent, Language, Study
-from curation.review.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from llm.selectors import endpoint_list
 
 

@@ -6,9 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
 from core.progress import progress_bar
-from curation.datasets.services import VersionError, dataset_working_copy
-from curation.models import CurationJob, Dataset
-from curation.review.llm_steps import (
+from curation.datasets.llm_steps import (
     curation_job_endpoint_set,
     curation_job_restart,
     curation_job_run,
@@ -16,6 +14,8 @@ from curation.review.llm_steps import (
     reference_job_create,
     translation_job_create,
 )
+from curation.datasets.services import VersionError, dataset_working_copy
+from curation.models import CurationJob, Dataset
 from llm.cli import add_call_options
 
 STEP_KINDS = {"references": CurationJob.Kind.REFERENCE, "translate": CurationJob.Kind.TRANSLATION}
