@@ -1,10 +1,12 @@
 """Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from annotation import leasing
+from annotation.errors import AnnotationError
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote
 from annotation.rendering import render_markdown
 from core.counting import count_of
@@ -91,8 +93,6 @@ def assignment_display(*, assignment: Assignment) -> dict:
 
 def annotator_choices() -> QuerySet:
     """Active users holding the annotator role, by username: who can be added to a campaign."""
-    from django.contrib.auth import get_user_model
-
     return get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value, is_active=True).order_by("username")
 
 
@@ -103,8 +103,6 @@ def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[
     Raises AnnotationError naming every unknown model or annotator at once, so the
     researcher can fix the whole command line in one go.
     """
-    from annotation.services import AnnotationError
-
     found = Dataset.objects.filter(name=dataset).first()
     if found is None:
         raise AnnotationError(_("No dataset named %(name)r.") % {"name": dataset})

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
 from annotation.report import default_run_for
@@ -21,14 +22,7 @@ from annotation.selectors import (
     campaigns_for_annotator,
     gold_question_choices,
 )
-from annotation.services import (
-    AnnotationError,
-    assignment_next,
-    assignment_skip,
-    campaign_create,
-    vote_cast,
-    vote_undo,
-)
+from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
 from core.params import int_param

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import AnnotationError, campaign_create_by_names
+from annotation.errors import AnnotationError
+from annotation.services import campaign_create_by_names
 
 
 def _names(text: str) -> list[str]:
