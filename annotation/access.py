@@ -2,7 +2,8 @@
 
 from django.http import Http404
 
-from annotation.selectors import annotator_campaign_get, campaign_get
+from annotation.errors import CampaignNotFound
+from annotation.selectors import annotator_campaign_get, campaign_by_slug
 from core.roles import Role, has_role, role_permission, role_required
 
 annotator_required = role_required(Role.ANNOTATOR)
@@ -25,7 +26,7 @@ def annotator_campaign(user, slug: str):
 
 def researcher_campaign(slug: str):
     """The campaign `slug` for a researcher (the role is checked by the view's decorator)."""
-    campaign = campaign_get(slug=slug)
-    if campaign is None:
-        raise Http404("No such campaign.")
-    return campaign
+    try:
+        return campaign_by_slug(slug=slug)
+    except CampaignNotFound:
+        raise Http404("No such campaign.") from None

@@ -26,6 +26,7 @@ from annotation.services import assignment_next, assignment_skip, campaign_creat
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
 from core.params import int_param
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
 from stats import correlation
@@ -166,7 +167,10 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     """Researchers design a campaign, its annotators and its gold pairs; a design that cannot work
     is shown again with the reasons beside the fields."""
     name = request.POST.get("dataset") or request.GET.get("dataset", "")
-    dataset = Dataset.objects.filter(name=name).first() if name else None
+    try:
+        dataset = dataset_by_name(name=name) if name else None
+    except DatasetNotFound:
+        dataset = None
     adding_row = request.method == "POST" and request.POST.get("action") == "add_gold"
     if request.method == "POST" and not adding_row:
         form = CampaignForm(request.POST, dataset=dataset)

@@ -20,6 +20,8 @@ from curation.access import researcher_required
 from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (
     ITEM_STATUSES,
+    DatasetNotFound,
+    dataset_by_name,
     dataset_get,
     dataset_item_facets,
     dataset_items,
@@ -226,9 +228,10 @@ def dataset_detail_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def dataset_copy_view(request: HttpRequest) -> HttpResponse:
     """A working copy of a frozen (imported) dataset in one step; opens the copy's working page."""
-    dataset = Dataset.objects.filter(name=request.POST.get("dataset", "")).first()
-    if dataset is None:
-        raise Http404
+    try:
+        dataset = dataset_by_name(name=request.POST.get("dataset", ""))
+    except DatasetNotFound:
+        raise Http404 from None
     try:
         copy, made = dataset_working_copy(
             dataset=dataset, name=request.POST.get("name", "").strip(), created_by=request.user
