@@ -25,7 +25,7 @@ from annotation.selectors import (
 from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
-from core.params import int_param
+from core.params import ParameterError, int_param
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
@@ -100,20 +100,17 @@ def undo(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotation:annotate", slug=campaign.slug)
 
 
-def _int_param(request: HttpRequest, name: str, default, low, high):
-    try:
-        return min(high, max(low, int(request.GET.get(name, default))))
-    except (TypeError, ValueError):
-        return default
-
-
 @researcher_required
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
     annotator quality, as stored by the background task (the page says when they were computed
     and whether newer votes are waiting)."""
     campaign = researcher_campaign(slug)
-    rounds = _int_param(request, "rounds", DEFAULT_ROUNDS, 0, 5000)
+    try:
+        rounds = int_param(request.GET.get("rounds"), name="rounds", low=0, high=5000, default=DEFAULT_ROUNDS)
+    except ParameterError:
+        # A hand-edited link still shows the page, with the usual number of rounds.
+        rounds = DEFAULT_ROUNDS
     run_id = int_param(request.GET.get("run"), name="run")
     run = None
     if run_id is not None:
