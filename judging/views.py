@@ -12,9 +12,9 @@ from django.views.decorators.http import require_POST
 
 from core.params import int_param
 from core.plots import bar_chart
+from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
-from curation.models import Intent, Language
 from judging.access import researcher_required
 from judging.figures import run_figures_read
 from judging.forms import DatasetChoiceForm, RunForm

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
 from curation.access import researcher_required
+from curation.choices import Intent, Language
 from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (
     ITEM_STATUSES,
@@ -40,7 +41,7 @@ from curation.datasets.services import (
     study_dataset_build,
     working_copy_name,
 )
-from curation.models import CurationJob, Dataset, Intent, Language, Study
+from curation.models import CurationJob, Dataset, Study
 from llm.selectors import endpoint_list
 
 

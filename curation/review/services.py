@@ -19,16 +19,7 @@ from core.errors import UserbenchError
 from curation import conversation
 from curation.datasets.llm_steps import reference_job_enqueue
 from curation.events import review_event_record
-from curation.models import (
-    Case,
-    CaseCuration,
-    Item,
-    ReviewEvent,
-    ReviewQueue,
-    ReviewTask,
-    StepStatus,
-    Submission,
-)
+from curation.models import Case, CaseCuration, Item, ReviewEvent, ReviewQueue, ReviewTask, StepStatus, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import pii_hints, unresolved_hints
 
