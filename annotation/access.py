@@ -1,5 +1,9 @@
 """Who may annotate and who may read campaign statistics. Views and API both use these."""
 
+from django.http import Http404
+
+from annotation.errors import CampaignNotFound
+from annotation.selectors import annotator_campaign_get, campaign_by_slug
 from core.roles import Role, has_role, role_permission, role_required
 
 annotator_required = role_required(Role.ANNOTATOR)
@@ -14,10 +18,6 @@ def annotator_campaign(user, slug: str):
 
     Annotators work only in the open campaigns they were added to. Every annotation
     request starts here, so the campaign and the membership are read in one query."""
-    from django.http import Http404
-
-    from annotation.selectors import annotator_campaign_get
-
     campaign = annotator_campaign_get(slug=slug, annotator=user) if has_role(user, Role.ANNOTATOR) else None
     if campaign is None:
         raise Http404("No such campaign for you.")
@@ -26,11 +26,7 @@ def annotator_campaign(user, slug: str):
 
 def researcher_campaign(slug: str):
     """The campaign `slug` for a researcher (the role is checked by the view's decorator)."""
-    from django.http import Http404
-
-    from annotation.selectors import campaign_get
-
-    campaign = campaign_get(slug=slug)
-    if campaign is None:
-        raise Http404("No such campaign.")
-    return campaign
+    try:
+        return campaign_by_slug(slug=slug)
+    except CampaignNotFound:
+        raise Http404("No such campaign.") from None

@@ -3,7 +3,7 @@ never a model's name or id; researchers' endpoints may name models."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,6 +33,7 @@ from annotation.services import (
     vote_cast,
     vote_undo,
 )
+from core.params import int_param
 from judging.models import JudgeRun
 
 
@@ -215,14 +216,9 @@ class UndoApi(APIView):
 
 
 def _bounded_int(request, name, default, low, high):
-    raw = request.query_params.get(name, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValidationError({name: f"Expected a whole number from {low} to {high}."}) from None
-    if not low <= value <= high:
-        raise ValidationError({name: f"Expected a whole number from {low} to {high}."})
-    return value
+    """A query parameter through core.params; ParameterError (a 400 naming it) when it is not a
+    whole number in [low, high]."""
+    return int_param(request.query_params.get(name), name=name, low=low, high=high, default=default)
 
 
 ROUNDS = OpenApiParameter("rounds", int, description="Bootstrap rounds (0-5000, default 1000).")

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 
+from annotation.figures import figures_read
 from annotation.models import Vote
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
 
@@ -139,9 +140,6 @@ def bt_export(*, dataset=None, study=None, run=None) -> ExportTable:
     dataset = _statistics_dataset(dataset, run, "bt")
 
     def rows():
-        # report pulls in scipy.stats (~0.5 s); this module is imported at start-up to register.
-        from annotation.figures import figures_read
-
         # The stored figures when they match the votes as they are now, else computed (and stored) now.
         report, _figures = figures_read(
             what="bt", dataset=dataset, rounds=EXPORT_ROUNDS, seed=EXPORT_SEED, compute="stale"
@@ -160,7 +158,7 @@ def agreement_export(*, dataset=None, study=None, run=None) -> ExportTable:
     dataset = _statistics_dataset(dataset, run, "agreement")
 
     def rows():
-        from annotation.figures import figures_read  # scipy.stats: see bt_export
+        # report pulls in scipy.stats (~0.5 s); this module is imported at start-up to register.
         from annotation.report import default_run_for
 
         judge = run or default_run_for(dataset=dataset)

@@ -48,6 +48,8 @@ def figures_compute(figures: StoredFigures) -> dict:
     # The reports pull in scipy (~0.5 s): loaded where figures are computed, not by every
     # process that reads stored ones or notes a vote.
     from annotation.report import agreement_report, alignment_report, annotator_quality, bt_report
+
+    # style_report fits a logistic model with scipy: the same reason.
     from annotation.style_report import style_bt_report
 
     if figures.what == StoredFigures.What.CAMPAIGN:
@@ -87,6 +89,7 @@ def figures_refresh(*, figures_id: int) -> StoredFigures | None:
 def figures_schedule(figures: StoredFigures) -> bool:
     """Ask for a row's figures to be computed again soon (debounced; at once when they never
     were); True if a task was queued."""
+    # The service <-> task loop of a queued app: annotation/tasks.py imports this module.
     from annotation.tasks import figures_task
 
     if refresh_claim(StoredFigures.objects.filter(pk=figures.pk)):

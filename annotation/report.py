@@ -11,7 +11,7 @@ from statistics import median
 from django.db.models import Avg, Count, Q
 
 from annotation.models import Campaign, Vote, Winner
-from curation.models import Intent
+from curation.choices import Intent
 from curation.studies.selectors import satisfaction_by_intent_of
 from judging.models import JudgeRun, Judgment
 from stats import agreement, correlation, ranking, sample_size

@@ -1,14 +1,17 @@
 """Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from annotation import leasing
+from annotation.errors import AnnotationError, CampaignNotFound
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote
 from annotation.rendering import render_markdown
 from core.counting import count_of
 from core.roles import Role
+from curation.datasets.selectors import dataset_by_name
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 
@@ -34,9 +37,18 @@ def campaigns_for_annotator(*, user: AbstractBaseUser) -> QuerySet[Campaign]:
     )
 
 
-def campaign_get(*, slug: str) -> Campaign | None:
-    """The campaign with this slug, or None."""
-    return Campaign.objects.select_related("dataset").filter(slug=slug).first()
+def campaign_by_slug(*, slug: str, dataset: Dataset | None = None) -> Campaign:
+    """The campaign with this slug (on `dataset` when one is given), with its dataset;
+    CampaignNotFound naming it otherwise."""
+    campaigns = Campaign.objects.select_related("dataset").filter(slug=slug)
+    found = (campaigns.filter(dataset=dataset) if dataset is not None else campaigns).first()
+    if found is None:
+        if dataset is not None:
+            raise CampaignNotFound(
+                _("No campaign %(slug)r on dataset %(dataset)r.") % {"slug": slug, "dataset": dataset.name}
+            )
+        raise CampaignNotFound(_("No campaign %(slug)r.") % {"slug": slug})
+    return found
 
 
 def annotator_campaign_get(*, slug: str, annotator: AbstractBaseUser) -> Campaign | None:
@@ -91,8 +103,6 @@ def assignment_display(*, assignment: Assignment) -> dict:
 
 def annotator_choices() -> QuerySet:
     """Active users holding the annotator role, by username: who can be added to a campaign."""
-    from django.contrib.auth import get_user_model
-
     return get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value, is_active=True).order_by("username")
 
 
@@ -100,14 +110,10 @@ def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[
     """The dataset, candidate models and annotators that a campaign design names, as
     (Dataset, [CandidateModel], [User]) in the order given.
 
-    Raises AnnotationError naming every unknown model or annotator at once, so the
-    researcher can fix the whole command line in one go.
+    Raises DatasetNotFound for an unknown dataset, and AnnotationError naming every unknown
+    model or annotator at once, so the researcher can fix the whole design in one go.
     """
-    from annotation.services import AnnotationError
-
-    found = Dataset.objects.filter(name=dataset).first()
-    if found is None:
-        raise AnnotationError(_("No dataset named %(name)r.") % {"name": dataset})
+    found = dataset_by_name(name=dataset)
     by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
     unknown = [name for name in models if name not in by_name]
     if unknown:

@@ -10,12 +10,10 @@ IMMEDIATE, so writers run one at a time and the same code is correct there.
 
 import hashlib
 import hmac
-import json
 import random
 import re
 import secrets
 from collections import Counter
-from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from itertools import combinations
 
@@ -27,21 +25,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
+from annotation.errors import AnnotationError
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
-from annotation.vote_format import read_votes
 from core.audit import AuditAction, audit_record
-from core.errors import UserbenchError
 from core.roles import Role, has_role
-from curation.datasets.import_checks import FormatError, shown
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
-
-
-class AnnotationError(UserbenchError):
-    """A request the annotator or researcher can correct; the message says how."""
-
 
 # What the annotator clicks, in screen terms; the vote is stored in model terms.
 CHOICES = ("left", "right", "tie", "cannot_determine")
@@ -500,145 +491,3 @@ def assignment_skip(*, token: str, annotator: AbstractBaseUser, campaign: Campai
     assignment.status = Assignment.Status.RELEASED
     assignment.save(update_fields=["status"])
     return assignment
-
-
-# ---------------------------------------------------------------- imported votes
-
-# Unknown questions are listed up to this many lines; the count of the rest follows.
-MAX_LINES_LISTED = 20
-
-
-def _vote_columns() -> dict[str, int]:
-    """Column limits for read_votes, read from the model fields so they are the database's."""
-    return {
-        "question_id": Item._meta.get_field("external_id").max_length,
-        "model": CandidateModel._meta.get_field("name").max_length,
-        "annotator": Vote._meta.get_field("annotator_label").max_length,
-        "comment": Vote._meta.get_field("comment").max_length,
-    }
-
-
-def _line_message(error: FormatError) -> str:
-    if error.code == "json":
-        return _("Line %(n)d is not valid JSON: %(e)s") % {"n": error.line, "e": error.detail}
-    return _("Line %(n)d: %(e)s") % {"n": error.line, "e": error.detail}
-
-
-@transaction.atomic
-def votes_import(
-    *,
-    dataset: Dataset,
-    lines: Iterable,
-    campaign: Campaign | None = None,
-    create_models: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> dict:
-    """Import JSONL votes (`question` or `question_id`, `model_a`, `model_b`, `winner`, `annotator`).
-
-    The whole file or nothing. The format is checked first (annotation/vote_format.py: the
-    first bad line raises AnnotationError naming it); then every question and model is looked
-    up, and all unknown questions (with their lines) and all unknown models (sorted, with the
-    first line naming each) are refused in one error. With `create_models` the unknown models
-    are created instead: a vote needs its question and two models, not their answers, since
-    votes from other tools often compare models that have no answers here. Lines already
-    imported (same content, same occurrence) are skipped, so running the import again adds
-    nothing twice. `lines` is a binary stream (best: encoding errors name their line) or an
-    iterable of text lines.
-    """
-    try:
-        records = read_votes(lines, columns=_vote_columns())
-    except FormatError as error:
-        raise AnnotationError(_("Nothing imported. %(e)s") % {"e": _line_message(error)}) from None
-
-    items_by_id = dict(Item.objects.filter(dataset=dataset).values_list("external_id", "pk"))
-    items_by_text: dict[str, int] = {}
-    ambiguous: set[str] = set()
-    for pk, question in Item.objects.filter(dataset=dataset).values_list("pk", "question"):
-        if question.strip() in items_by_text:
-            ambiguous.add(question.strip())
-        items_by_text.setdefault(question.strip(), pk)
-    models = dict(CandidateModel.objects.values_list("name", "pk"))
-
-    question_problems, unknown_models, item_ids = [], {}, []
-    for record in records:
-        if record.question_id is not None:
-            item_id = items_by_id.get(record.question_id)
-            missing = _("no question of dataset %(d)s has question_id %(q)s.")
-            shown_as = shown(record.question_id)
-        else:
-            text = record.question.strip()
-            item_id = items_by_text.get(text)
-            missing = _("no question of dataset %(d)s has the question text %(q)s.")
-            shown_as = shown(text)
-            if text in ambiguous:
-                question_problems.append(
-                    _("Line %(n)d: the question appears more than once in dataset %(d)s; give question_id instead.")
-                    % {"n": record.line, "d": dataset.name}
-                )
-        if item_id is None:
-            question_problems.append(
-                _("Line %(n)d: %(e)s") % {"n": record.line, "e": missing % {"d": dataset.name, "q": shown_as}}
-            )
-        item_ids.append(item_id)
-        for name in (record.model_a, record.model_b):
-            if name not in models:
-                unknown_models.setdefault(name, record.line)
-        if progress and record.line % 1000 == 0:
-            progress(record.line)
-    problems = question_problems[:MAX_LINES_LISTED]
-    if len(question_problems) > MAX_LINES_LISTED:
-        problems.append(_("... and %(n)d more such lines.") % {"n": len(question_problems) - MAX_LINES_LISTED})
-    if unknown_models and not create_models:
-        problems.append(
-            _("%(n)d unknown model(s); run again with --create-models to create them:") % {"n": len(unknown_models)}
-        )
-        problems += [
-            _("Line %(n)d: unknown model %(m)s.") % {"n": unknown_models[name], "m": shown(name)}
-            for name in sorted(unknown_models)
-        ]
-    if problems:
-        raise AnnotationError("\n".join([_("Nothing imported.")] + problems))
-
-    created = sorted(unknown_models) if create_models else []
-    if created:
-        # ignore_conflicts: a model created meanwhile by another import is simply used.
-        CandidateModel.objects.bulk_create([CandidateModel(name=name) for name in created], ignore_conflicts=True)
-        models.update(CandidateModel.objects.filter(name__in=created).values_list("name", "pk"))
-    seen: Counter = Counter()
-    rows = []
-    for record, item_id in zip(records, item_ids):
-        names = [record.model_a, record.model_b]
-        canonical = json.dumps(
-            [dataset.pk, item_id, names, record.winner, record.annotator], ensure_ascii=False, separators=(",", ":")
-        )
-        seen[canonical] += 1
-        key = hashlib.sha256(f"{canonical}#{seen[canonical]}".encode()).hexdigest()
-        rows.append(
-            Vote(
-                item_id=item_id,
-                model_a_id=models[names[0]],
-                model_b_id=models[names[1]],
-                winner=record.winner,
-                campaign=campaign,
-                annotator_label=record.annotator,
-                comment=record.comment,
-                source_key=key,
-            )
-        )
-    keys = [row.source_key for row in rows]
-    existing = set()
-    # In slices: SQLite builds limit the parameters of one statement (32,766 by default, 999 before 3.32).
-    for start in range(0, len(keys), 1000):
-        chunk = keys[start : start + 1000]
-        existing.update(Vote.objects.filter(source_key__in=chunk).values_list("source_key", flat=True))
-    new = [row for row in rows if row.source_key not in existing]
-    try:
-        Vote.objects.bulk_create(new, batch_size=1000)
-    except IntegrityError as error:  # a concurrent import of the same file
-        raise AnnotationError(_("Another import of these votes ran at the same time; run it again.")) from error
-    return {
-        "read": len(rows),
-        "created": len(new),
-        "already_imported": len(rows) - len(new),
-        "models_created": created,
-    }

@@ -1,11 +1,14 @@
-"""Thin task wrappers for annotation: stored figures are refreshed on the `default` queue."""
+"""Thin task wrappers for annotation: stored figures are refreshed on the `default` queue.
+
+annotation/figures.py queues `figures_task` and the task calls back into it: the service <-> task
+loop of a queued app (the statistics stack itself loads only where figures are computed)."""
 
 from django.tasks import task
+
+from annotation.figures import figures_refresh
 
 
 @task(queue_name="default")
 def figures_task(figures_id: int) -> str:
-    from annotation.figures import figures_refresh  # the statistics stack loads only in the worker
-
     figures = figures_refresh(figures_id=figures_id)
     return figures.key if figures is not None else "gone"

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
 from annotation.report import default_run_for
@@ -21,17 +22,11 @@ from annotation.selectors import (
     campaigns_for_annotator,
     gold_question_choices,
 )
-from annotation.services import (
-    AnnotationError,
-    assignment_next,
-    assignment_skip,
-    campaign_create,
-    vote_cast,
-    vote_undo,
-)
+from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
-from core.params import int_param
+from core.params import ParameterError, int_param
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
 from stats import correlation
@@ -105,20 +100,17 @@ def undo(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotation:annotate", slug=campaign.slug)
 
 
-def _int_param(request: HttpRequest, name: str, default, low, high):
-    try:
-        return min(high, max(low, int(request.GET.get(name, default))))
-    except (TypeError, ValueError):
-        return default
-
-
 @researcher_required
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
     annotator quality, as stored by the background task (the page says when they were computed
     and whether newer votes are waiting)."""
     campaign = researcher_campaign(slug)
-    rounds = _int_param(request, "rounds", DEFAULT_ROUNDS, 0, 5000)
+    try:
+        rounds = int_param(request.GET.get("rounds"), name="rounds", low=0, high=5000, default=DEFAULT_ROUNDS)
+    except ParameterError:
+        # A hand-edited link still shows the page, with the usual number of rounds.
+        rounds = DEFAULT_ROUNDS
     run_id = int_param(request.GET.get("run"), name="run")
     run = None
     if run_id is not None:
@@ -172,7 +164,10 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     """Researchers design a campaign, its annotators and its gold pairs; a design that cannot work
     is shown again with the reasons beside the fields."""
     name = request.POST.get("dataset") or request.GET.get("dataset", "")
-    dataset = Dataset.objects.filter(name=name).first() if name else None
+    try:
+        dataset = dataset_by_name(name=name) if name else None
+    except DatasetNotFound:
+        dataset = None
     adding_row = request.method == "POST" and request.POST.get("action") == "add_gold"
     if request.method == "POST" and not adding_row:
         form = CampaignForm(request.POST, dataset=dataset)

@@ -10,13 +10,13 @@ Pure: no Django imports. Each line is an object with
 - `comment` (optional): text or null, at most the vote comment column.
 
 The rules every imported file shares (UTF-8, strict JSON, sizes, blank lines skipped) are in
-curation/import_checks.py. The first bad line raises `FormatError`.
+core/import_checks.py. The first bad line raises `FormatError`.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from curation.datasets.import_checks import (
+from core.import_checks import (
     FormatError,
     describe,
     id_field,

@@ -52,7 +52,8 @@ def main():
     from annotation.models import Campaign, StoredFigures, Vote
     from annotation.style_report import PAGE_ROUNDS, style_bt_report
     from core.roles import Role
-    from curation.models import Dataset, Intent, Item
+    from curation.choices import Intent
+    from curation.models import Dataset, Item
     from judging.diagnostics_report import run_diagnostics
     from judging.figures import run_figures_refresh
     from judging.models import CandidateModel, JudgeRun, Judgment

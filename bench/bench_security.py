@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
 from core.api import MeApi  # noqa: E402
-from curation.review.pii import quick_personal_info  # noqa: E402
+from curation.pii.hints import quick_personal_info  # noqa: E402
 from llm import calls as llm_calls  # noqa: E402
 from llm import secrets as llm_secrets  # noqa: E402
 

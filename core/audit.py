@@ -1,5 +1,6 @@
 """The audit log: one service every app calls when someone touches participant data or the
-set-up that spends money, one selector for the researcher's page, and its export.
+set-up that spends money, and one selector for the researcher's page (its export table is
+`core/audit_export.py`).
 
 Call `audit_record` inside the transaction of the change it records, so a change that rolls
 back leaves no entry and an entry never describes a change that did not happen.
@@ -9,7 +10,6 @@ from django.db import models
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from core.exports import EXPORT_CHUNK, ExportTable, exporter
 from core.models import AuditEvent
 
 
@@ -66,20 +66,3 @@ def audit_events(*, action: str = "") -> QuerySet[AuditEvent]:
 def audit_action_label(action: str) -> str:
     """The readable name of an action; an action no AuditAction lists is shown as written."""
     return str(AuditAction(action).label) if action in AuditAction.values else action
-
-
-AUDIT_FIELDS = ["created_at", "actor", "action", "target", "details"]
-
-
-@exporter("audit")
-def audit_export(*, dataset=None, study=None, run=None) -> ExportTable:
-    """Every entry of the audit log, oldest first."""
-
-    def rows():
-        values = AuditEvent.objects.order_by("created_at", "id").values_list(
-            "created_at", "actor_name", "action", "target", "details"
-        )
-        for created_at, name, action, target, details in values.iterator(chunk_size=EXPORT_CHUNK):
-            yield {"created_at": created_at, "actor": name, "action": action, "target": target, "details": details}
-
-    return ExportTable(fields=AUDIT_FIELDS, rows=rows())

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 
+from core.audit import AuditAction, audit_record
 from core.csvsafe import csv_defuse
 from core.errors import UserbenchError
 
@@ -90,8 +91,6 @@ def export_table(
     )
     personal = what in PERSONAL_EXPORTS and PERSONAL_EXPORTS[what](dataset=dataset, study=study, run=run)
     if personal or raw:
-        from core.audit import AuditAction, audit_record  # core.audit registers its own table here
-
         scope = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
         audit_record(
             actor=actor,

@@ -7,6 +7,8 @@ a 500. Only ASCII digits within [low, high] count.
 
 import re
 
+from django.utils.translation import gettext as _
+
 from core.errors import UserbenchError
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
@@ -25,5 +27,7 @@ def int_param(raw, *, name: str, low: int = 0, high: int = MAX_ID, default: int 
         return default
     text = str(raw).strip()
     if not _DIGITS.fullmatch(text) or not low <= int(text) <= high:
-        raise ParameterError(f"{name} must be a whole number from {low} to {high}.")
+        raise ParameterError(
+            _("%(name)s must be a whole number from %(low)d to %(high)d.") % {"name": name, "low": low, "high": high}
+        )
     return int(text)

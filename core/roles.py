@@ -4,8 +4,13 @@ A person may hold several roles. Every app's `access.py` builds on `has_role`,
 so the rule "which group may do what" lives in one place per app.
 """
 
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from rest_framework.permissions import BasePermission
 
 
 class Role(models.TextChoices):
@@ -42,10 +47,6 @@ def has_role(user, role: Role) -> bool:
 def role_required(*allowed: Role):
     """View decorator: anonymous people go to the log-in page, signed-in people without
     one of the allowed roles get 403 and never any data."""
-    from functools import wraps
-
-    from django.contrib.auth.views import redirect_to_login
-    from django.core.exceptions import PermissionDenied
 
     def decorator(view):
         @wraps(view)
@@ -63,7 +64,6 @@ def role_required(*allowed: Role):
 
 def role_permission(*allowed: Role):
     """A DRF permission class granting access to holders of any allowed role."""
-    from rest_framework.permissions import BasePermission
 
     class HasRole(BasePermission):
         message = "This needs the role: " + " or ".join(role.value for role in allowed) + "."

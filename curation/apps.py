@@ -9,6 +9,9 @@ class CurationConfig(AppConfig):
     verbose_name = _("Studies and curation")
 
     def ready(self):
-        # Register this app's export tables with the one export writer.
+        # Register this app's export tables with the one export writer, once the models they read
+        # are loaded.
         from curation.datasets import exports as dataset_exports  # noqa: F401
+
+        # The same for the studies' tables.
         from curation.studies import exports as study_exports  # noqa: F401

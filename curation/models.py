@@ -8,40 +8,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-
-class Intent(models.TextChoices):
-    """User intents of the URS study (SPEC 3.1). API is scored like Solve Professional Problem."""
-
-    FACTUAL_QA = "factual_qa", _("Factual QA")
-    SOLVE_PROBLEM = "solve_professional_problem", _("Solve professional problem")
-    TEXT_ASSISTANT = "text_assistant", _("Text assistant")
-    ASK_FOR_ADVICE = "ask_for_advice", _("Ask for advice")
-    SEEK_CREATIVITY = "seek_creativity", _("Seek creativity")
-    LEISURE = "leisure", _("Leisure")
-    API = "api", _("Use through APIs")
-    OTHER = "other", _("Other")
-
-
-class Language(models.TextChoices):
-    EN = "en", _("English")
-    ZH = "zh", _("Chinese")
-
-
-DEFAULT_SERVICES = [
-    "ChatGPT",
-    "Gemini/Bard",
-    "Copilot/New Bing",
-    "Claude",
-    "ERNIE Bot",
-    "ChatGLM",
-    "Qwen",
-    "Baichuan",
-    "Kimi/Moonshot",
-    "Spark",
-    "DeepSeek",
-    "Character.AI",
-    "Other",
-]
+from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language
 
 
 def default_services() -> list[str]:
@@ -50,19 +17,6 @@ def default_services() -> list[str]:
 
 def new_resume_token() -> str:
     return secrets.token_urlsafe(24)
-
-
-# Intents a participant rates in the satisfaction grid (SPEC 3.9): the six of URS Table 7.
-SATISFACTION_INTENTS = [
-    Intent.FACTUAL_QA,
-    Intent.SOLVE_PROBLEM,
-    Intent.TEXT_ASSISTANT,
-    Intent.ASK_FOR_ADVICE,
-    Intent.SEEK_CREATIVITY,
-    Intent.LEISURE,
-]
-
-DEFAULT_AGE_GROUPS = ["18-24", "25-34", "35-44", "45-54", "55-64", "65+"]
 
 
 def default_intents() -> list[str]:

@@ -2,8 +2,8 @@
 
 from django.tasks import task
 
+from curation.datasets.llm_steps import curation_job_run
 from curation.models import Submission
-from curation.review.llm_steps import curation_job_run
 from curation.review.services import submission_process
 
 

@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from core.exports import ROW_FORMATS, ExportError, export_response, export_table
 from curation.access import ResearcherPermission
+from curation.datasets.selectors import DatasetNotFound
 from home.selectors import export_scope_resolve
 
 
@@ -40,6 +41,6 @@ class ExportApi(APIView):
                 dataset_name=params.get("dataset"), study_slug=params.get("study"), run_id=params.get("run")
             )
             table = export_table(what, **scope, raw=params["raw"], actor=request.user, via="api")
-        except ExportError as error:
+        except (ExportError, DatasetNotFound) as error:
             raise ValidationError({"detail": str(error)}) from None
         return export_response(table, params["format"], filename=what)

@@ -4,19 +4,18 @@ from django.contrib.auth import get_user_model
 
 from core.exports import ExportError
 from core.roles import Role
-from curation.models import Dataset, Study
+from curation.datasets.selectors import dataset_by_name
+from curation.models import Study
 from home.models import Invitation
 from judging.models import JudgeRun
 
 
 def export_scope_resolve(*, dataset_name: str | None, study_slug: str | None, run_id: int | None) -> dict:
     """Turn the names given on a command line or in a query string into the objects an export
-    needs; an unknown name raises ExportError saying which one."""
+    needs; an unknown name raises DatasetNotFound or ExportError saying which one."""
     scope = {"dataset": None, "study": None, "run": None}
     if dataset_name:
-        scope["dataset"] = Dataset.objects.filter(name=dataset_name).first()
-        if scope["dataset"] is None:
-            raise ExportError(f"No dataset named {dataset_name!r}.")
+        scope["dataset"] = dataset_by_name(name=dataset_name)
     if study_slug:
         scope["study"] = Study.objects.filter(slug=study_slug).first()
         if scope["study"] is None:

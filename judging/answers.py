@@ -1,7 +1,7 @@
 """Candidate answers from a file (`import_answers`): a whole file in one transaction, or nothing.
 
 The file is JSONL with `instruction` or `question` (or `question_id`) and `response` per line;
-every line is checked by the pure rules of curation/datasets/import_checks.py before anything
+every line is checked by the pure rules of core/import_checks.py before anything
 is written, and an error names its line.
 """
 
@@ -11,7 +11,7 @@ from typing import BinaryIO, TextIO
 
 from django.db import transaction
 
-from curation.datasets.import_checks import FormatError, describe, id_field, json_objects, text_field
+from core.import_checks import FormatError, describe, id_field, json_objects, text_field
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.models import Dataset

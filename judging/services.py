@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
-from curation.datasets.import_checks import unstorable
+from core.import_checks import unstorable
 from curation.datasets.services import difficulty_filter_apply
 from curation.models import Dataset, DifficultyFilter, Item
 from judging.manifest import run_manifest_build

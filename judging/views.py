@@ -12,8 +12,9 @@ from django.views.decorators.http import require_POST
 
 from core.params import int_param
 from core.plots import bar_chart
+from curation.choices import Intent, Language
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
-from curation.models import Dataset, Intent, Language
 from judging.access import researcher_required
 from judging.figures import run_figures_read
 from judging.forms import DatasetChoiceForm, RunForm
@@ -302,7 +303,10 @@ def run_new(request: HttpRequest) -> HttpResponse:
     """Start a judge run: choose the dataset, then the run; the number of calls and the estimated
     cost are shown before it starts."""
     name = request.POST.get("dataset") or request.GET.get("dataset")
-    dataset = Dataset.objects.filter(name=name).first() if name else None
+    try:
+        dataset = dataset_by_name(name=name) if name else None
+    except DatasetNotFound:
+        dataset = None
     if dataset is None:
         choose = DatasetChoiceForm(request.GET if name else None)
         return render(request, "judging/run_new.html", {"choose": choose}, status=400 if name else 200)

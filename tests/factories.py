@@ -5,7 +5,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from annotation.models import Campaign, ComparisonPair, Vote, Winner
-from curation.models import Case, Dataset, Intent, Item, Study, Submission
+from curation.choices import Intent
+from curation.models import Case, Dataset, Item, Study, Submission
 from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
 
 

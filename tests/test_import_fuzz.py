@@ -23,7 +23,7 @@ import pytest
 
 from annotation.models import Vote
 from annotation.vote_format import read_votes
-from curation.datasets.import_checks import MAX_TEXT_CHARS, FormatError
+from core.import_checks import MAX_TEXT_CHARS, FormatError
 from curation.datasets.importers import item_columns
 from curation.datasets.public_formats import read_alignbench, read_alpacaeval, read_urs
 from curation.models import Item

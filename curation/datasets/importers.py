@@ -1,7 +1,7 @@
 """Imports of public datasets: a whole file in one transaction, or nothing.
 
 The file's format and every limit are checked by the pure readers (curation/datasets/public_formats.py,
-curation/datasets/import_checks.py) before anything is written; the column limits they check come
+core/import_checks.py) before anything is written; the column limits they check come
 from the model fields here, so they are the database's.
 """
 
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import UserbenchError
-from curation.datasets.import_checks import unstorable
+from core.import_checks import unstorable
 from curation.datasets.public_formats import READERS, FormatError
 from curation.models import Dataset, Item
 

@@ -5,7 +5,7 @@ Pure: reading turns a file into validated records or raises `FormatError` with t
 and what was expected; writing turns item rows back into the same format, so an export read
 again gives the same items. No Django imports. Each reader states its format's fields in one
 place; the rules every file shares (encoding, JSON, sizes, characters a database cannot store)
-live in curation/import_checks.py.
+live in core/import_checks.py.
 
 Readers take a binary stream (decoded line by line) or an iterable of text lines, and
 `columns`: the longest value each column takes, {field name: max_length}, which the importers
@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core.csvsafe import csv_defuse, csv_restore
-from curation.datasets.import_checks import (
+from core.import_checks import (
     FormatError,
     csv_cells,
     csv_rows,

@@ -1,9 +1,24 @@
 """Reads of datasets and their versions and jobs, for pages, the API and exports."""
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from core.counting import count_of
+from core.errors import UserbenchError
 from curation.models import CurationJob, Dataset, Item, ReviewTask
+
+
+class DatasetNotFound(UserbenchError):
+    """No dataset has the name asked for."""
+
+
+def dataset_by_name(*, name: str) -> Dataset:
+    """The dataset of this name, for commands, services and APIs that are given one by name;
+    DatasetNotFound naming it otherwise."""
+    found = Dataset.objects.filter(name=name).first() if name else None
+    if found is None:
+        raise DatasetNotFound(_("No dataset named %(name)r.") % {"name": name})
+    return found
 
 
 def dataset_list_with_counts() -> QuerySet[Dataset]:

@@ -36,7 +36,8 @@ class VersionError(UserbenchError):
     """A version operation that cannot be done; nothing was changed."""
 
 
-def _working(dataset: Dataset) -> None:
+def dataset_check_working(*, dataset: Dataset) -> None:
+    """Refuse with VersionError, before anything is written, to change a frozen version."""
     if dataset.frozen_at is not None:
         raise VersionError(_("Dataset %(name)s is a frozen version and cannot change.") % {"name": dataset.name})
 
@@ -52,7 +53,7 @@ def study_dataset_build(*, study: Study, name: str, created_by: AbstractBaseUser
     dataset, _created = Dataset.objects.get_or_create(
         name=name, defaults={"source": Dataset.Source.STUDY, "study": study, "created_by": created_by}
     )
-    _working(dataset)
+    dataset_check_working(dataset=dataset)
     if dataset.study_id not in (None, study.pk):
         raise VersionError(_("Dataset %(name)s belongs to another study.") % {"name": name})
     have = set(dataset.items.values_list("source_case_id", flat=True))
@@ -207,7 +208,7 @@ def dataset_freeze(*, dataset: Dataset, created_by: AbstractBaseUser | None = No
     versions), links to the previous version, and records a FROZEN event per item.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
-    _working(dataset)
+    dataset_check_working(dataset=dataset)
     items = list(freezable_items(dataset))
     if not items:
         raise VersionError(_("Nothing to freeze: no accepted item without open reviews."))

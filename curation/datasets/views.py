@@ -17,8 +17,12 @@ from django.views.decorators.http import require_POST
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
 from curation.access import researcher_required
+from curation.choices import Intent, Language
+from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (
     ITEM_STATUSES,
+    DatasetNotFound,
+    dataset_by_name,
     dataset_get,
     dataset_item_facets,
     dataset_items,
@@ -37,8 +41,7 @@ from curation.datasets.services import (
     study_dataset_build,
     working_copy_name,
 )
-from curation.models import CurationJob, Dataset, Intent, Language, Study
-from curation.review.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
+from curation.models import CurationJob, Dataset, Study
 from llm.selectors import endpoint_list
 
 
@@ -226,9 +229,10 @@ def dataset_detail_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 def dataset_copy_view(request: HttpRequest) -> HttpResponse:
     """A working copy of a frozen (imported) dataset in one step; opens the copy's working page."""
-    dataset = Dataset.objects.filter(name=request.POST.get("dataset", "")).first()
-    if dataset is None:
-        raise Http404
+    try:
+        dataset = dataset_by_name(name=request.POST.get("dataset", ""))
+    except DatasetNotFound:
+        raise Http404 from None
     try:
         copy, made = dataset_working_copy(
             dataset=dataset, name=request.POST.get("name", "").strip(), created_by=request.user

@@ -5,9 +5,10 @@ reader's language."""
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 
-from curation.models import Case, Language, ReviewEvent
+from curation.choices import Language
+from curation.models import Case, ReviewEvent
+from curation.pii.entities import entity_label
 from curation.reasons import exclusion_reason_text
-from curation.review.pii import entity_label
 
 TAG_LABELS = {
     "coherence": gettext_lazy("Coherence"),

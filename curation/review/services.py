@@ -17,19 +17,11 @@ from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
 from curation import conversation
-from curation.models import (
-    Case,
-    CaseCuration,
-    Item,
-    ReferenceDraft,
-    ReviewEvent,
-    ReviewQueue,
-    ReviewTask,
-    StepStatus,
-    Submission,
-    Translation,
-)
-from curation.review.pii import entity_label, pii_hints, unresolved_hints
+from curation.datasets.llm_steps import reference_job_enqueue
+from curation.events import review_event_record
+from curation.models import Case, CaseCuration, Item, ReviewEvent, ReviewQueue, ReviewTask, StepStatus, Submission
+from curation.pii.entities import entity_label
+from curation.pii.hints import pii_hints, unresolved_hints
 
 DUPLICATE_THRESHOLD = 0.8
 
@@ -40,31 +32,6 @@ class ReviewError(UserbenchError):
 
 def lease_duration() -> timedelta:
     return timedelta(seconds=settings.CURATION_LEASE_SECONDS)
-
-
-def _event(
-    *,
-    action,
-    case=None,
-    item=None,
-    actor: AbstractBaseUser | None = None,
-    queue="",
-    before=None,
-    after=None,
-    reason="",
-    tags: Iterable[str] = (),
-):
-    return ReviewEvent.objects.create(
-        action=action,
-        case=case,
-        item=item,
-        actor=actor,
-        queue=queue,
-        before=before or {},
-        after=after or {},
-        reason=reason,
-        tags=list(tags),
-    )
 
 
 # --------------------------------------------------------------------------- automatic steps
@@ -114,7 +81,7 @@ def case_process(*, case: Case) -> CaseCuration:
     for field, value in values.items():
         setattr(curation, field + ("_id" if field in {"duplicate_of", "similar_case"} else ""), value)
     curation.save()
-    _event(
+    review_event_record(
         action=ReviewEvent.Action.PROCESSED,
         case=case,
         after={
@@ -234,7 +201,9 @@ def review_task_release(*, task: ReviewTask, reviewer: AbstractBaseUser) -> None
     task.leased_to = None
     task.lease_expires_at = None
     task.save(update_fields=["leased_to", "lease_expires_at"])
-    _event(action=ReviewEvent.Action.RELEASED, case=task.case, item=task.item, actor=reviewer, queue=task.queue)
+    review_event_record(
+        action=ReviewEvent.Action.RELEASED, case=task.case, item=task.item, actor=reviewer, queue=task.queue
+    )
 
 
 def _locked_task(task: ReviewTask, reviewer: AbstractBaseUser, queue: str) -> ReviewTask:
@@ -330,7 +299,7 @@ def quality_review_decide(
         after["conversation_edited"] = curation.conversation != case.conversation
     if left:
         after["pii_confirmed"] = sorted({hint["entity"] for hint in left})
-    _event(
+    review_event_record(
         action=action[decision],
         case=case,
         actor=reviewer,
@@ -359,10 +328,8 @@ def reference_review_decide(
     draft = item.reference_drafts.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
     before = {"reference": item.reference}
     if decision == "regenerate":
-        from curation.review.llm_steps import reference_job_enqueue
-
         _close(task, reviewer, decision, status=ReviewTask.Status.WAITING)
-        _event(
+        review_event_record(
             action=ReviewEvent.Action.REGENERATE,
             item=item,
             actor=reviewer,
@@ -397,7 +364,7 @@ def reference_review_decide(
         item.reference = _typed(reference)
         action = ReviewEvent.Action.CORRECTED
     item.save(update_fields=["reference"])
-    _event(
+    review_event_record(
         action=action,
         item=item,
         actor=reviewer,
@@ -470,7 +437,7 @@ def translation_review_decide(
         "revert": ReviewEvent.Action.REVERTED,
         "exclude": ReviewEvent.Action.EXCLUDED,
     }
-    _event(
+    review_event_record(
         action=action[decision],
         item=item,
         actor=reviewer,
@@ -503,65 +470,3 @@ def _refuse_accept_over_typing(*, reason: str, question: str, stored: str) -> No
 def _refuse_frozen(item: Item) -> None:
     if item.dataset.frozen_at is not None:
         raise ReviewError(_("This item belongs to a frozen dataset version and cannot change."))
-
-
-# --------------------------------------------------------------------------- results of LLM steps
-
-
-def reference_draft_store(
-    *, draft: ReferenceDraft, text: str, prompt_tokens: int | None = None, completion_tokens: int | None = None
-) -> None:
-    """Keep a finished draft and put its item in the reference queue (reopening it after a
-    regeneration). Called per result, so a crash loses at most the calls in flight."""
-    with transaction.atomic():
-        draft.text = text
-        draft.status = StepStatus.DONE
-        draft.error = ""
-        draft.prompt_tokens = prompt_tokens
-        draft.completion_tokens = completion_tokens
-        draft.finished_at = timezone.now()
-        draft.save()
-        item = draft.item
-        _event(
-            action=ReviewEvent.Action.DRAFTED,
-            item=item,
-            queue=ReviewQueue.REFERENCE,
-            after={"draft": text, "model": draft.job.model},
-        )
-        _task_open(queue=ReviewQueue.REFERENCE, item=item)
-
-
-def reference_redraft_failed(*, item: Item) -> bool:
-    """A new draft asked for with "draft again" could not be had: the item goes back to the
-    reference queue (its page shows why) instead of waiting for ever. False when no task waited."""
-    return bool(
-        ReviewTask.objects.filter(queue=ReviewQueue.REFERENCE, item=item, status=ReviewTask.Status.WAITING).update(
-            status=ReviewTask.Status.OPEN, decision=""
-        )
-    )
-
-
-def translation_store(*, translation: Translation) -> None:
-    """Record a translation whose two steps are done and queue it for calibration."""
-    with transaction.atomic():
-        translation.status = StepStatus.DONE
-        translation.error = ""
-        translation.finished_at = timezone.now()
-        translation.save()
-        _event(
-            action=ReviewEvent.Action.TRANSLATED,
-            item=translation.item,
-            queue=ReviewQueue.TRANSLATION,
-            after={"translation": translation.translation, "localised": translation.localised},
-        )
-        _task_open(queue=ReviewQueue.TRANSLATION, item=translation.item)
-
-
-def _task_open(*, queue: str, item: Item) -> None:
-    task, created = ReviewTask.objects.select_for_update().get_or_create(
-        queue=queue, item=item, defaults={"author_id": item.created_by_id}
-    )
-    if not created and task.status != ReviewTask.Status.OPEN:
-        task.status = ReviewTask.Status.OPEN
-        task.decision = ""
-        task.save(update_fields=["status", "decision"])

@@ -12,8 +12,9 @@ from django.views.decorators.http import require_POST
 
 from curation.access import can_manage_studies, history_viewer_required, reviewer_required
 from curation.models import Case, ReviewQueue, ReviewTask, StepStatus, Submission
+from curation.pii.entities import entity_label
+from curation.pii.hints import highlight_segments, unresolved_hints
 from curation.review.history import TAG_LABELS, history_rows
-from curation.review.pii import entity_label, highlight_segments, unresolved_hints
 from curation.review.selectors import (
     case_history,
     item_difficulty,

@@ -5,8 +5,9 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from curation.choices import SATISFACTION_INTENTS, Intent
 from curation.conversation import parse_turns
-from curation.models import SATISFACTION_INTENTS, Intent, Study
+from curation.models import Study
 
 # Size limits a participant can act on; the messages say the limit and the current length.
 MAX_CONVERSATION = 20_000

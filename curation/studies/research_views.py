@@ -1,13 +1,13 @@
 """The researcher's study pages: figures of a study and its set-up."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.params import ParameterError, int_param
 from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
@@ -49,11 +49,13 @@ def study_duplicate_resolve(request: HttpRequest, slug: str) -> HttpResponse:
         keep = services.prolific_duplicates_resolve(
             study=study,
             prolific_pid=request.POST.get("prolific_pid", ""),
-            keep_id=int(request.POST.get("keep", "0") or 0),
+            keep_id=int_param(request.POST.get("keep"), name="keep", default=0),
             actor=request.user,
         )
-    except (services.DuplicateError, ValueError) as error:
-        messages.error(request, str(error) if isinstance(error, services.DuplicateError) else _("Choose a submission."))
+    except services.DuplicateError as error:
+        messages.error(request, str(error))
+    except ParameterError:
+        messages.error(request, _("Choose a submission."))
     else:
         messages.success(request, _("Submission #%(id)s kept; the others are excluded.") % {"id": keep.pk})
     return redirect("curation:study-detail", slug=study.slug)
@@ -67,8 +69,8 @@ def study_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             saved = services.study_save(values=form.study_values(), study=study, user=request.user)
-        except ValidationError as error:
-            for field, errors in error.message_dict.items():
+        except services.StudyError as error:
+            for field, errors in (error.fields or {None: error.messages}).items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
             messages.success(request, _("Study saved."))
@@ -87,10 +89,15 @@ def study_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("curation:study-detail", slug=study.slug)
     number = request.POST.get("submission", "").strip().lstrip("#")
     try:
+        submission_id = int_param(number, name="submission")
+    except ParameterError:
+        # Not a number: the service looks by Prolific ID alone and says what it could not find.
+        submission_id = None
+    try:
         report = services.participant_withdraw(
             study=study,
             prolific_pid=request.POST.get("prolific_pid", ""),
-            submission_id=int(number) if number.isdigit() else None,
+            submission_id=submission_id,
             actor=request.user,
         )
     except services.WithdrawalError as error:

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
-from curation.models import SATISFACTION_INTENTS, Case, Study, Submission
+from curation.choices import SATISFACTION_INTENTS
+from curation.models import Case, Study, Submission
 from curation.studies.maths import completion_rate, median_seconds, satisfaction_by_intent
 
 # Rows per database round trip when streaming exports: memory stays flat with the row count.

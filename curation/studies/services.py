@@ -28,6 +28,17 @@ MAX_DRAFTS_CHARS = 100_000
 MAX_DRAFT_VALUES = 50
 
 
+class StudyError(UserbenchError):
+    """A questionnaire step or a study set-up that cannot be done as asked; nothing was changed.
+
+    `fields` maps a form field to its messages when the error is about one (a study's slug),
+    so the researcher's form shows them beside the field."""
+
+    def __init__(self, message="", *args, fields: dict[str, list[str]] | None = None):
+        super().__init__(message, *args)
+        self.fields = fields or {}
+
+
 class AlreadyFinished(UserbenchError):
     """This Prolific participant has already finished this study."""
 
@@ -51,10 +62,10 @@ def _locked_in_progress(submission: Submission) -> Submission:
     caller saves it with `last_activity_at` among the fields)."""
     locked = Submission.objects.select_for_update().get(pk=submission.pk)
     if locked.status != Submission.Status.IN_PROGRESS:
-        raise ValidationError(_("This questionnaire has already been submitted."), code="submitted")
+        raise StudyError(_("This questionnaire has already been submitted."))
     if locked.excluded:
         # Closed by a researcher who kept another submission under the same Prolific ID.
-        raise ValidationError(_("This questionnaire has been closed."), code="closed")
+        raise StudyError(_("This questionnaire has been closed."))
     locked.last_activity_at = timezone.now()
     return locked
 
@@ -75,7 +86,7 @@ def submission_start(
     A Prolific ID is no credential (anyone may type one into the link), so a second start
     under the same ID never opens the first submission: it gets a submission of its own, and
     the study page flags the two until a researcher keeps one. Raises AlreadyFinished when
-    this PROLIFIC_PID has finished the study, and ValidationError when the study is closed to
+    this PROLIFIC_PID has finished the study, and StudyError when the study is closed to
     newcomers. `country_hint` (from GeoIP, never the address) pre-fills the country the
     participant may change or decline. `filled_by`: the signed-in person filling it, if any.
     """
@@ -88,7 +99,7 @@ def submission_start(
     ):
         raise AlreadyFinished
     if not study.is_open:
-        raise ValidationError(_("This study is closed and takes no new participants."), code="closed")
+        raise StudyError(_("This study is closed and takes no new participants."))
     now = timezone.now()
     return Submission.objects.create(
         study=study,
@@ -113,9 +124,8 @@ def case_save(*, submission: Submission, values: dict, position: int | None = No
     if position is None:
         count = submission.cases.count()
         if count >= study.max_cases:
-            raise ValidationError(
-                _("You have already reported %(count)d cases, the most this study takes.") % {"count": count},
-                code="too_many",
+            raise StudyError(
+                _("You have already reported %(count)d cases, the most this study takes.") % {"count": count}
             )
         case = Case.objects.create(submission=submission, position=count + 1, **values)
         drafts.pop("case-new", None)
@@ -151,10 +161,9 @@ def submission_cases_confirm(*, submission: Submission) -> Submission:
     submission = _locked_in_progress(submission)
     count = submission.cases.count()
     if count < submission.study.min_cases:
-        raise ValidationError(
+        raise StudyError(
             _("Please report at least %(minimum)d cases; you have %(count)d so far.")
-            % {"minimum": submission.study.min_cases, "count": count},
-            code="too_few",
+            % {"minimum": submission.study.min_cases, "count": count}
         )
     _advance(submission, StudyStep.ABOUT)
     submission.save(update_fields=["current_step", "last_activity_at"])
@@ -220,15 +229,15 @@ def submission_draft_save(
 def submission_finish(*, submission: Submission, language: str) -> Submission:
     """Submit the questionnaire. A failed attention check keeps it but excludes it with the reason.
 
-    Raises ValidationError when a required page is incomplete and AlreadyFinished
+    Raises StudyError when a required page is incomplete and AlreadyFinished
     when the same PROLIFIC_PID finished meanwhile (e.g. in another browser).
     """
     submission = _locked_in_progress(submission)
     study = submission.study
     if submission.cases.count() < study.min_cases:
-        raise ValidationError(_("Please report at least %(minimum)d cases.") % {"minimum": study.min_cases})
+        raise StudyError(_("Please report at least %(minimum)d cases.") % {"minimum": study.min_cases})
     if not submission.usage or submission.attention_passed is None:
-        raise ValidationError(_("Please answer the questions about your use of AI assistants."))
+        raise StudyError(_("Please answer the questions about your use of AI assistants."))
     submission.status = Submission.Status.SUBMITTED
     submission.submitted_at = timezone.now()
     submission.language = language_of(language)
@@ -262,16 +271,19 @@ RESERVED_STUDY_SLUGS = frozenset({"new", "edit"})
 def study_save(*, values: dict, study: Study | None = None, user: AbstractBaseUser | None = None) -> Study:
     """Create a study or update its set-up from the researcher's form values (audited)."""
     if values.get("slug") in RESERVED_STUDY_SLUGS:
-        raise ValidationError(
-            {"slug": _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}}
-        )
+        reserved = _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}
+        raise StudyError(reserved, fields={"slug": [reserved]})
     created = study is None
     if study is None:
         study = Study(created_by=user if user and user.is_authenticated else None)
     changed = sorted(name for name, value in values.items() if created or getattr(study, name) != value)
     for name, value in values.items():
         setattr(study, name, value)
-    study.full_clean()
+    try:
+        study.full_clean()
+    except ValidationError as error:
+        # The model's own checks (Django's error class) become the house one, field by field.
+        raise StudyError(" ".join(error.messages), fields=error.message_dict) from None
     study.save()
     audit_record(
         actor=user,

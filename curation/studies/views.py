@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,7 +22,8 @@ from django.utils.translation import gettext as _
 
 from core.throttling import body_limited, rate_limited
 from curation.models import Study, StudyStep, Submission
-from curation.review.pii import entity_label, quick_personal_info
+from curation.pii.entities import entity_label
+from curation.pii.hints import quick_personal_info
 from curation.studies import services
 from curation.studies.forms import (
     FREQUENCY_CHOICES,
@@ -246,7 +246,7 @@ def study_start(request: HttpRequest, slug: str) -> HttpResponse:
             )
         except services.AlreadyFinished:
             return _already_finished(request, study, prolific_pid_state(study=study, prolific_pid=pid)[0])
-        except ValidationError as error:
+        except services.StudyError as error:
             return _message_page(request, study, _("This study is closed"), " ".join(error.messages))
         _remember(request, submission)
         return _step_redirect(submission)
@@ -314,7 +314,7 @@ def study_cases(request: HttpRequest, study: Study, submission: Submission) -> H
             if form.is_valid():
                 try:
                     case = services.case_save(submission=submission, values=form.case_values())
-                except ValidationError as error:
+                except services.StudyError as error:
                     messages.error(request, " ".join(error.messages))
                 else:
                     _warn_personal_info(request, case)
@@ -326,7 +326,7 @@ def study_cases(request: HttpRequest, study: Study, submission: Submission) -> H
         if action == "continue" and (saved or not typed):
             try:
                 services.submission_cases_confirm(submission=submission)
-            except ValidationError as error:
+            except services.StudyError as error:
                 messages.error(request, " ".join(error.messages))
             else:
                 return redirect("curation:study-about", slug=study.slug)
@@ -383,7 +383,7 @@ def study_case_edit(request: HttpRequest, study: Study, submission: Submission, 
         if form.is_valid():
             try:
                 saved = services.case_save(submission=submission, values=form.case_values(), position=position)
-            except ValidationError as error:
+            except services.StudyError as error:
                 messages.error(request, " ".join(error.messages))
             else:
                 messages.success(request, _("Case saved."))
@@ -410,7 +410,7 @@ def study_case_remove(request: HttpRequest, study: Study, submission: Submission
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         try:
             services.case_remove(submission=submission, position=position)
-        except ValidationError as error:
+        except services.StudyError as error:
             messages.error(request, " ".join(error.messages))
         else:
             messages.success(request, _("Case removed."))
@@ -474,7 +474,7 @@ def study_review(request: HttpRequest, study: Study, submission: Submission) -> 
             submission = services.submission_finish(submission=submission, language=request.LANGUAGE_CODE)
         except services.AlreadyFinished:
             return _already_finished(request, study)
-        except ValidationError as error:
+        except services.StudyError as error:
             messages.error(request, " ".join(error.messages))
         else:
             code = study.screenout_code if submission.excluded else study.completion_code

@@ -8,9 +8,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.errors import AnnotationError
 from annotation.models import Campaign
 from annotation.report import FLAG_FAST, annotator_quality, bt_report
-from annotation.services import AnnotationError, assignment_next, vote_cast
+from annotation.services import assignment_next, vote_cast
 from tests.figures import get_computed
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from scipy.linalg import null_space
 from scipy.optimize import minimize
 
 from annotation.models import Vote
-from curation.datasets.import_checks import MAX_NESTING
+from core.import_checks import MAX_NESTING
 from curation.models import Item
 from judging.models import Answer, CandidateModel
 from tests.factories import CandidateModelFactory, DatasetFactory, ItemFactory

@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation.errors import AnnotationError
 from annotation.models import Assignment, ComparisonPair, Vote, Winner
 from annotation.services import (
-    AnnotationError,
     assignment_next,
     assignment_skip,
     campaign_create,

@@ -5,8 +5,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from curation.choices import Intent
 from curation.datasets.services import dataset_freeze
-from curation.models import Dataset, Intent, ReviewEvent, ReviewQueue, ReviewTask
+from curation.models import Dataset, ReviewEvent, ReviewQueue, ReviewTask
 from tests.factories import DatasetFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

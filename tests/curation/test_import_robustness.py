@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from curation.datasets.import_checks import MAX_NESTING, MAX_TEXT_CHARS
+from core.import_checks import MAX_NESTING, MAX_TEXT_CHARS
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 from tests.factories import DatasetFactory, ItemFactory

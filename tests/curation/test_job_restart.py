@@ -10,16 +10,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from curation.models import CurationJob, Item, ReferenceDraft, ReviewQueue, ReviewTask, Translation
-from curation.review.llm_steps import (
+from curation.datasets.llm_prompts import REDRAFT_USER
+from curation.datasets.llm_steps import (
     MAX_ATTEMPTS,
-    REDRAFT_USER,
     CurationJobError,
     curation_job_restart,
     curation_job_run,
     reference_job_create,
     translation_job_create,
 )
+from curation.models import CurationJob, Item, ReferenceDraft, ReviewQueue, ReviewTask, Translation
 from curation.review.selectors import reference_redrafts
 from curation.review.services import reference_review_decide, review_task_lease
 from llm.errors import EndpointError

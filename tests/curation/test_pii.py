@@ -2,7 +2,8 @@
 
 import pytest
 
-from curation.review.pii import CN_RESIDENT_ID, EMAIL, PHONE, highlight_segments, pii_hints, resident_id_is_valid
+from curation.pii.entities import CN_RESIDENT_ID, EMAIL, PHONE, resident_id_is_valid
+from curation.pii.hints import highlight_segments, pii_hints
 
 VALID_ID = "11010519491231002X"  # the standard's own example, check character X
 VALID_ID_DIGIT = "440524198001010013"

@@ -16,7 +16,7 @@ from core.exports import ExportError, export_table
 from core.models import AuditEvent
 from curation.datasets.services import study_dataset_build
 from curation.models import Case, CaseCuration, Item, ReviewEvent, ReviewTask
-from curation.review.pii import pii_hints, quick_personal_info
+from curation.pii.hints import pii_hints, quick_personal_info
 from curation.review.services import ReviewError, quality_review_decide, review_task_lease
 from tests.curation.review_helpers import review_study, submitted_cases  # noqa: F401
 from tests.curation.study_helpers import Participant, case_data, small_study  # noqa: F401

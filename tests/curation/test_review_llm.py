@@ -3,17 +3,10 @@ driven by the real openai client, then the reference and translation review queu
 
 import pytest
 
+from curation.datasets.llm_prompts import LOCALISE_USER, REDRAFT_USER, REFERENCE_SYSTEM
+from curation.datasets.llm_steps import MAX_ATTEMPTS, curation_job_run, reference_job_create, translation_job_create
 from curation.datasets.services import VersionError
 from curation.models import CurationJob, Item, ReferenceDraft, ReviewEvent, ReviewQueue, ReviewTask, Translation
-from curation.review.llm_steps import (
-    LOCALISE_USER,
-    MAX_ATTEMPTS,
-    REDRAFT_USER,
-    REFERENCE_SYSTEM,
-    curation_job_run,
-    reference_job_create,
-    translation_job_create,
-)
 from curation.review.services import ReviewError, reference_review_decide, review_task_lease, translation_review_decide
 from tests.factories import DatasetFactory, ItemFactory
 from tests.judging.fake_llm import FakeLLM
@@ -183,9 +176,9 @@ def test_without_an_endpoint_the_job_fails_with_a_clear_reason(monkeypatch, work
 
 def test_the_job_row_shows_progress_while_it_runs(llm, working, monkeypatch):
     """The dataset page and `curation_llm` read done/failed from the job row mid-run."""
-    import curation.review.llm_steps
+    import curation.datasets.llm_steps
 
-    monkeypatch.setattr(curation.review.llm_steps, "PROGRESS_EVERY_SECONDS", 0.0)
+    monkeypatch.setattr(curation.datasets.llm_steps, "PROGRESS_EVERY_SECONDS", 0.0)
     seen = []
     job = reference_job_create(dataset=working, model="m")
     curation_job_run(
@@ -315,7 +308,7 @@ def test_every_call_has_a_max_tokens_and_a_cut_off_reply_is_never_a_draft(llm, w
     assert (cut.status, cut.text, cut.attempts) == ("failed", "", 1)
     assert cut.error == "cut off at max_tokens (900): raise --max-tokens and run again"
     assert (job.done, job.failed, llm.count) == (1, 1, 2)
-    from curation.review.llm_steps import job_cut_off_count
+    from curation.datasets.llm_steps import job_cut_off_count
 
     assert job_cut_off_count(job) == 1
 

@@ -95,7 +95,7 @@ def test_a_frozen_version_refuses_every_change(reviewer):
     with pytest.raises(VersionError, match="Dataset w@v1 is a frozen version and cannot change."):
         dataset_freeze(dataset=version)
     with pytest.raises(VersionError, match="is a frozen version"):
-        from curation.review.llm_steps import reference_job_create
+        from curation.datasets.llm_steps import reference_job_create
 
         reference_job_create(dataset=version, model="m")
     assert Dataset.objects.count() == 2

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
+from curation.datasets.llm_steps import curation_job_run, reference_job_create
 from curation.models import CurationJob
-from curation.review.llm_steps import curation_job_run, reference_job_create
 from llm.models import Endpoint
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 from tests.judging.fake_llm import FakeLLM

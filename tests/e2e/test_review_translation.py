@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
+from curation.datasets.llm_steps import reference_draft_store, translation_store
 from curation.models import CurationJob, Item, ReferenceDraft, ReviewEvent, Translation
-from curation.review.services import reference_draft_store, translation_store
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,7 +9,8 @@ import hashlib
 import math
 import re
 
-from curation.models import Dataset, Intent, Item, Language
+from curation.choices import Intent, Language
+from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 
 MARKER = re.compile(r"ANS-(\w+)-([\w.]+)")

@@ -9,7 +9,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
-from curation.models import Dataset, Intent
+from curation.choices import Intent
+from curation.models import Dataset
 from judging.exports import LEADERBOARD_FIELDS
 from judging.models import Answer, JudgeRun
 from llm.models import Endpoint

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import translation
 
-from curation.models import Language
+from curation.choices import Language
 from judging.diagnostics_report import run_diagnostics
 from judging.execution import run_execute_inline
 from judging.figures import run_figures_refresh

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from curation.models import Intent
+from curation.choices import Intent
 from judging.figures import run_figures_refresh
 from judging.models import JudgeRun, JudgeShard, JudgeTemplate
 from tests.factories import (

@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from curation.models import Dataset, Intent
+from curation.choices import Intent
+from curation.models import Dataset
 from judging.models import JudgeRun, JudgeTemplate
 from judging.services import run_plan
 from llm.models import Endpoint

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from curation.models import Intent, Language
+from curation.choices import Intent, Language
 from judging.compare import manifest_changes
 from judging.manifest import run_manifest
 from judging.models import JudgeRun

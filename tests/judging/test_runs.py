@@ -6,7 +6,8 @@ import re
 import pytest
 from django.utils import timezone
 
-from curation.models import Dataset, Intent, Language
+from curation.choices import Intent, Language
+from curation.models import Dataset
 from judging.execution import run_execute_inline, shard_execute
 from judging.models import JudgeRun, JudgeShard, Judgment
 from judging.services import pair_order, run_cancel, run_create, run_enqueue, run_reparse, run_resume

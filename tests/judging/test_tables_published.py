@@ -12,7 +12,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from curation.models import Dataset, Language
+from curation.choices import Language
+from curation.models import Dataset
 from judging.leaderboard import (
     ALIGNBENCH_COLUMNS,
     FAILURES_AS_MINUS_ONE,

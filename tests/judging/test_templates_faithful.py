@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from curation.models import Dataset, Intent, Language
+from curation.choices import Intent, Language
+from curation.models import Dataset
 from judging.execution import run_execute_inline
 from judging.models import Endpoint, JudgeTemplate
 from judging.prompt_texts import ALIGNBENCH_JUDGE_PROMPT

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from curation.models import Intent
+from curation.choices import Intent
 from judging.execution import run_execute_inline
 from judging.prompts import DELIMITERS, fill, suspicious_flags, urs_template
 from judging.selectors import flagged_judgments, run_leaderboard

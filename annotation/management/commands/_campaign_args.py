@@ -2,20 +2,19 @@
 
 from django.core.management.base import CommandError
 
-from annotation.models import Campaign
+from annotation.selectors import campaign_by_slug
+from core.errors import UserbenchError
 from core.templatetags.numbers import P_FLOOR
-from curation.models import Dataset
+from curation.datasets.selectors import dataset_by_name
 
 
 def resolve(dataset_name: str, campaign_slug: str | None):
-    dataset = Dataset.objects.filter(name=dataset_name).first()
-    if dataset is None:
-        raise CommandError(f"No dataset named {dataset_name!r}.")
-    campaign = None
-    if campaign_slug:
-        campaign = Campaign.objects.filter(slug=campaign_slug, dataset=dataset).first()
-        if campaign is None:
-            raise CommandError(f"No campaign {campaign_slug!r} on dataset {dataset_name!r}.")
+    """The dataset named and, when a slug is given, its campaign; CommandError otherwise."""
+    try:
+        dataset = dataset_by_name(name=dataset_name)
+        campaign = campaign_by_slug(slug=campaign_slug, dataset=dataset) if campaign_slug else None
+    except UserbenchError as error:
+        raise CommandError(str(error)) from None
     return dataset, campaign
 
 

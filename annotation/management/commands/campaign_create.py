@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import AnnotationError, campaign_create_by_names
+from annotation.services import campaign_create_by_names
+from core.errors import UserbenchError
 
 
 def _names(text: str) -> list[str]:
@@ -50,7 +51,7 @@ class Command(BaseCommand):
                 instructions_en=options["instructions_en"],
                 instructions_zh=options["instructions_zh"],
             )
-        except AnnotationError as error:
+        except UserbenchError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(
             f"Created campaign {campaign.slug} on {campaign.dataset.name}: {campaign.pairs.count()} pairs over "

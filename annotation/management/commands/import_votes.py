@@ -2,8 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.errors import AnnotationError
 from annotation.management.commands._campaign_args import resolve
-from annotation.services import AnnotationError, votes_import
+from annotation.vote_import import votes_import
 
 
 class Command(BaseCommand):

@@ -6,9 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
 from core.progress import progress_bar
-from curation.datasets.services import VersionError, dataset_working_copy
-from curation.models import CurationJob, Dataset
-from curation.review.llm_steps import (
+from curation.datasets.llm_steps import (
     curation_job_endpoint_set,
     curation_job_restart,
     curation_job_run,
@@ -16,6 +14,9 @@ from curation.review.llm_steps import (
     reference_job_create,
     translation_job_create,
 )
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.datasets.services import VersionError, dataset_working_copy
+from curation.models import CurationJob
 from llm.cli import add_call_options
 
 STEP_KINDS = {"references": CurationJob.Kind.REFERENCE, "translate": CurationJob.Kind.TRANSLATION}
@@ -74,9 +75,10 @@ class Command(BaseCommand):
             job = self.resumed(resume, step, endpoint)
         else:
             endpoint = endpoint or ""
-            found = Dataset.objects.filter(name=dataset).first() if dataset else None
-            if found is None:
-                raise CommandError(f"No dataset named {dataset!r}.")
+            try:
+                found = dataset_by_name(name=dataset or "")
+            except DatasetNotFound as error:
+                raise CommandError(str(error)) from None
             if found.frozen_at is not None and copy is None:
                 raise CommandError(
                     f"Dataset {found.name} is frozen and never changes; add --copy to work on a working copy of it."

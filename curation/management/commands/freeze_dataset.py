@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError, dataset_freeze, datasets_diff
-from curation.models import Dataset
 
 
 class Command(BaseCommand):
@@ -17,10 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def _dataset(self, name):
-        found = Dataset.objects.filter(name=name).first()
-        if found is None:
-            raise CommandError(f"No dataset named {name!r}.")
-        return found
+        try:
+            return dataset_by_name(name=name)
+        except DatasetNotFound as error:
+            raise CommandError(str(error)) from None
 
     def handle(self, *args, name=None, diff=None, format="table", **options):
         if diff:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.datasets.import_checks import MAX_TEXT_CHARS
+from core.import_checks import MAX_TEXT_CHARS
 from curation.datasets.importers import DataImportError, dataset_import
 from curation.datasets.public_formats import PUBLIC_FORMATS
 

@@ -22,7 +22,7 @@
 
 // While a participant types or pastes a case, a warning (never a block) when it seems to hold an
 // e-mail address, a phone number or an ID number; the same checks as quick_personal_info in
-// curation/review/pii.py, which also warns after saving when this script does not run.
+// curation/pii/hints.py, which also warns after saving when this script does not run.
 (function () {
   "use strict";
   var warning = document.querySelector("[data-pii-warning]");

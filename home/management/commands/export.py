@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
 from curation.datasets.public_formats import PUBLIC_FORMATS, iter_public
+from curation.datasets.selectors import DatasetNotFound
 from home.selectors import export_scope_resolve
 
 
@@ -53,7 +54,7 @@ class Command(BaseCommand):
             else:
                 for chunk in chunks:
                     self.stdout.write(chunk, ending="")
-        except ExportError as error:
+        except (ExportError, DatasetNotFound) as error:
             raise CommandError(str(error)) from None
         except BrokenPipeError:
             # The reader (e.g. `| head`) stopped early: not an error of the export.

@@ -6,7 +6,7 @@ from dataclasses import replace
 from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import progress_bar
-from curation.models import Dataset
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.generation import GENERATION_PRESETS, answers_generate
 from llm.cli import add_call_options
 from llm.errors import EndpointError
@@ -39,9 +39,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, dataset, model, endpoint, concurrency, timeout, max_tokens, preset=None, **options):
         try:
-            target = Dataset.objects.get(name=dataset)
-        except Dataset.DoesNotExist:
-            raise CommandError(f"No dataset named {dataset!r}.") from None
+            target = dataset_by_name(name=dataset)
+        except DatasetNotFound as error:
+            raise CommandError(str(error)) from None
         try:
             config = endpoint_config(endpoint)
         except EndpointError as error:

@@ -3,7 +3,7 @@ run it (workers, or `--inline` here) and show progress until it ends."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.models import Dataset
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
 from judging.management.progress import follow, leave_now, run_here
 from judging.models import CandidateModel
@@ -68,9 +68,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            dataset = Dataset.objects.get(name=options["dataset"])
-        except Dataset.DoesNotExist:
-            raise CommandError(f"No dataset named {options['dataset']!r}.") from None
+            dataset = dataset_by_name(name=options["dataset"])
+        except DatasetNotFound as error:
+            raise CommandError(str(error)) from None
         names = [name.strip() for name in options["models"].split(",") if name.strip()]
         candidates = list(CandidateModel.objects.filter(name__in=names))
         unknown = sorted(set(names) - {c.name for c in candidates})

@@ -1,7 +1,7 @@
 """The presidio side of PII hints: offline pattern recognizers and one analyzer per language.
 
-Imported only when hints are computed (curation.pii.pii_hints), so the web pages and every
-management command start without loading presidio and spaCy (about 0.8 s).
+Imported only when hints are computed (`pii_hints` in curation/pii/hints.py), so the web pages
+and every management command start without loading presidio and spaCy (about 0.8 s).
 """
 
 import logging
@@ -28,7 +28,7 @@ from presidio_analyzer.predefined_recognizers import (  # noqa: E402
     UrlRecognizer,
 )
 
-from curation.review.pii import CN_RESIDENT_ID, LANGUAGES, PHONE, PHONE_REGIONS, resident_id_is_valid  # noqa: E402
+from curation.pii.entities import CN_RESIDENT_ID, LANGUAGES, PHONE, PHONE_REGIONS, resident_id_is_valid  # noqa: E402
 
 _OFFLINE_TLD = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 

@@ -19,10 +19,20 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
-from curation.datasets.services import VersionError, _working
-from curation.models import CurationJob, Dataset, Item, ReferenceDraft, ReviewQueue, ReviewTask, StepStatus, Translation
-from curation.review.services import reference_draft_store, reference_redraft_failed, translation_store
-from llm.calls import ChatRequest
+from curation.datasets.llm_prompts import clean_reply, localise_request, reference_request, translate_request
+from curation.datasets.services import VersionError, dataset_check_working
+from curation.events import review_event_record
+from curation.models import (
+    CurationJob,
+    Dataset,
+    Item,
+    ReferenceDraft,
+    ReviewEvent,
+    ReviewQueue,
+    ReviewTask,
+    StepStatus,
+    Translation,
+)
 from llm.config import CallKind, max_tokens_for
 from llm.delivery import deliver_batched_sync
 from llm.errors import LLMCallError
@@ -39,65 +49,6 @@ class CurationJobError(UserbenchError):
     """A curation job that cannot be started again as asked; nothing was changed."""
 
 
-REFERENCE_SYSTEM = {
-    "en": (
-        "You are a knowledgeable, careful assistant writing a reference answer for an evaluation "
-        "benchmark. Answer the user's question as a very good assistant would: correct, clear, "
-        "complete and genuinely helpful, without padding. Answer in English."
-    ),
-    "zh": (
-        "你是一位知识渊博、严谨细致的助手，正在为评测基准撰写参考答案。请像一位非常优秀的助手那样回答用户的问题："
-        "准确、清晰、完整、真正有帮助，不要堆砌无关内容。请用中文回答。"
-    ),
-}
-
-# ChineseAlpacaEval 2.1, Figure 1 (translation).
-TRANSLATE_SYSTEM = (
-    "You are a helpful assistant. Your task is to refer to the queries provided by users in other languages and "
-    "create a query that a Chinese user would ask. You are required to make it fluent, while also localizing them "
-    "as much as possible to fit the speech habits of mainland China. However, proper nouns cannot be changed, and "
-    "foreign names, place names, code snippets, abbreviations, etc. do not need to be converted to Chinese."
-)
-TRANSLATE_USER = (
-    "Please refer to the query provided by users in other languages and create a query that a Chinese user would "
-    "ask. Note that proper nouns cannot be changed. You only need to give the converted text, not the explanatory "
-    'information, hints or prompts. Here is the query to be converted: "{query}"\n\n'
-    "Please write below how a Chinese user would express this query:"
-)
-# ChineseAlpacaEval 2.2, Figure 2 (Chinese background replacement): the instruction is in
-# Chinese because the English one localised poorly in the authors' tests.
-LOCALISE_SYSTEM = (
-    "You are a helpful assistant. Your task is to refer to the queries provided by users in other languages and "
-    "create a query that a Chinese user would ask. You are required to make it fluent, while also localizing them "
-    "as much as possible to fit the speech habits of mainland China."
-)
-LOCALISE_USER = (
-    "请参考其它国家用户提出的问题，创建一个中国用户会提出的问题。尽量将问题对象替换为中国的，并使其符合中国背景。"
-    "注意您需要使问题内容更多样化，同时也需要符合事实。没有指定特定国家背景或是背景为著名人物、事物、地点的指令则不需要进行中文本地化。"
-    '您只需要给出转换后的问题，不需要任何提示信息。\n\n这里是待转换的问题: "{query}"\n\n请在下面写出转换后的问题:'
-)
-
-
-# "Draft again": the model sees the draft the reviewer did not take. Without it the request
-# would be the first one again, answered from the response cache with the same text.
-REDRAFT_USER = {
-    "en": (
-        "A reviewer did not accept this answer. Write the reference answer again, better and in your own "
-        "words. Give only the answer."
-    ),
-    "zh": "审核人员没有采纳这个回答。请重新撰写参考答案，写得更好，并换一种写法。只给出答案本身。",
-}
-
-
-def reference_request(item: Item, model: str, previous: str = "", max_tokens: int | None = None):
-    """The drafting request for an item; with `previous`, a request for a new draft instead of it."""
-    language = item.language if item.language in REFERENCE_SYSTEM else "en"
-    messages = (("system", REFERENCE_SYSTEM[language]), ("user", item.question))
-    if previous:
-        messages += (("assistant", previous), ("user", REDRAFT_USER[language]))
-    return ChatRequest(model=model, messages=messages, max_tokens=max_tokens)
-
-
 def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     """The latest finished draft of each row's item from an earlier job: item id -> text."""
     found = (
@@ -109,40 +60,13 @@ def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     return dict(found)  # later rows win: the latest draft of each item
 
 
-def translate_request(text: str, model: str, max_tokens: int | None = None):
-    return ChatRequest(
-        model=model,
-        messages=(("system", TRANSLATE_SYSTEM), ("user", TRANSLATE_USER.format(query=text))),
-        max_tokens=max_tokens,
-    )
-
-
-def localise_request(text: str, model: str, max_tokens: int | None = None):
-    # Step 2 works on step 1's output (translate, then replace the background), so the
-    # reviewer can compare the plain translation with the localised one.
-    return ChatRequest(
-        model=model,
-        messages=(("system", LOCALISE_SYSTEM), ("user", LOCALISE_USER.format(query=text))),
-        max_tokens=max_tokens,
-    )
-
-
-def clean_reply(text: str) -> str:
-    """Strip whitespace and the quotes a model often wraps a converted query in."""
-    text = (text or "").strip()
-    for left, right in (('"', '"'), ("“", "”"), ("「", "」")):
-        if len(text) >= 2 and text.startswith(left) and text.endswith(right):
-            text = text[1:-1].strip()
-    return text
-
-
 @transaction.atomic
 def reference_job_create(
     *, dataset: Dataset, model: str, endpoint_name: str = "", created_by=None, items=None, reopen: bool = False
 ) -> CurationJob:
     """A reference-drafting job over the given items, or every item of a working dataset that
     has no reference and no draft in progress. `reopen` drafts again items that have one."""
-    _working(dataset)
+    dataset_check_working(dataset=dataset)
     if items is None:
         items = dataset.items.filter(excluded=False, reference="")
         if not reopen:
@@ -165,7 +89,7 @@ def reference_job_create(
 @transaction.atomic
 def translation_job_create(*, dataset: Dataset, model: str, endpoint_name: str = "", created_by=None) -> CurationJob:
     """A translation job over the English items of a working dataset not yet translated."""
-    _working(dataset)
+    dataset_check_working(dataset=dataset)
     items = list(
         dataset.items.filter(excluded=False, language="en").exclude(
             translations__status__in=[StepStatus.PENDING, StepStatus.TRANSLATED, StepStatus.DONE]
@@ -186,6 +110,7 @@ def translation_job_create(*, dataset: Dataset, model: str, endpoint_name: str =
 
 
 def _enqueue(job: CurationJob) -> CurationJob:
+    # The service <-> task loop of a queued app: curation/tasks.py runs the jobs made here.
     from curation.tasks import curation_job_task
 
     # After commit: the worker must find the job's rows.
@@ -262,7 +187,7 @@ def curation_job_restart(*, job_id: int, endpoint_name: str | None = None) -> tu
             _("Job %(job)s is %(status)s: only a failed job can be started again.")
             % {"job": job.pk, "status": job.get_status_display().lower()}
         )
-    _working(job.dataset)
+    dataset_check_working(dataset=job.dataset)
     if endpoint_name is not None:
         job.endpoint_name = endpoint_name.strip()
     # Checked before anything changes: a restart on an endpoint that cannot be used would only fail again.
@@ -550,3 +475,65 @@ def job_counts_refresh(*, job_id: int) -> CurationJob:
         job.status = CurationJob.Status.PENDING
     job.save(update_fields=["done", "failed", "last_error", "status", "finished_at"])
     return job
+
+
+# --------------------------------------------------------------------------- results, into the review queues
+
+
+def reference_draft_store(
+    *, draft: ReferenceDraft, text: str, prompt_tokens: int | None = None, completion_tokens: int | None = None
+) -> None:
+    """Keep a finished draft and put its item in the reference queue (reopening it after a
+    regeneration). Called per result, so a crash loses at most the calls in flight."""
+    with transaction.atomic():
+        draft.text = text
+        draft.status = StepStatus.DONE
+        draft.error = ""
+        draft.prompt_tokens = prompt_tokens
+        draft.completion_tokens = completion_tokens
+        draft.finished_at = timezone.now()
+        draft.save()
+        item = draft.item
+        review_event_record(
+            action=ReviewEvent.Action.DRAFTED,
+            item=item,
+            queue=ReviewQueue.REFERENCE,
+            after={"draft": text, "model": draft.job.model},
+        )
+        _task_open(queue=ReviewQueue.REFERENCE, item=item)
+
+
+def reference_redraft_failed(*, item: Item) -> bool:
+    """A new draft asked for with "draft again" could not be had: the item goes back to the
+    reference queue (its page shows why) instead of waiting for ever. False when no task waited."""
+    return bool(
+        ReviewTask.objects.filter(queue=ReviewQueue.REFERENCE, item=item, status=ReviewTask.Status.WAITING).update(
+            status=ReviewTask.Status.OPEN, decision=""
+        )
+    )
+
+
+def translation_store(*, translation: Translation) -> None:
+    """Record a translation whose two steps are done and queue it for calibration."""
+    with transaction.atomic():
+        translation.status = StepStatus.DONE
+        translation.error = ""
+        translation.finished_at = timezone.now()
+        translation.save()
+        review_event_record(
+            action=ReviewEvent.Action.TRANSLATED,
+            item=translation.item,
+            queue=ReviewQueue.TRANSLATION,
+            after={"translation": translation.translation, "localised": translation.localised},
+        )
+        _task_open(queue=ReviewQueue.TRANSLATION, item=translation.item)
+
+
+def _task_open(*, queue: str, item: Item) -> None:
+    task, created = ReviewTask.objects.select_for_update().get_or_create(
+        queue=queue, item=item, defaults={"author_id": item.created_by_id}
+    )
+    if not created and task.status != ReviewTask.Status.OPEN:
+        task.status = ReviewTask.Status.OPEN
+        task.decision = ""
+        task.save(update_fields=["status", "decision"])
