@@ -146,7 +146,7 @@ def child(args) -> dict:
     from curation.models import Dataset, Item
     from judging.execution import shard_plan
     from judging.models import Answer, CandidateModel, JudgeRun
-    from judging.selectors import run_progress
+    from judging.results.selectors import run_progress
     from judging.services import run_create
     from llm.models import Endpoint
     from tests.judging.fake_llm import lognormal_latency

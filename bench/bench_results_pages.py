@@ -53,10 +53,10 @@ def main():
     from annotation.style_report import PAGE_ROUNDS, style_bt_report
     from core.roles import Role
     from curation.models import Dataset, Intent, Item
-    from judging.diagnostics_report import run_diagnostics
-    from judging.figures import run_figures_refresh
     from judging.models import CandidateModel, JudgeRun, Judgment
-    from judging.selectors import dataset_cross_validation, run_leaderboard
+    from judging.results.diagnostics import run_diagnostics
+    from judging.results.figures import run_figures_refresh
+    from judging.results.selectors import dataset_cross_validation, run_leaderboard
     from judging.services import run_counters_refresh
 
     rng = random.Random(0)

@@ -8,12 +8,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
-from judging.diagnostics_serializers import RunDiagnosticsSerializer
-from judging.figures import run_figures_read
-from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.prompts import TEMPLATE_SETS
-from judging.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.prompts.building import TEMPLATE_SETS
+from judging.results.diagnostics_serializers import RunDiagnosticsSerializer
+from judging.results.figures import run_figures_read
+from judging.results.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.runs.manifest import run_manifest
 from judging.services import (
     DEFAULT_SHARD_SIZE,
     MAX_SYSTEM_PROMPT_CHARS,
@@ -288,7 +288,7 @@ class RunDiagnosticsApi(APIView):
 
 
 class RunManifestApi(APIView):
-    """What the run was made from (judging/manifest.py): dataset version and content hash, template
+    """What the run was made from (judging/runs/manifest.py): dataset version and content hash, template
     versions and text hashes, judge and generation parameters, endpoint base URL (never a key), the
     model names the endpoint reported, seeds, the Userbench version and the time."""
 

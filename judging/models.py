@@ -130,7 +130,7 @@ class JudgeRun(models.Model):
     # The judge's provider and family, compared with the candidates' for self-preference.
     judge_provider = models.CharField(max_length=64, blank=True)
     judge_family = models.CharField(max_length=64, blank=True)
-    # What the run was made from, recorded at creation (judging/manifest.py): enough to make
+    # What the run was made from, recorded at creation (judging/runs/manifest.py): enough to make
     # it again with `rerun` and to tell what changed when two runs disagree.
     manifest = models.JSONField(default=dict, blank=True)
     # Constant adversarial answers judged beside the candidates, reported apart, never ranked.

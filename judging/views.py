@@ -15,14 +15,12 @@ from core.plots import bar_chart
 from curation.datasets.services import VersionError
 from curation.models import Dataset, Intent, Language
 from judging.access import researcher_required
-from judging.figures import run_figures_read
 from judging.forms import DatasetChoiceForm, RunForm
-from judging.leaderboard import BEST_MARKED
-from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts import PLACEHOLDERS
-from judging.rerun import run_rerun
-from judging.selectors import (
+from judging.prompts.building import PLACEHOLDERS
+from judging.results.figures import run_figures_read
+from judging.results.leaderboard import BEST_MARKED
+from judging.results.selectors import (
     candidates_with_answers,
     run_get,
     run_list_with_progress,
@@ -31,6 +29,8 @@ from judging.selectors import (
     template_versions,
     template_versions_diff,
 )
+from judging.runs.manifest import run_manifest
+from judging.runs.rerun import run_rerun
 from judging.services import (
     RunError,
     difficulty_filter_from_run,

@@ -46,10 +46,10 @@ def progress_line(progress: dict) -> str:
 
 
 def run_progress(*, run: JudgeRun) -> dict:
-    """`judging.selectors.run_progress`, imported on first use: the selectors load the statistics
+    """`judging.results.selectors.run_progress`, imported on first use: the selectors load the statistics
     modules (numpy), and `judge` makes and queues its run before it first shows progress, so
     that import runs beside the worker's first calls instead of before them."""
-    from judging.selectors import run_progress as progress_of
+    from judging.results.selectors import run_progress as progress_of
 
     return progress_of(run=run)
 

@@ -10,8 +10,8 @@ from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
 from curation.models import Dataset, Intent
-from judging.exports import LEADERBOARD_FIELDS
 from judging.models import Answer, JudgeRun
+from judging.results.exports import LEADERBOARD_FIELDS
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 

@@ -13,7 +13,8 @@ from django.conf import settings
 from django.core.management import call_command
 
 from curation.models import Dataset, Language
-from judging.leaderboard import (
+from judging.models import JudgeRun
+from judging.results.leaderboard import (
     ALIGNBENCH_COLUMNS,
     FAILURES_AS_MINUS_ONE,
     FAILURES_EXCLUDED,
@@ -26,7 +27,6 @@ from judging.leaderboard import (
     pairwise_table,
     pointwise_table,
 )
-from judging.models import JudgeRun
 from tests.factories import CandidateModelFactory, DatasetFactory, ItemFactory, JudgeRunFactory, JudgmentFactory
 
 LEADERBOARD_CSV = Path(settings.BASE_DIR).parent / "shared" / "data" / "chinese_alpaca_eval" / "leaderboard.csv"

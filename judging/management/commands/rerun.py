@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.commands.judge import follow, run_here
 from judging.models import JudgeRun
-from judging.rerun import run_rerun
+from judging.runs.rerun import run_rerun
 from judging.services import RunError, run_enqueue
 
 

@@ -1,4 +1,4 @@
-"""How each template scored the injection probe's attacks (judging/probe.py), against the honest
+"""How each template scored the injection probe's attacks (judging/answers/probe.py), against the honest
 answers it judged: does the template resist, before anyone trusts its leaderboard?
 
 Selectors only (reads). Per template version and attack: the attack's mean (final score,
@@ -15,9 +15,9 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 
-from judging.leaderboard import bootstrap_interval
+from judging.answers.probe import ATTACKS_BY_MODEL
 from judging.models import JudgeMode, JudgeRun, Judgment
-from judging.probe import ATTACKS_BY_MODEL
+from judging.results.leaderboard import bootstrap_interval
 from stats.diagnostics import self_preference
 
 PAIRWISE_VALUE = {Judgment.Outcome.WIN: 1.0, Judgment.Outcome.TIE: 0.5, Judgment.Outcome.LOSE: 0.0}

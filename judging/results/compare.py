@@ -10,8 +10,8 @@ answers are left out as everywhere outside their own report.
 from __future__ import annotations
 
 from core.errors import UserbenchError
-from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, Judgment
+from judging.runs.manifest import run_manifest
 from stats.drift import BOOTSTRAP_ROUNDS, drift
 
 PAIRWISE_VALUE = {Judgment.Outcome.WIN: 1.0, Judgment.Outcome.TIE: 0.5, Judgment.Outcome.LOSE: 0.0}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from judging.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
 from judging.models import JudgeRun
+from judging.runs.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
 from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_template_family
 
 

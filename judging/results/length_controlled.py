@@ -1,6 +1,6 @@
 """The length-controlled win rate of a pairwise run, gathered for stats.length_control.
 
-Kept apart from judging/selectors.py, which the exports registry loads at start-up: the fit
+Kept apart from judging/results/selectors.py, which the exports registry loads at start-up: the fit
 needs scipy, which would add half a second to every command.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.db.models.functions import Length
 
-from judging.leaderboard import COMBINED_VALUE, combine_orders
 from judging.models import Answer, JudgeMode, JudgeRun
-from judging.selectors import _judgment_rows
+from judging.results.leaderboard import COMBINED_VALUE, combine_orders
+from judging.results.selectors import _judgment_rows
 from stats.length_control import length_controlled_win_rates
 
 

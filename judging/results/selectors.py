@@ -10,7 +10,8 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from curation.models import Dataset
-from judging.leaderboard import (
+from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.results.leaderboard import (
     CrossScore,
     PairOutcome,
     Score,
@@ -24,7 +25,6 @@ from judging.leaderboard import (
     pairwise_table,
     pointwise_table,
 )
-from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 from judging.services import stale_after
 from stats import sample_size
 
@@ -133,7 +133,7 @@ def run_progress(*, run: JudgeRun) -> dict:
 
 
 def _judgment_rows(*, run: JudgeRun):
-    # Injection-probe answers are never ranked: their own report is judging/probe_report.py.
+    # Injection-probe answers are never ranked: their own report is judging/results/probe_report.py.
     return (
         run.judgments.filter(call_error="", model__is_probe=False)
         .values(
@@ -212,7 +212,7 @@ def run_leaderboard(
         for row in rows:
             row["rank_meaningful"] = verdict["meaningful"]
         # The fit pulls in scipy (~0.5 s); this module is loaded at start-up by the exports registry.
-        from judging.length_controlled import run_length_controlled
+        from judging.results.length_controlled import run_length_controlled
 
         rows = attach_length_control(rows, run_length_controlled(run=run))
         return {"mode": run.mode, "pairwise": rows, "ranks": verdict}

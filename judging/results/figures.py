@@ -10,10 +10,9 @@ from __future__ import annotations
 from django.utils import timezone
 
 from core.figures import enqueue_later, freshness, json_safe, refresh_claim
-from judging.human_votes import human_votes_marker
-from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, RunFigures
-from judging.selectors import (
+from judging.results.human_votes import human_votes_marker
+from judging.results.selectors import (
     GROUPS,
     dataset_cross_validation,
     flagged_judgments,
@@ -21,6 +20,7 @@ from judging.selectors import (
     run_judgments,
     run_leaderboard,
 )
+from judging.runs.manifest import run_manifest
 
 INPUT_FIELDS = ("status", "total", "replied", "parse_failures", "call_failures", "cut_off")
 # Failures and flagged answers listed on the run page (the export has them all).
@@ -43,9 +43,9 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
     """Compute and store the run's figures from its judgments now (None: the run is gone)."""
     # The diagnostics, the probe and the drift pull in scipy: loaded where figures are computed
     # (a worker, an export), not by every process that imports this module to read them.
-    from judging.compare import runs_compare
-    from judging.diagnostics_report import run_diagnostics
-    from judging.probe_report import run_probe_report
+    from judging.results.compare import runs_compare
+    from judging.results.diagnostics import run_diagnostics
+    from judging.results.probe_report import run_probe_report
 
     run = (
         JudgeRun.objects.select_related("dataset", "reference_model", "endpoint", "rerun_of").filter(pk=run_id).first()

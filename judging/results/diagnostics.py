@@ -6,7 +6,7 @@ template and language, and item-level agreement with the human votes on the same
 
 Pairwise verdicts are turned into position terms here: a judgment's `order` 0 shows the
 candidate first, so a win at order 0 (or a loss at order 1) is a win of the first position.
-Injection-probe answers (judging/probe.py) are left out: they are reported on their own.
+Injection-probe answers (judging/answers/probe.py) are left out: they are reported on their own.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections import defaultdict
 
 from django.db.models.functions import Length
 
-from judging.human_votes import human_verdicts
-from judging.leaderboard import combine_orders
 from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
+from judging.results.human_votes import human_verdicts
+from judging.results.leaderboard import combine_orders
 from stats.diagnostics import (
     FIRST,
     SECOND,
