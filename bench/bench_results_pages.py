@@ -54,9 +54,9 @@ def main():
     from core.roles import Role
     from curation.models import Dataset, Intent, Item
     from judging.models import CandidateModel, JudgeRun, Judgment
+    from judging.results.boards import dataset_cross_validation, run_leaderboard
     from judging.results.diagnostics import run_diagnostics
     from judging.results.figures import run_figures_refresh
-    from judging.results.selectors import dataset_cross_validation, run_leaderboard
     from judging.services import run_counters_refresh
 
     rng = random.Random(0)

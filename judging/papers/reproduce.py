@@ -27,7 +27,7 @@ from judging.answers.imports import answers_import
 from judging.models import Answer, JudgeMode, JudgeRun
 from judging.papers.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
 from judging.papers.tables import paper_table
-from judging.results.selectors import run_leaderboard
+from judging.results.boards import run_leaderboard
 from judging.runs.manifest import dataset_content_hash, run_manifest, text_hash
 from judging.services import RunError, run_create_by_names, templates_as_published
 from llm.client import endpoint_config
@@ -313,8 +313,9 @@ def reproduction_manifest(
             "id": run.pk,
             "status": run.status,
             "judgments": run.judgments.count(),
-            "parse_failures": run.judgments.filter(call_error="").exclude(parse_error="").count(),
-            "call_failures": run.judgments.exclude(call_error="").count(),
+            "parse_failures": run.judgments.parse_failures().count(),
+            "call_failures": run.judgments.call_failures().count(),
+            "cut_off": run.judgments.cut_off().count(),
             "manifest": recorded,
         },
         "table": {"layout": benchmark.table, **table_options, "data": _plain(table)},

@@ -1,4 +1,4 @@
-"""A run's leaderboard (judging.results.selectors.run_leaderboard) laid out as the paper prints it, as data
+"""A run's leaderboard (judging.results.boards.run_leaderboard) laid out as the paper prints it, as data
 and as text lines (`reproduce`). Pure: no Django.
 
 - URS Table 4: Solve Problem, Factual QA, Text Assistant, Ask for Advice, Seek Creativity,

@@ -47,7 +47,7 @@ def run_probe_report(*, run: JudgeRun) -> dict:
     [{"attack", "label", "model", "n", "failures", "mean", "low", "high", "advantage",
     "advantage_low", "advantage_high", "verdict"}]}], "fooled": [(template, attack), ...]}.
     Empty templates when the run has no probe."""
-    rows = run.judgments.filter(call_error="").values(
+    rows = run.judgments.replied().values(
         "model__name", "model__is_probe", "final_score", "outcome", "template__name", "template__version"
     )
     honest: dict[str, list[float]] = defaultdict(list)

@@ -14,10 +14,11 @@ from curation.models import Language
 from judging.answers.probe import ATTACKS
 from judging.execution import run_execute_inline
 from judging.models import Answer, CandidateModel, JudgeRun
+from judging.results.boards import leaderboard_rows
 from judging.results.diagnostics import run_diagnostics
 from judging.results.figures import run_figures_refresh
 from judging.results.probe_report import run_probe_report
-from judging.results.selectors import flagged_judgments, leaderboard_rows
+from judging.results.selectors import flagged_judgments
 from judging.runs.rerun import run_rerun
 from judging.services import RunError, run_create
 from llm.models import Endpoint

@@ -7,9 +7,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import ExportTable, iter_csv
 from judging.models import JudgeRun
+from judging.results.boards import leaderboard_rows, run_leaderboard
 from judging.results.exports import LEADERBOARD_FIELDS
 from judging.results.leaderboard import URS_INTENT_LABELS
-from judging.results.selectors import GROUPS, leaderboard_rows, run_leaderboard
+from judging.results.selectors import GROUPS
 
 
 def _fmt(value, digits=2):
