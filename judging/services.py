@@ -826,7 +826,7 @@ def run_close(*, run: JudgeRun) -> None:
         run.error = ""
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at", "error"])
-    from judging.results.figures import run_figures_schedule  # figures read selectors, which read this module
+    from judging.results.figures import run_figures_schedule  # the figures load numpy: not at `judge`'s start
 
     run_figures_schedule(run=run)
 
@@ -1146,7 +1146,7 @@ def run_reparse(*, run: JudgeRun) -> int:
         changed += verdict_changed
     run_counters_refresh(run=run)
     if changed:
-        from judging.results.figures import run_figures_schedule  # figures read selectors, which read this module
+        from judging.results.figures import run_figures_schedule  # the figures load numpy: not at `judge`'s start
 
         transaction.on_commit(lambda: run_figures_schedule(run=run))
     return changed
