@@ -1,6 +1,7 @@
 """REST API of judge runs: list, detail with progress, leaderboard, resume, cancel; templates."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -212,7 +213,11 @@ class RunLeaderboardApi(APIView):
         wrong = sorted(set(by) - set(GROUPS))
         if wrong:
             return Response(
-                {"detail": f"Unknown group(s) {', '.join(wrong)}; choose among {', '.join(GROUPS)}."}, status=400
+                {
+                    "detail": _("Unknown group(s) %(groups)s; choose among %(choices)s.")
+                    % {"groups": ", ".join(wrong), "choices": ", ".join(GROUPS)}
+                },
+                status=400,
             )
         payload, figures = run_figures_read(run=run, compute="missing")
         # Stored with every group; a narrower `by` keeps the overall rows and the groups asked for.

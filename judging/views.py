@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from core.params import int_param
+from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from curation.datasets.services import VersionError
 from curation.models import Dataset, Intent, Language
@@ -260,8 +260,11 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
     """The compare form's target: the diff page of the two chosen versions."""
     template = get_object_or_404(JudgeTemplate, pk=template_id)
     try:
-        old_id, new_id = int(request.GET["old"]), int(request.GET["new"])
-    except (KeyError, ValueError):
+        old_id = int_param(request.GET.get("old"), name="old")
+        new_id = int_param(request.GET.get("new"), name="new")
+    except ParameterError:
+        old_id = new_id = None
+    if old_id is None or new_id is None:
         messages.error(request, _("Choose two versions to compare."))
         return redirect("judging:template-edit", template_id=template.pk)
     return redirect("judging:template-diff", old_id=old_id, new_id=new_id)

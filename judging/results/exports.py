@@ -1,5 +1,7 @@
 """Answer, judgment and leaderboard exports, streamed through the one export writer (core/exports.py)."""
 
+from django.utils.translation import gettext as _
+
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
 from judging.models import Answer, JudgeRun, Judgment
 from judging.runs.manifest import run_manifest
@@ -130,7 +132,7 @@ def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
 @exporter("answers")
 def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
     if dataset is None:
-        raise ExportError("The answers export needs --dataset NAME.")
+        raise ExportError(_("The answers export needs a dataset."))
     values = (
         Answer.objects.filter(item__dataset=dataset)
         .order_by("item_id", "model__name")
