@@ -100,7 +100,7 @@ CRITERIA = {
 
 # Intent -> (English label, Chinese label, five criteria in order) (SPEC 3.1, URS Table 7).
 # The paper prints one Chinese label ([解决专业问题], Table 12); the others are the labels
-# of the authors' own judge prompts (prompt_texts.URS_CODE_PROMPTS).
+# of the authors' own judge prompts (texts.URS_CODE_PROMPTS).
 INTENTS = {
     "factual_qa": (
         "Factual QA",
