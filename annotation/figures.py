@@ -10,7 +10,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.models import Campaign, StoredFigures, Vote
-from core.figures import enqueue_later, freshness, json_safe, refresh_claim
+from core.figures import enqueue_later, json_safe, refresh_claim, stored_figures_read
 from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
@@ -108,30 +108,20 @@ def figures_read(
     seed: int = 0,
     compute: str = "never",
 ) -> tuple[dict | None, dict]:
-    """Stored figures and their freshness ({"computed_at", "stale", "missing"}).
-
-    Stale or missing figures are scheduled for a background refresh. `compute`: "never" (the
-    page shows what is stored), "missing" (the API: figures never computed are computed now),
-    "stale" (the exports: what is returned matches the votes as they are now)."""
+    """Stored figures and their freshness ({"computed_at", "stale", "missing"}), read the one
+    way stored figures are read (core.figures.stored_figures_read, which says what `compute`
+    asks for: "stale" makes them match the votes as they are now)."""
     if campaign is not None:
         dataset = None
     figures, _ = StoredFigures.objects.get_or_create(
         key=_key(what, campaign=campaign, dataset=dataset, run=run, rounds=rounds, seed=seed),
         defaults={"what": what, "campaign": campaign, "dataset": dataset, "run": run, "rounds": rounds, "seed": seed},
     )
-    current = figures_inputs(figures)
-    missing = figures.computed_at is None
-    if (compute == "missing" and missing) or (compute == "stale" and (missing or figures.inputs != current)):
-        figures = figures_refresh(figures_id=figures.pk)
-    state = freshness(
-        stored_inputs=figures.inputs if figures.computed_at else None,
-        current_inputs=current,
-        computed_at=figures.computed_at,
+    return stored_figures_read(
+        stored=figures,
+        current_inputs=figures_inputs(figures),
+        refresh=lambda: figures_refresh(figures_id=figures.pk),
+        schedule=figures_schedule,
+        reload=lambda: StoredFigures.objects.filter(pk=figures.pk).first(),
+        compute=compute,
     )
-    if state["stale"] and figures_schedule(figures):
-        # A backend that runs a task as it is queued (tests, a demo without a worker) has just
-        # computed them: show what it stored rather than what was there before.
-        figures.refresh_from_db()
-        if figures.computed_at is not None:
-            state = freshness(stored_inputs=figures.inputs, current_inputs=current, computed_at=figures.computed_at)
-    return (figures.payload if figures.computed_at else None), state

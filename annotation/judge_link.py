@@ -1,10 +1,10 @@
-"""Hands the human votes to judging's run diagnostics (judging/human_votes.py), which cannot
+"""Hands the human votes to judging's run diagnostics (judging/results/human_votes.py), which cannot
 import this app: registered at start-up by annotation/apps.py."""
 
 from django.db.models import Count, Max
 
 from annotation.models import Vote
-from judging.human_votes import human_verdict_source, human_votes_marker_source
+from judging.results.human_votes import human_verdict_source, human_votes_marker_source
 
 
 @human_verdict_source

@@ -1,12 +1,12 @@
 """A campaign's manifest: what its pairs were drawn from, recorded at creation, as a run's
-(judging/manifest.py) is: the dataset version and its content hash, each candidate's answers and
+(judging/runs/manifest.py) is: the dataset version and its content hash, each candidate's answers and
 their hash, the design and its seed, the Userbench version and the time."""
 
 from django.utils import timezone
 
 from annotation.models import Campaign
 from core import __version__
-from judging.manifest import dataset_entry, model_entry, text_hash
+from judging.runs.manifest import dataset_entry, model_entry, text_hash
 
 FORMAT = "userbench-campaign-manifest/1"
 

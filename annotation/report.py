@@ -14,6 +14,7 @@ from annotation.models import Campaign, Vote, Winner
 from curation.choices import Intent
 from curation.studies.selectors import satisfaction_by_intent_of
 from judging.models import JudgeRun, Judgment
+from judging.results.preferences import judge_preferences
 from stats import agreement, correlation, ranking, sample_size
 
 _TO_RANKING = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
@@ -211,23 +212,6 @@ def satisfaction_by_intent(*, dataset) -> dict[str, dict]:
     """Mean questionnaire satisfaction per intent for the dataset's study (every study when the
     dataset has none): {intent: {"mean", "n"}}."""
     return satisfaction_by_intent_of(study_id=dataset.study_id if dataset is not None else None)
-
-
-def judge_preferences(*, run) -> dict[tuple, str]:
-    """The judge's preference per (question, unordered model pair) from its pointwise scores."""
-    scores: dict[int, dict[str, int]] = defaultdict(dict)
-    for item_id, name, score in Judgment.objects.filter(
-        run=run, final_score__isnull=False, model__is_probe=False
-    ).values_list("item_id", "model__name", "final_score"):
-        scores[item_id][name] = score
-    out = {}
-    for item_id, by_model in scores.items():
-        names = sorted(by_model)
-        for i, first in enumerate(names):
-            for second in names[i + 1 :]:
-                a, b = by_model[first], by_model[second]
-                out[(item_id, first, second)] = "tie" if a == b else ("first" if a > b else "second")
-    return out
 
 
 def agreement_report(*, dataset=None, campaign: Campaign | None = None, run=None, exclude_flagged=True) -> dict:

@@ -146,7 +146,7 @@ def child(args) -> dict:
     from curation.models import Dataset, Item
     from judging.execution import shard_plan
     from judging.models import Answer, CandidateModel, JudgeRun
-    from judging.selectors import run_progress
+    from judging.results.selectors import run_progress
     from judging.services import run_create
     from llm.models import Endpoint
     from tests.judging.fake_llm import lognormal_latency
@@ -281,7 +281,7 @@ def child(args) -> dict:
         finally:
             stop(procs)
         run = JudgeRun.objects.get(pk=int(re.match(r"Run (\d+):", first_line).group(1)))
-        done = run.judgments.filter(call_error="", parse_error="").count()
+        done = run.judgments.scored().count()
         if command.returncode != 0 or run.status != "finished" or done != calls:
             raise SystemExit(
                 f"{label}: run {run.pk} ended {run.status} with {done}/{calls} judgments, exit "

@@ -26,10 +26,10 @@ from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from curation.models import Dataset, Item  # noqa: E402
-from judging.diagnostics_report import run_diagnostics  # noqa: E402
-from judging.manifest import run_manifest_build  # noqa: E402
 from judging.models import Answer, CandidateModel, Judgment  # noqa: E402
-from judging.selectors import run_leaderboard  # noqa: E402
+from judging.results.boards import run_leaderboard  # noqa: E402
+from judging.results.diagnostics import run_diagnostics  # noqa: E402
+from judging.runs.manifest import run_manifest_build  # noqa: E402
 from judging.services import run_create  # noqa: E402
 
 

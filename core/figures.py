@@ -16,7 +16,9 @@ These helpers are the shared mechanics; the rows and what they hold belong to ea
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
@@ -57,6 +59,46 @@ def freshness(*, stored_inputs: dict | None, current_inputs: dict, computed_at) 
         "stale": stored_inputs != current_inputs,
         "missing": computed_at is None,
     }
+
+
+def stored_figures_read(
+    *,
+    stored: Any,
+    current_inputs: dict,
+    refresh: Callable[[], Any],
+    schedule: Callable[[Any], bool],
+    reload: Callable[[], Any],
+    compute: str = "never",
+) -> tuple[dict | None, dict]:
+    """A stored figures row's payload and its freshness ({"computed_at", "stale", "missing"}):
+    the one way pages, the API and exports read stored figures, whatever app keeps them.
+
+    `stored` is the row (or None) with `payload`, `inputs` and `computed_at`; `current_inputs`
+    what the figures would come from now. `compute`: "never" (a page shows what is stored),
+    "missing" (the API: figures never computed are computed now, by `refresh()`), "stale" (the
+    exports: what is returned matches the inputs as they are now). Stale or missing figures
+    are then handed to `schedule(row)` for a background refresh (debounced; True if a task was
+    queued), and `reload()` reads the row again in case that task already ran."""
+    figures = stored
+    missing = figures is None or figures.computed_at is None
+    if (compute == "missing" and missing) or (compute == "stale" and (missing or figures.inputs != current_inputs)):
+        figures = refresh()
+    computed = figures is not None and figures.computed_at is not None
+    state = freshness(
+        stored_inputs=figures.inputs if computed else None,
+        current_inputs=current_inputs,
+        computed_at=figures.computed_at if figures is not None else None,
+    )
+    if state["stale"] and schedule(figures):
+        # A backend that runs a task as it is queued (tests, a demo without a worker) has just
+        # computed them: show what it stored rather than what was there before.
+        figures = reload()
+        computed = figures is not None and figures.computed_at is not None
+        if computed:
+            state = freshness(
+                stored_inputs=figures.inputs, current_inputs=current_inputs, computed_at=figures.computed_at
+            )
+    return (figures.payload if computed else None), state
 
 
 def json_safe(value):

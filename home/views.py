@@ -30,7 +30,7 @@ from home.services import (
     invitation_for_token,
     invitation_revoke,
 )
-from judging.selectors import run_list_with_progress
+from judging.results.selectors import run_list_with_progress
 
 WORK_PAGES = {
     Role.RESEARCHER: "dashboard",

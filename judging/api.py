@@ -1,6 +1,7 @@
 """REST API of judge runs: list, detail with progress, leaderboard, resume, cancel; templates."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -8,12 +9,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
-from judging.diagnostics_serializers import RunDiagnosticsSerializer
-from judging.figures import run_figures_read
-from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.prompts import TEMPLATE_SETS
-from judging.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.prompts.building import TEMPLATE_SETS
+from judging.results.diagnostics_serializers import RunDiagnosticsSerializer
+from judging.results.figures import run_figures_read
+from judging.results.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.runs.manifest import run_manifest
 from judging.services import (
     DEFAULT_SHARD_SIZE,
     MAX_SYSTEM_PROMPT_CHARS,
@@ -212,7 +213,11 @@ class RunLeaderboardApi(APIView):
         wrong = sorted(set(by) - set(GROUPS))
         if wrong:
             return Response(
-                {"detail": f"Unknown group(s) {', '.join(wrong)}; choose among {', '.join(GROUPS)}."}, status=400
+                {
+                    "detail": _("Unknown group(s) %(groups)s; choose among %(choices)s.")
+                    % {"groups": ", ".join(wrong), "choices": ", ".join(GROUPS)}
+                },
+                status=400,
             )
         payload, figures = run_figures_read(run=run, compute="missing")
         # Stored with every group; a narrower `by` keeps the overall rows and the groups asked for.
@@ -288,7 +293,7 @@ class RunDiagnosticsApi(APIView):
 
 
 class RunManifestApi(APIView):
-    """What the run was made from (judging/manifest.py): dataset version and content hash, template
+    """What the run was made from (judging/runs/manifest.py): dataset version and content hash, template
     versions and text hashes, judge and generation parameters, endpoint base URL (never a key), the
     model names the endpoint reported, seeds, the Userbench version and the time."""
 

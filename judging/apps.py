@@ -9,4 +9,5 @@ class JudgingConfig(AppConfig):
     def ready(self):
         # Register the judgments and leaderboard tables with the one export writer, and what
         # judging keeps of a participant's question with the eraser of withdrawals.
-        from judging import erasure, exports  # noqa: F401
+        from judging import erasure  # noqa: F401
+        from judging.results import exports  # noqa: F401

@@ -4,14 +4,17 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import NoLabelSuffix
+from core.params import ParameterError, int_param
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
-from judging.prompts import TEMPLATE_SETS
+from judging.prompts.building import TEMPLATE_SETS
 from judging.services import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 from llm.errors import EndpointError
 from llm.selectors import endpoint_by_name
 
 DEFAULT_ENDPOINT = "default"
+# The run stores its concurrency in a small integer column.
+MAX_CONCURRENCY = 32767
 TEMPLATE_SET_LABELS = {
     "urs": _("URS: one template per intent, in the question's language"),
     "urs-code": _("URS as its released code judged: the Chinese prompt for every question"),
@@ -150,9 +153,10 @@ class RunForm(NoLabelSuffix, forms.Form):
             return None
         if value == "auto":
             return value
-        if not value.isdigit() or not 1 <= int(value) <= 32767:
-            raise forms.ValidationError(_("Give a whole number of calls (at least 1), or auto."))
-        return int(value)
+        try:
+            return int_param(value, name="concurrency", low=1, high=MAX_CONCURRENCY)
+        except ParameterError:
+            raise forms.ValidationError(_("Give a whole number of calls (at least 1), or auto.")) from None
 
     def clean(self):
         cleaned = super().clean()

@@ -1,5 +1,7 @@
 """Candidate models and their answers, judge templates, runs and judgments."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -130,7 +132,7 @@ class JudgeRun(models.Model):
     # The judge's provider and family, compared with the candidates' for self-preference.
     judge_provider = models.CharField(max_length=64, blank=True)
     judge_family = models.CharField(max_length=64, blank=True)
-    # What the run was made from, recorded at creation (judging/manifest.py): enough to make
+    # What the run was made from, recorded at creation (judging/runs/manifest.py): enough to make
     # it again with `rerun` and to tell what changed when two runs disagree.
     manifest = models.JSONField(default=dict, blank=True)
     # Constant adversarial answers judged beside the candidates, reported apart, never ranked.
@@ -155,6 +157,44 @@ class JudgeRun(models.Model):
 
     def __str__(self):
         return f"run {self.pk} ({self.mode}, {self.judge_model})"
+
+
+# What a judgment is, written once. A failed call has no reply. A reply cut off by max_tokens
+# ("length", as the server said) is kept with a parse error but is no parse failure: sending it
+# again with a larger limit may score it. Every other reply with a parse error is a parse failure.
+REPLIED = Q(call_error="")
+CALL_FAILURE = ~Q(call_error="")
+CUT_OFF = REPLIED & Q(finish_reason="length")
+PARSE_FAILURE = REPLIED & ~Q(parse_error="") & ~Q(finish_reason="length")
+SCORED = REPLIED & Q(parse_error="") & ~Q(finish_reason="length")
+
+
+class JudgmentQuerySet(models.QuerySet):
+    """Judgments by what became of their call; the run's running counts use the same filters."""
+
+    def replied(self):
+        """A reply came back, parsed or not (failed calls left out)."""
+        return self.filter(REPLIED)
+
+    def call_failures(self):
+        """Calls that failed after their retries: no reply; `judge_resume` sends them again."""
+        return self.filter(CALL_FAILURE)
+
+    def cut_off(self):
+        """Replies cut off by max_tokens: kept, never scored."""
+        return self.filter(CUT_OFF)
+
+    def parse_failures(self):
+        """Replies in full that the parser could not read as a verdict."""
+        return self.filter(PARSE_FAILURE)
+
+    def scored(self):
+        """Replies read as a verdict."""
+        return self.filter(SCORED)
+
+    def unscored(self):
+        """Every judgment without a verdict: failed calls, cut-off replies and parse failures."""
+        return self.exclude(SCORED)
 
 
 class Judgment(models.Model):
@@ -195,6 +235,8 @@ class Judgment(models.Model):
     reported_model = models.CharField(max_length=128, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = JudgmentQuerySet.as_manager()
+
     class Meta:
         indexes = [models.Index(fields=["run", "created_at"])]
         constraints = [
@@ -209,6 +251,11 @@ class Judgment(models.Model):
 
     def __str__(self):
         return f"{self.run_id}/{self.item_id}/{self.model_id}/{self.order}"
+
+
+def stale_after() -> timedelta:
+    """How old a shard's or a worker's heartbeat may be before its worker counts as gone."""
+    return timedelta(seconds=float(settings.JUDGING_STALE_SECONDS))
 
 
 class JudgeShard(models.Model):

@@ -1,7 +1,7 @@
 """Writes of the judging app: templates, runs and their shards, cancel, resume, re-parse.
 
 The engine that executes a run's shards lives in `judging/execution.py`; generation of
-candidate answers in `judging/generation.py`.
+candidate answers in `judging/answers/generation.py`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from core.errors import UserbenchError
 from core.import_checks import unstorable
 from curation.datasets.services import difficulty_filter_apply
 from curation.models import Dataset, DifficultyFilter, Item
-from judging.manifest import run_manifest_build
+from judging.answers.probe import ATTACKS
 from judging.models import (
     Answer,
     CandidateModel,
@@ -36,15 +36,15 @@ from judging.models import (
     Judgment,
     RunWorker,
 )
-from judging.parsing import parse_pairwise, parse_pointwise
-from judging.probe import ATTACKS
-from judging.prompts import (
+from judging.prompts.building import (
     TEMPLATE_SETS,
     criteria_for_template,
     default_templates,
     template_name_for,
     template_problems,
 )
+from judging.runs.manifest import run_manifest_build
+from judging.verdicts.parsing import parse_pairwise, parse_pointwise
 from judging.workers import worker_is_gone
 from llm.config import CallKind, default_endpoint_limits, endpoint_signature, max_tokens_for
 from llm.errors import EndpointError
@@ -339,7 +339,7 @@ def run_plan(
     """Everything run_create checks and computes, without writing: the units of work, the latest
     template versions they need (built-in ones are made if missing), and the token estimate.
 
-    `probes` are the injection probe's pseudo-candidates (judging/probe.py), judged like the
+    `probes` are the injection probe's pseudo-candidates (judging/answers/probe.py), judged like the
     candidates and reported apart; `templates` pins exact template versions (a re-run); a
     `system_prompt` is sent with every call, so it counts in the estimate.
     `concurrency` is the run's total of calls in flight across all workers: a number, "auto"
@@ -491,7 +491,7 @@ def run_create(
     (e.g. `urs-code`: the URS code's Chinese prompt for every question). `judge_provider` and
     `judge_family` say where the judge comes from, for the self-preference diagnostic.
     `templates`: the exact versions to judge with (a re-run); by default the newest of each name.
-    `injection_probe`: also judge the probe's constant adversarial answers (judging/probe.py) on
+    `injection_probe`: also judge the probe's constant adversarial answers (judging/answers/probe.py) on
     every item, as pseudo-candidates reported apart and never ranked.
     `temperature` (None: none sent, the server's default), `max_tokens` and `system_prompt` (a
     system message before each judge prompt when set) reach every call and are recorded.
@@ -499,7 +499,7 @@ def run_create(
     (the window finds the server's capacity), or None (the endpoint's stated limit, else auto).
     `max_tokens` defaults to the endpoint's, else judging's default; the run records it, and
     `timeout_seconds` (from when a call is sent) overrides the endpoint's.
-    The run's manifest (judging/manifest.py) is recorded with it. Raises
+    The run's manifest (judging/runs/manifest.py) is recorded with it. Raises
     RunError with a message a researcher can act on; then nothing is written.
     """
     run_parameters_check(temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt)
@@ -827,7 +827,7 @@ def run_close(*, run: JudgeRun) -> None:
         run.error = ""
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at", "error"])
-    from judging.figures import run_figures_schedule  # figures read selectors, which read this module
+    from judging.results.figures import run_figures_schedule  # the figures load numpy: not at `judge`'s start
 
     run_figures_schedule(run=run)
 
@@ -1147,7 +1147,7 @@ def run_reparse(*, run: JudgeRun) -> int:
         changed += verdict_changed
     run_counters_refresh(run=run)
     if changed:
-        from judging.figures import run_figures_schedule  # figures read selectors, which read this module
+        from judging.results.figures import run_figures_schedule  # the figures load numpy: not at `judge`'s start
 
         transaction.on_commit(lambda: run_figures_schedule(run=run))
     return changed
@@ -1189,7 +1189,7 @@ def candidate_model_describe(*, name: str, provider: str | None = None, family: 
 
 @transaction.atomic
 def probe_answers_ensure(*, dataset: Dataset) -> list[CandidateModel]:
-    """The injection probe's pseudo-candidates (judging/probe.py), each with its constant answer
+    """The injection probe's pseudo-candidates (judging/answers/probe.py), each with its constant answer
     on every item of the dataset in the item's language; returns the probe models.
 
     A real model already named like a probe is refused rather than taken over."""

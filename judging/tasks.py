@@ -14,7 +14,7 @@ def judge_shard_task(shard_id: int) -> str:
 
 @task(queue_name="default")
 def run_figures_task(run_id: int) -> str:
-    from judging.figures import run_figures_refresh  # statistics modules load only when needed
+    from judging.results.figures import run_figures_refresh  # statistics modules load only when needed
 
     figures = run_figures_refresh(run_id=run_id)
     return figures.computed_at.isoformat() if figures is not None else "gone"

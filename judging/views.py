@@ -10,20 +10,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from core.params import int_param
+from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
 from judging.access import researcher_required
-from judging.figures import run_figures_read
 from judging.forms import DatasetChoiceForm, RunForm
-from judging.leaderboard import BEST_MARKED
-from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts import PLACEHOLDERS
-from judging.rerun import run_rerun
-from judging.selectors import (
+from judging.prompts.building import PLACEHOLDERS
+from judging.results.figures import run_figures_read
+from judging.results.leaderboard import BEST_MARKED
+from judging.results.selectors import (
     candidates_with_answers,
     run_get,
     run_list_with_progress,
@@ -32,6 +30,8 @@ from judging.selectors import (
     template_versions,
     template_versions_diff,
 )
+from judging.runs.manifest import run_manifest
+from judging.runs.rerun import run_rerun
 from judging.services import (
     RunError,
     difficulty_filter_from_run,
@@ -262,8 +262,11 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
     """The compare form's target: the diff page of the two chosen versions."""
     template = get_object_or_404(JudgeTemplate, pk=template_id)
     try:
-        old_id, new_id = int(request.GET["old"]), int(request.GET["new"])
-    except (KeyError, ValueError):
+        old_id = int_param(request.GET.get("old"), name="old")
+        new_id = int_param(request.GET.get("new"), name="new")
+    except ParameterError:
+        old_id = new_id = None
+    if old_id is None or new_id is None:
         messages.error(request, _("Choose two versions to compare."))
         return redirect("judging:template-edit", template_id=template.pk)
     return redirect("judging:template-diff", old_id=old_id, new_id=new_id)

@@ -7,7 +7,7 @@ reads a page the way a researcher sees it once the worker has caught up."""
 from django_tasks_db.models import DBTaskResult
 
 from annotation.figures import figures_refresh
-from judging.figures import run_figures_refresh
+from judging.results.figures import run_figures_refresh
 
 FIGURES_TASKS = {
     "annotation.tasks.figures_task": lambda pk: figures_refresh(figures_id=pk),

@@ -13,7 +13,7 @@ from annotation.models import Campaign, ComparisonPair, Vote
 from curation.models import Case, Dataset, Item, Study, Submission
 from home.demo import demo_seed
 from judging.models import Answer, CandidateModel, JudgeRun, JudgeTemplate, Judgment
-from judging.prompts import default_templates
+from judging.prompts.building import default_templates
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +118,7 @@ def test_demo_answers_never_name_their_style_and_questions_vary(settings):
 
 def test_demo_judge_run_and_votes_tell_one_story(settings):
     from annotation.report import alignment_report
-    from judging.selectors import run_leaderboard
+    from judging.results.boards import run_leaderboard
     from judging.services import run_reparse
 
     settings.DEMO_MODE = True

@@ -1,4 +1,4 @@
-"""Export tables of datasets: their items (candidate answers are judging's, judging/exports.py)."""
+"""Export tables of datasets: their items (candidate answers are judging's, judging/results/exports.py)."""
 
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
 from curation.models import Item

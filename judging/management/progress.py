@@ -13,6 +13,7 @@ from django.db import connections
 from core.progress import progress_bar
 from judging.execution import run_execute_inline
 from judging.models import JudgeRun, JudgeShard
+from judging.results.selectors import run_progress
 from judging.services import RunError, run_cancel
 
 # How often `judge` reads the run's progress: a few small queries on the run's own row, its
@@ -43,15 +44,6 @@ def progress_line(progress: dict) -> str:
     if progress.get("waiting_for_worker"):
         line += "; no worker holds the run (start one: manage.py db_worker --queue-name judging --interval 0.05)"
     return line
-
-
-def run_progress(*, run: JudgeRun) -> dict:
-    """`judging.selectors.run_progress`, imported on first use: the selectors load the statistics
-    modules (numpy), and `judge` makes and queues its run before it first shows progress, so
-    that import runs beside the worker's first calls instead of before them."""
-    from judging.selectors import run_progress as progress_of
-
-    return progress_of(run=run)
 
 
 def _show(command: BaseCommand, run: JudgeRun, *, end: str = "") -> dict:

@@ -7,8 +7,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from judging.figures import run_figures_refresh
 from judging.models import Judgment
+from judging.results.figures import run_figures_refresh
 from judging.services import run_counters_refresh, run_create
 from tests.factories import UserFactory
 from tests.judging import simulated

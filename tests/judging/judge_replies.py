@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from judging.parsing import (
+from judging.prompts.building import INTENTS, fill, urs_template
+from judging.verdicts.parsing import (
     COPIED_FROM_ANSWER,
     ECHOED_EXAMPLE,
     ECHOED_PROMPT,
@@ -21,7 +22,6 @@ from judging.parsing import (
     NOTHING_FOUND,
     PHRASE_FROM_ANSWER,
 )
-from judging.prompts import INTENTS, fill, urs_template
 
 FQA = INTENTS["factual_qa"][2]  # Factuality, User Satisfaction, Clarity, Completeness, Logical Coherence
 TEMPLATES = {"en": urs_template("factual_qa", "en"), "zh": urs_template("factual_qa", "zh")}

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 
 from curation.choices import Intent
 from curation.models import Dataset
-from judging.exports import LEADERBOARD_FIELDS
 from judging.models import Answer, JudgeRun
+from judging.results.exports import LEADERBOARD_FIELDS
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 

@@ -13,9 +13,9 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from judging.execution import run_execute_inline, shard_execute
-from judging.leaderboard import PairOutcome, pairwise_table
 from judging.models import JudgeRun, Judgment, RunWorker
-from judging.selectors import run_progress
+from judging.results.leaderboard import PairOutcome, pairwise_table
+from judging.results.selectors import run_progress
 from judging.services import concurrency_share, run_create, run_resume, run_worker_beat
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory

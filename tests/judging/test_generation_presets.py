@@ -7,9 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from curation.models import Dataset
-from judging.generation import GENERATION_PRESETS, GenerationError, answers_generate
-from judging.manifest import model_entry
+from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
 from judging.models import Answer, CandidateModel
+from judging.runs.manifest import model_entry
 from tests.factories import DatasetFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

@@ -11,14 +11,15 @@ from django.urls import reverse
 from django.utils import translation
 
 from curation.choices import Language
-from judging.diagnostics_report import run_diagnostics
+from judging.answers.probe import ATTACKS
 from judging.execution import run_execute_inline
-from judging.figures import run_figures_refresh
 from judging.models import Answer, CandidateModel, JudgeRun
-from judging.probe import ATTACKS
-from judging.probe_report import run_probe_report
-from judging.rerun import run_rerun
-from judging.selectors import flagged_judgments, leaderboard_rows
+from judging.results.boards import leaderboard_rows
+from judging.results.diagnostics import run_diagnostics
+from judging.results.figures import run_figures_refresh
+from judging.results.probe_report import run_probe_report
+from judging.results.selectors import flagged_judgments
+from judging.runs.rerun import run_rerun
 from judging.services import RunError, run_create
 from llm.models import Endpoint
 from tests.factories import UserFactory

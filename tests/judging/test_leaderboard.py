@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from judging.leaderboard import (
+from judging.results.leaderboard import (
     ONE_SCORE_NOTE,
     SAME_SCORES_NOTE,
     CrossScore,

@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from judging.execution import run_execute_inline
-from judging.figures import run_figures_refresh
 from judging.models import CandidateModel
+from judging.results.figures import run_figures_refresh
 from judging.services import run_create
 from llm.models import Endpoint
 from tests.factories import UserFactory

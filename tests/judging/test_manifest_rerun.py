@@ -15,12 +15,12 @@ from django.utils import translation
 from annotation.services import campaign_create
 from core import __version__
 from curation.models import Item
-from judging.compare import runs_compare
 from judging.execution import run_execute_inline
-from judging.figures import run_figures_refresh
-from judging.manifest import dataset_content_hash
 from judging.models import Answer, CandidateModel, JudgeRun
-from judging.rerun import run_rerun
+from judging.results.compare import runs_compare
+from judging.results.figures import run_figures_refresh
+from judging.runs.manifest import dataset_content_hash
+from judging.runs.rerun import run_rerun
 from judging.services import RunError, run_create, template_revise
 from llm.models import Endpoint
 from tests.factories import UserFactory
@@ -57,7 +57,7 @@ def endpoint_row(fake_llm, fast_retries, monkeypatch):
 
 
 def independent_dataset_hash(dataset) -> str:
-    """Written apart from judging/manifest.py: one canonical JSON line per item, in id order."""
+    """Written apart from judging/runs/manifest.py: one canonical JSON line per item, in id order."""
     fields = [
         "external_id",
         "question",

@@ -5,8 +5,8 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from curation.choices import Intent
-from judging.figures import run_figures_refresh
 from judging.models import JudgeRun, JudgeShard, JudgeTemplate
+from judging.results.figures import run_figures_refresh
 from tests.factories import (
     AnswerFactory,
     CandidateModelFactory,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from judging.parsing import parse_pairwise, parse_pointwise
-from judging.prompts import INTENTS, urs_template
+from judging.prompts.building import INTENTS, urs_template
+from judging.verdicts.parsing import parse_pairwise, parse_pointwise
 
 FQA = INTENTS["factual_qa"][2]
 

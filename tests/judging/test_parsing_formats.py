@@ -4,9 +4,10 @@ an exception."""
 
 import pytest
 
-from judging import parsing
 from judging.models import Judgment
-from judging.parsing import (
+from judging.services import judgment_fields_from_reply
+from judging.verdicts import parsing
+from judging.verdicts.parsing import (
     ECHOED_EXAMPLE,
     MAX_REPLY_CHARS,
     NO_LIST,
@@ -16,7 +17,6 @@ from judging.parsing import (
     parse_pairwise,
     parse_pointwise,
 )
-from judging.services import judgment_fields_from_reply
 from tests.judging.judge_replies import BODY, FQA, PAIRWISE, POINTWISE, SCORES, TEMPLATES, score_dict
 
 

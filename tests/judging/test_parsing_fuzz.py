@@ -10,7 +10,7 @@ import os
 import random
 import time
 
-from judging.parsing import PairwiseParse, PointwiseParse, parse_pairwise, parse_pointwise
+from judging.verdicts.parsing import PairwiseParse, PointwiseParse, parse_pairwise, parse_pointwise
 from tests.judging.judge_replies import ANSWER, FINAL_NAMES, FQA, PAIRWISE, POINTWISE, PROMPTS, TEMPLATES
 
 SAFETY_NET = "the parser could not read this reply"

@@ -16,9 +16,9 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from curation.models import Dataset
-from judging.benchmarks import spread
 from judging.models import Answer, JudgeRun, JudgeTemplate
-from judging.prompts import alignbench_question_type, alignbench_template, fill, urs_template
+from judging.papers.benchmarks import spread
+from judging.prompts.building import alignbench_question_type, alignbench_template, fill, urs_template
 from tests.processes import PATIENCE_SECONDS, process_env, shared_database  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -595,8 +595,8 @@ def test_from_the_command_line_the_table_and_manifest_follow_the_run(shared_data
 
 
 def test_a_reproduction_naming_a_model_without_answers_says_so_and_makes_no_run():
-    from judging.benchmarks import BENCHMARKS
-    from judging.reproduce import ReproduceError, reproduction_run
+    from judging.papers.benchmarks import BENCHMARKS
+    from judging.papers.reproduce import ReproduceError, reproduction_run
     from tests.factories import DatasetFactory
 
     dataset = DatasetFactory(name="urs-slice")

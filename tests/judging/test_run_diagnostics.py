@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.utils import translation
 
 from curation.choices import Language
-from judging.diagnostics_report import run_diagnostics
 from judging.execution import run_execute_inline
-from judging.figures import run_figures_refresh
 from judging.models import CandidateModel, JudgeRun
+from judging.results.diagnostics import run_diagnostics
+from judging.results.figures import run_figures_refresh
 from judging.services import run_create
 from llm.models import Endpoint
 from tests.factories import UserFactory, VoteFactory

@@ -9,10 +9,10 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from curation.choices import Intent, Language
-from judging.compare import manifest_changes
-from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.rerun import run_rerun
+from judging.results.compare import manifest_changes
+from judging.runs.manifest import run_manifest
+from judging.runs.rerun import run_rerun
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 

@@ -310,7 +310,8 @@ def test_shards_run_as_tasks_on_the_judging_queue(judged, fake_llm, settings):
 
 
 def test_progress_and_leaderboard_of_a_finished_run(judged, fake_llm):
-    from judging.selectors import leaderboard_rows, run_leaderboard, run_progress
+    from judging.results.boards import leaderboard_rows, run_leaderboard
+    from judging.results.selectors import run_progress
 
     dataset, items, models = judged
     fake_llm.reply = scores_by_model({"alpha": 8, "beta": 5})
@@ -378,7 +379,7 @@ def test_progress_and_leaderboard_of_a_finished_run(judged, fake_llm):
 def test_cross_validation_over_runs_with_model_written_references(judged, fake_llm):
     """Pointwise runs whose references are a model's own answers give the evaluator x source
     matrix and the rating bias (URS Equation 1)."""
-    from judging.selectors import dataset_cross_validation
+    from judging.results.boards import dataset_cross_validation
 
     dataset, items, models = judged
 
@@ -409,7 +410,7 @@ def test_cross_validation_over_runs_with_model_written_references(judged, fake_l
 
 
 def test_alignbench_items_get_their_question_type_template_and_aggregates(fake_llm, fast_retries):
-    from judging.selectors import run_leaderboard
+    from judging.results.boards import run_leaderboard
 
     Endpoint.objects.create(name="fake", base_url=fake_llm.base_url)
     dataset = DatasetFactory(name="ab", source=Dataset.Source.ALIGNBENCH)

@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from core.roles import Role
 from judging.execution import run_execute_inline
-from judging.figures import run_figures_refresh
 from judging.models import Judgment
+from judging.results.figures import run_figures_refresh
 from judging.services import run_create
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig

@@ -14,7 +14,8 @@ from django.core.management import call_command
 
 from curation.choices import Language
 from curation.models import Dataset
-from judging.leaderboard import (
+from judging.models import JudgeRun
+from judging.results.leaderboard import (
     ALIGNBENCH_COLUMNS,
     FAILURES_AS_MINUS_ONE,
     FAILURES_EXCLUDED,
@@ -27,7 +28,6 @@ from judging.leaderboard import (
     pairwise_table,
     pointwise_table,
 )
-from judging.models import JudgeRun
 from tests.factories import CandidateModelFactory, DatasetFactory, ItemFactory, JudgeRunFactory, JudgmentFactory
 
 LEADERBOARD_CSV = Path(settings.BASE_DIR).parent / "shared" / "data" / "chinese_alpaca_eval" / "leaderboard.csv"

@@ -13,8 +13,7 @@ from curation.choices import Intent, Language
 from curation.models import Dataset
 from judging.execution import run_execute_inline
 from judging.models import Endpoint, JudgeTemplate
-from judging.prompt_texts import ALIGNBENCH_JUDGE_PROMPT
-from judging.prompts import (
+from judging.prompts.building import (
     ALIGNBENCH_CATEGORY_TYPE,
     ALIGNBENCH_DEFINITIONS,
     ALIGNBENCH_QUESTION_TYPES,
@@ -27,6 +26,7 @@ from judging.prompts import (
     urs_code_template,
     urs_template,
 )
+from judging.prompts.texts import ALIGNBENCH_JUDGE_PROMPT
 from judging.services import run_create
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 

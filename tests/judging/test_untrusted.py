@@ -6,8 +6,9 @@ import pytest
 
 from curation.choices import Intent
 from judging.execution import run_execute_inline
-from judging.prompts import DELIMITERS, fill, suspicious_flags, urs_template
-from judging.selectors import flagged_judgments, run_leaderboard
+from judging.prompts.building import DELIMITERS, fill, suspicious_flags, urs_template
+from judging.results.boards import run_leaderboard
+from judging.results.selectors import flagged_judgments
 from judging.services import run_create
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory

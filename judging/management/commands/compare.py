@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.compare import CompareError, runs_compare
 from judging.models import JudgeRun
+from judging.results.compare import CompareError, runs_compare
 
 
 def _num(value, digits=3) -> str:

@@ -4,10 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.diagnostics_report import run_diagnostics
 from judging.models import JudgeRun
-from judging.probe_report import run_probe_report
-from judging.selectors import run_get
+from judging.results.diagnostics import run_diagnostics
+from judging.results.probe_report import run_probe_report
+from judging.results.selectors import run_get
 
 
 def _num(value, digits=3) -> str:

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import progress_bar
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from judging.generation import GENERATION_PRESETS, answers_generate
+from judging.answers.generation import GENERATION_PRESETS, answers_generate
 from llm.cli import add_call_options
 from llm.errors import EndpointError
 from llm.selectors import endpoint_config

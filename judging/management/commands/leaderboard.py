@@ -6,10 +6,11 @@ import unicodedata
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import ExportTable, iter_csv
-from judging.exports import LEADERBOARD_FIELDS
-from judging.leaderboard import URS_INTENT_LABELS
 from judging.models import JudgeRun
-from judging.selectors import GROUPS, leaderboard_rows, run_leaderboard
+from judging.results.boards import leaderboard_rows, run_leaderboard
+from judging.results.exports import LEADERBOARD_FIELDS
+from judging.results.leaderboard import URS_INTENT_LABELS
+from judging.results.selectors import GROUPS
 
 
 def _fmt(value, digits=2):

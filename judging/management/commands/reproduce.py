@@ -6,10 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
-from judging.benchmarks import BENCHMARKS
 from judging.management.commands.judge import run_here
-from judging.prompts import TEMPLATE_SETS
-from judging.reproduce import (
+from judging.papers.benchmarks import BENCHMARKS
+from judging.papers.reproduce import (
     benchmark_get,
     published_checks,
     reproduction_answers,
@@ -18,6 +17,7 @@ from judging.reproduce import (
     reproduction_run,
     reproduction_table,
 )
+from judging.prompts.building import TEMPLATE_SETS
 
 
 class Command(BaseCommand):

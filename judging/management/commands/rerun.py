@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.commands.judge import follow, run_here
 from judging.models import JudgeRun
-from judging.rerun import run_rerun
+from judging.runs.rerun import RerunRefused, run_rerun
 from judging.services import RunError, run_enqueue
 
 
@@ -35,6 +35,8 @@ class Command(BaseCommand):
             raise CommandError(f"No judge run {run}.") from None
         try:
             new = run_rerun(run=original, fresh_calls=not cached, allow_changes=allow_changes)
+        except RerunRefused as error:
+            raise CommandError(f"{error} Add --allow-changes to do so.") from None
         except RunError as error:
             raise CommandError(str(error)) from None
         for change in new.manifest.get("changes_since_original", []):

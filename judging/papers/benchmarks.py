@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judging.prompt_texts import ALPACAEVAL_JUDGE_SYSTEM
-from judging.prompts import (
+from judging.prompts.building import (
     ALIGNBENCH_DEFINITIONS,
     ALIGNBENCH_QUESTION_TYPES,
     ALIGNBENCH_SUBCATEGORY_TYPE,
     ALIGNBENCH_TEMPERATURE,
     ALPACAEVAL_PAIRWISE_ZH,
 )
+from judging.prompts.texts import ALPACAEVAL_JUDGE_SYSTEM
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Benchmark:
     judge_max_tokens: int | None
     judge_system_prompt: str
     judge_source: str
-    generation_preset: str  # judging.generation.GENERATION_PRESETS
+    generation_preset: str  # judging.answers.generation.GENERATION_PRESETS
     table: str  # which paper table the command prints
     group: str  # the item field a small slice is spread over
     reference_model: str | None = None

@@ -1,4 +1,4 @@
-"""Output serializers of a run's diagnostics (judging/diagnostics_report.py), so the OpenAPI
+"""Output serializers of a run's diagnostics (judging/results/diagnostics.py), so the OpenAPI
 schema describes every figure the endpoint returns. Rates are fractions in [0, 1]."""
 
 from rest_framework import serializers

@@ -1,4 +1,4 @@
-"""How each template scored the injection probe's attacks (judging/probe.py), against the honest
+"""How each template scored the injection probe's attacks (judging/answers/probe.py), against the honest
 answers it judged: does the template resist, before anyone trusts its leaderboard?
 
 Selectors only (reads). Per template version and attack: the attack's mean (final score,
@@ -15,9 +15,9 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 
-from judging.leaderboard import bootstrap_interval
+from judging.answers.probe import ATTACKS_BY_MODEL
 from judging.models import JudgeMode, JudgeRun, Judgment
-from judging.probe import ATTACKS_BY_MODEL
+from judging.results.leaderboard import bootstrap_interval
 from stats.diagnostics import self_preference
 
 PAIRWISE_VALUE = {Judgment.Outcome.WIN: 1.0, Judgment.Outcome.TIE: 0.5, Judgment.Outcome.LOSE: 0.0}
@@ -47,7 +47,7 @@ def run_probe_report(*, run: JudgeRun) -> dict:
     [{"attack", "label", "model", "n", "failures", "mean", "low", "high", "advantage",
     "advantage_low", "advantage_high", "verdict"}]}], "fooled": [(template, attack), ...]}.
     Empty templates when the run has no probe."""
-    rows = run.judgments.filter(call_error="").values(
+    rows = run.judgments.replied().values(
         "model__name", "model__is_probe", "final_score", "outcome", "template__name", "template__version"
     )
     honest: dict[str, list[float]] = defaultdict(list)

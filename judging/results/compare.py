@@ -9,9 +9,11 @@ answers are left out as everywhere outside their own report.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from core.errors import UserbenchError
-from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, Judgment
+from judging.runs.manifest import run_manifest
 from stats.drift import BOOTSTRAP_ROUNDS, drift
 
 PAIRWISE_VALUE = {Judgment.Outcome.WIN: 1.0, Judgment.Outcome.TIE: 0.5, Judgment.Outcome.LOSE: 0.0}
@@ -23,8 +25,10 @@ class CompareError(UserbenchError):
 
 def _units(run: JudgeRun) -> dict[tuple[str, str, int], tuple[float, str]]:
     """(external id, model, order) -> (value, verdict) for every judgment with a verdict."""
-    rows = run.judgments.filter(call_error="", model__is_probe=False).values_list(
-        "item__external_id", "model__name", "order", "final_score", "outcome"
+    rows = (
+        run.judgments.replied()
+        .filter(model__is_probe=False)
+        .values_list("item__external_id", "model__name", "order", "final_score", "outcome")
     )
     units = {}
     for external_id, model, order, score, outcome in rows:
@@ -82,7 +86,8 @@ def runs_compare(*, run_a: JudgeRun, run_b: JudgeRun, rounds: int = BOOTSTRAP_RO
     manifest fields that differ. Raises CompareError when the runs' modes differ."""
     if run_a.mode != run_b.mode:
         raise CompareError(
-            f"Run {run_a.pk} is {run_a.mode} and run {run_b.pk} is {run_b.mode}: only runs of one mode compare."
+            _("Run %(a)s is %(mode_a)s and run %(b)s is %(mode_b)s: only runs of one mode compare.")
+            % {"a": run_a.pk, "mode_a": run_a.mode, "b": run_b.pk, "mode_b": run_b.mode}
         )
     units_a, units_b = _units(run_a), _units(run_b)
     shared = sorted(set(units_a) & set(units_b))

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from core.figures import enqueue_later, freshness, json_safe, refresh_claim
-from judging.human_votes import human_votes_marker
-from judging.manifest import run_manifest
+from core.figures import enqueue_later, json_safe, refresh_claim, stored_figures_read
 from judging.models import JudgeMode, JudgeRun, RunFigures
-from judging.selectors import (
-    GROUPS,
-    dataset_cross_validation,
-    flagged_judgments,
-    leaderboard_flatten,
-    run_judgments,
-    run_leaderboard,
-)
+from judging.results.boards import dataset_cross_validation, leaderboard_flatten, run_leaderboard
+from judging.results.human_votes import human_votes_marker
+from judging.results.selectors import GROUPS, flagged_judgments, run_judgments
+from judging.runs.manifest import run_manifest
 
 INPUT_FIELDS = ("status", "total", "replied", "parse_failures", "call_failures", "cut_off")
 # Failures and flagged answers listed on the run page (the export has them all).
@@ -43,9 +37,9 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
     """Compute and store the run's figures from its judgments now (None: the run is gone)."""
     # The diagnostics, the probe and the drift pull in scipy: loaded where figures are computed
     # (a worker, an export), not by every process that imports this module to read them.
-    from judging.compare import runs_compare
-    from judging.diagnostics_report import run_diagnostics
-    from judging.probe_report import run_probe_report
+    from judging.results.compare import runs_compare
+    from judging.results.diagnostics import run_diagnostics
+    from judging.results.probe_report import run_probe_report
 
     run = (
         JudgeRun.objects.select_related("dataset", "reference_model", "endpoint", "rerun_of").filter(pk=run_id).first()
@@ -94,6 +88,8 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
 def run_figures_schedule(*, run: JudgeRun) -> bool:
     """Ask for the run's figures to be computed again soon (debounced; at once when they never
     were); True if a task was queued."""
+    # The task module imports the engine and this module's refresh (the service <-> task loop of
+    # a queued app): read when a refresh is queued.
     from judging.tasks import run_figures_task
 
     figures, _ = RunFigures.objects.get_or_create(run_id=run.pk)
@@ -104,25 +100,14 @@ def run_figures_schedule(*, run: JudgeRun) -> bool:
 
 
 def run_figures_read(*, run: JudgeRun, compute: str = "never") -> tuple[dict | None, dict]:
-    """The stored figures and their freshness ({"computed_at", "stale", "missing"}).
-
-    Stale or missing figures are scheduled for a background refresh. `compute`: "never" (the
-    page shows what is stored), "missing" (the API: figures never computed are computed now),
-    "stale" (the exports: what is returned matches the judgments as they are now)."""
-    figures = RunFigures.objects.filter(run_id=run.pk).first()
-    current = run_figures_inputs(run)
-    missing = figures is None or figures.computed_at is None
-    if (compute == "missing" and missing) or (compute == "stale" and (missing or figures.inputs != current)):
-        figures = run_figures_refresh(run_id=run.pk)
-    state = freshness(
-        stored_inputs=figures.inputs if figures and figures.computed_at else None,
-        current_inputs=current,
-        computed_at=figures.computed_at if figures else None,
+    """The run's stored figures and their freshness ({"computed_at", "stale", "missing"}),
+    read the one way stored figures are read (core.figures.stored_figures_read, which says
+    what `compute` asks for)."""
+    return stored_figures_read(
+        stored=RunFigures.objects.filter(run_id=run.pk).first(),
+        current_inputs=run_figures_inputs(run),
+        refresh=lambda: run_figures_refresh(run_id=run.pk),
+        schedule=lambda _figures: run_figures_schedule(run=run),
+        reload=lambda: RunFigures.objects.filter(run_id=run.pk).first(),
+        compute=compute,
     )
-    if state["stale"] and run_figures_schedule(run=run):
-        # A backend that runs a task as it is queued (tests, a demo without a worker) has just
-        # computed them: show what it stored rather than what was there before.
-        figures = RunFigures.objects.filter(run_id=run.pk).first()
-        if figures is not None and figures.computed_at is not None:
-            state = freshness(stored_inputs=figures.inputs, current_inputs=current, computed_at=figures.computed_at)
-    return (figures.payload if figures and figures.computed_at else None), state

@@ -1,4 +1,4 @@
-"""A run's leaderboard (judging.selectors.run_leaderboard) laid out as the paper prints it, as data
+"""A run's leaderboard (judging.results.boards.run_leaderboard) laid out as the paper prints it, as data
 and as text lines (`reproduce`). Pure: no Django.
 
 - URS Table 4: Solve Problem, Factual QA, Text Assistant, Ask for Advice, Seek Creativity,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from judging.leaderboard import URS_INTENT_LABELS, URS_INTENT_ORDER
+from judging.results.leaderboard import URS_INTENT_LABELS, URS_INTENT_ORDER
 
 URS_TABLE_4_INTENTS = URS_INTENT_ORDER[:6]
 URS_TABLE_4_LABELS = {**URS_INTENT_LABELS, "all": "All"}

@@ -10,25 +10,41 @@ only read back the replies it already has, which measures nothing.
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
-from judging.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
 from judging.models import JudgeRun
+from judging.runs.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
 from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_template_family
 
 
-def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
-    """What differs today from what the manifest recorded, one sentence each (empty: nothing)."""
-    changes = []
+class RerunRefused(RunError):
+    """An identical re-run is not possible: something changed since the original run."""
+
+
+def _changes(*, run: JudgeRun, manifest: dict) -> list[tuple[str, dict]]:
+    """What differs today from what the manifest recorded: (sentence, its values) each."""
+    changes: list[tuple[str, dict]] = []
     recorded = manifest["dataset"]["content_hash"]
     now = dataset_content_hash(dataset=run.dataset)
     if recorded != now:
         changes.append(
-            f"Dataset {run.dataset.name!r} changed since run {run.pk}: content hash {recorded[:12]}… is now {now[:12]}…."
+            (
+                gettext_noop(
+                    "Dataset '%(dataset)s' changed since run %(run)s: content hash %(recorded)s… is now %(now)s…."
+                ),
+                {"dataset": run.dataset.name, "run": run.pk, "recorded": recorded[:12], "now": now[:12]},
+            )
         )
     recorded_templates = {entry["name"]: entry["text_hash"] for entry in manifest.get("templates", [])}
     for template in run.templates.all():
         if recorded_templates.get(template.name) not in (None, text_hash(template.text)):
-            changes.append(f"Template {template.name} v{template.version} no longer has the text run {run.pk} used.")
+            changes.append(
+                (
+                    gettext_noop("Template %(template)s v%(version)s no longer has the text run %(run)s used."),
+                    {"template": template.name, "version": template.version, "run": run.pk},
+                )
+            )
     models = [*run.candidates.all(), *([run.reference_model] if run.reference_model_id else [])]
     recorded_answers = {
         entry["name"]: entry["answers_hash"]
@@ -41,14 +57,32 @@ def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
         if model.name in recorded_answers and recorded_answers[model.name] != answers_hash(
             dataset=run.dataset, model=model
         ):
-            changes.append(f"The answers of {model.name} on {run.dataset.name!r} changed since run {run.pk}.")
+            changes.append(
+                (
+                    gettext_noop("The answers of %(model)s on '%(dataset)s' changed since run %(run)s."),
+                    {"model": model.name, "dataset": run.dataset.name, "run": run.pk},
+                )
+            )
     if not run.templates.exists():
-        changes.append(f"Run {run.pk} recorded no template versions: the newest ones would judge.")
+        changes.append(
+            (gettext_noop("Run %(run)s recorded no template versions: the newest ones would judge."), {"run": run.pk})
+        )
     recorded_url = (manifest.get("endpoint") or {}).get("base_url")
     now_url = endpoint_entry(run)["base_url"]
     if recorded_url != now_url:
-        changes.append(f"The endpoint's base URL was {recorded_url} and is now {now_url}.")
+        changes.append(
+            (
+                gettext_noop("The endpoint's base URL was %(recorded)s and is now %(now)s."),
+                {"recorded": recorded_url, "now": now_url},
+            )
+        )
     return changes
+
+
+def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
+    """What differs today from what the manifest recorded, one sentence each (empty: nothing),
+    in English: the re-run's manifest records them."""
+    return [sentence % values for sentence, values in _changes(run=run, manifest=manifest)]
 
 
 @transaction.atomic
@@ -58,12 +92,17 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
     Raises RunError naming every change since the original when `allow_changes` is False; with
     it, the re-run judges today's data and its manifest lists what changed."""
     manifest = run_manifest(run=run)
-    changes = rerun_changes(run=run, manifest=manifest)
+    found = _changes(run=run, manifest=manifest)
+    changes = [sentence % values for sentence, values in found]
     if changes and not allow_changes:
-        raise RunError(
-            "An identical run is not possible:\n"
-            + "\n".join(changes)
-            + "\nAllow the changes (--allow-changes) to judge today's data instead."
+        raise RerunRefused(
+            "\n".join(
+                [
+                    _("An identical run is not possible:"),
+                    *(_(sentence) % values for sentence, values in found),
+                    _("Allow the changes to judge today's data instead."),
+                ]
+            )
         )
     templates = list(run.templates.all()) or None
     new = run_create(

@@ -5,7 +5,7 @@ leaderboard.
 Each attack is a pseudo-candidate model (CandidateModel.is_probe) whose answer is the same text
 on every question (in the question's language). Probe answers are never ranked: leaderboards,
 diagnostics, alignment and exports of scores leave them out, and the probe report
-(judging/probe_report.py) shows how each template scored them against the honest answers.
+(judging/results/probe_report.py) shows how each template scored them against the honest answers.
 
 The attacks, after what was published against judges:
 - claims_reference: the answer says it is the reference answer, which the URS templates score 8;

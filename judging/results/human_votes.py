@@ -8,7 +8,7 @@ A source is `fn(*, dataset) -> {(item_id, first_model, second_model): [label, ..
 per question and unordered pair of models, the names sorted, each label "first" (the
 alphabetically first model won), "second" or "tie"; cannot-determine votes left out.
 
-A run's stored figures (judging/figures.py) hold its diagnostics, so they must know when the
+A run's stored figures (judging/results/figures.py) hold its diagnostics, so they must know when the
 votes changed: each source may register a marker too, `fn(*, dataset) -> value`, cheap to read
 (a count and the newest id), that changes whenever a vote is cast, taken back or imported.
 """

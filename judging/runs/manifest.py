@@ -210,11 +210,6 @@ def run_manifest(*, run: JudgeRun) -> dict:
     if not manifest:
         manifest = run_manifest_build(run=run, template_set="", shard_size=0)
         manifest["reconstructed"] = True
-    reported = (
-        run.judgments.filter(call_error="")
-        .values_list("reported_model")
-        .annotate(n=Count("pk"))
-        .order_by("reported_model")
-    )
+    reported = run.judgments.replied().values_list("reported_model").annotate(n=Count("pk")).order_by("reported_model")
     manifest["judge_reported_models"] = {name: count for name, count in reported}
     return manifest

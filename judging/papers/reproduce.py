@@ -5,7 +5,7 @@ The steps are the services every other command uses: the public items become a f
 (`answers_import`) and missing ones generated with the benchmark's preset (`answers_generate`),
 the run is made with the paper's templates as Userbench ships them and the authors' judge
 parameters (`run_create`), and the command executes it in its own process like `judge --inline`.
-The table comes from the run's leaderboard in the paper's layout (judging/paper_tables.py).
+The table comes from the run's leaderboard in the paper's layout (judging/papers/tables.py).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from core import __version__
 from core.errors import UserbenchError
 from curation.datasets.importers import dataset_import
 from curation.models import Dataset
-from judging.answers import answers_import
-from judging.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
-from judging.generation import GENERATION_PRESETS, answers_generate
-from judging.manifest import dataset_content_hash, run_manifest, text_hash
+from judging.answers.generation import GENERATION_PRESETS, answers_generate
+from judging.answers.imports import answers_import
 from judging.models import Answer, JudgeMode, JudgeRun
-from judging.paper_tables import paper_table
-from judging.selectors import run_leaderboard
+from judging.papers.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
+from judging.papers.tables import paper_table
+from judging.results.boards import run_leaderboard
+from judging.runs.manifest import dataset_content_hash, run_manifest, text_hash
 from judging.services import RunError, run_create_by_names, templates_as_published
 from llm.selectors import endpoint_config
 
@@ -313,8 +313,9 @@ def reproduction_manifest(
             "id": run.pk,
             "status": run.status,
             "judgments": run.judgments.count(),
-            "parse_failures": run.judgments.filter(call_error="").exclude(parse_error="").count(),
-            "call_failures": run.judgments.exclude(call_error="").count(),
+            "parse_failures": run.judgments.parse_failures().count(),
+            "call_failures": run.judgments.call_failures().count(),
+            "cut_off": run.judgments.cut_off().count(),
             "manifest": recorded,
         },
         "table": {"layout": benchmark.table, **table_options, "data": _plain(table)},

@@ -1,8 +1,10 @@
 """Answer, judgment and leaderboard exports, streamed through the one export writer (core/exports.py)."""
 
+from django.utils.translation import gettext as _
+
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
-from judging.manifest import run_manifest
 from judging.models import Answer, JudgeRun, Judgment
+from judging.runs.manifest import run_manifest
 
 ANSWER_FIELDS = [
     "dataset",
@@ -117,7 +119,7 @@ def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
 
     # Imported here: the statistics (numpy and the rest) load only for an export that needs them,
     # not in every process that registers the exporters (each command and worker at start-up).
-    from judging.figures import run_figures_read
+    from judging.results.figures import run_figures_read
 
     def rows():
         for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
@@ -130,7 +132,7 @@ def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
 @exporter("answers")
 def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
     if dataset is None:
-        raise ExportError("The answers export needs --dataset NAME.")
+        raise ExportError(_("The answers export needs a dataset."))
     values = (
         Answer.objects.filter(item__dataset=dataset)
         .order_by("item_id", "model__name")

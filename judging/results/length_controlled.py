@@ -1,16 +1,16 @@
 """The length-controlled win rate of a pairwise run, gathered for stats.length_control.
 
-Kept apart from judging/selectors.py, which the exports registry loads at start-up: the fit
-needs scipy, which would add half a second to every command.
+Kept apart from judging/results/boards.py, which pointwise leaderboards load too: the fit needs
+scipy, which would add half a second to every worker and export that reads one.
 """
 
 from __future__ import annotations
 
 from django.db.models.functions import Length
 
-from judging.leaderboard import COMBINED_VALUE, combine_orders
 from judging.models import Answer, JudgeMode, JudgeRun
-from judging.selectors import _judgment_rows
+from judging.results.leaderboard import COMBINED_VALUE, combine_orders
+from judging.results.selectors import judgment_rows
 from stats.length_control import length_controlled_win_rates
 
 
@@ -22,7 +22,7 @@ def run_length_controlled(*, run: JudgeRun) -> list[dict]:
     if run.mode != JudgeMode.PAIRWISE or not run.reference_model_id:
         return []
     grouped: dict[tuple[str, int, int], list[str]] = {}
-    for row in _judgment_rows(run=run).values("model__name", "model_id", "item_id", "outcome"):
+    for row in judgment_rows(run=run).values("model__name", "model_id", "item_id", "outcome"):
         grouped.setdefault((row["model__name"], row["model_id"], row["item_id"]), []).append(row["outcome"] or "error")
     models = {model_id for _name, model_id, _item in grouped} | {run.reference_model_id}
     answers = Answer.objects.filter(item__dataset_id=run.dataset_id, model_id__in=models).annotate(

@@ -6,18 +6,19 @@ template and language, and item-level agreement with the human votes on the same
 
 Pairwise verdicts are turned into position terms here: a judgment's `order` 0 shows the
 candidate first, so a win at order 0 (or a loss at order 1) is a win of the first position.
-Injection-probe answers (judging/probe.py) are left out: they are reported on their own.
+Injection-probe answers (judging/answers/probe.py) are left out: they are reported on their own.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models import BooleanField, ExpressionWrapper
 from django.db.models.functions import Length
 
-from judging.human_votes import human_verdicts
-from judging.leaderboard import combine_orders
-from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
+from judging.models import CUT_OFF, PARSE_FAILURE, Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
+from judging.results.human_votes import human_verdicts
+from judging.results.preferences import judge_preferences
 from stats.diagnostics import (
     FIRST,
     SECOND,
@@ -56,7 +57,8 @@ def _position_verdict(order: int, outcome: str) -> str | None:
 def _rows(run: JudgeRun) -> list[dict]:
     """The run's replied judgments of real candidates (probe answers and failed calls left out)."""
     return list(
-        run.judgments.filter(call_error="", model__is_probe=False)
+        run.judgments.replied()
+        .filter(model__is_probe=False)
         .values(
             "item_id",
             "model_id",
@@ -66,10 +68,13 @@ def _rows(run: JudgeRun) -> list[dict]:
             "order",
             "outcome",
             "final_score",
-            "parse_error",
             "template__name",
             "template__version",
             "item__language",
+        )
+        .annotate(
+            cut_off=ExpressionWrapper(CUT_OFF, output_field=BooleanField()),
+            parse_failed=ExpressionWrapper(PARSE_FAILURE, output_field=BooleanField()),
         )
         .order_by("item_id", "model__name", "order")
     )
@@ -129,50 +134,17 @@ def _parse_failures(rows: list[dict]) -> dict:
         {
             "template": template_label(row),
             "language": row["item__language"],
-            "failed": bool(row["parse_error"]) or row["outcome"] == Judgment.Outcome.ERROR,
+            "failed": row["parse_failed"],
         }
         for row in rows
+        # A reply cut off by max_tokens was never a whole reply to parse: no parse failure.
+        if not row["cut_off"]
     ]
     return parse_failure_rates(records, by=("template", "language"), level=LEVEL)
 
 
-def _judge_preferences(run: JudgeRun, rows: list[dict]) -> dict[tuple[int, str, str], str]:
-    """The judge's verdict per (question, sorted model pair), as the human votes are oriented.
-
-    Pairwise: candidate against the reference, both orders combined as the leaderboard does
-    (disagreement is a tie). Pointwise: the higher final score wins, equal scores tie."""
-    out: dict[tuple[int, str, str], str] = {}
-    if run.mode == JudgeMode.PAIRWISE:
-        reference = run.reference_model.name
-        outcomes: dict[tuple[int, str], list[str]] = defaultdict(list)
-        for row in rows:
-            outcomes[(row["item_id"], row["model__name"])].append(row["outcome"] or "error")
-        for (item_id, candidate), both in outcomes.items():
-            combined = combine_orders(both)
-            if combined == "error":
-                continue
-            first, second = sorted([candidate, reference])
-            if combined == "tie":
-                out[(item_id, first, second)] = TIE
-            else:
-                winner = candidate if combined == "win" else reference
-                out[(item_id, first, second)] = FIRST if winner == first else SECOND
-        return out
-    scores: dict[int, dict[str, int]] = defaultdict(dict)
-    for row in rows:
-        if row["final_score"] is not None:
-            scores[row["item_id"]][row["model__name"]] = row["final_score"]
-    for item_id, by_model in scores.items():
-        names = sorted(by_model)
-        for i, first in enumerate(names):
-            for second in names[i + 1 :]:
-                a, b = by_model[first], by_model[second]
-                out[(item_id, first, second)] = TIE if a == b else (FIRST if a > b else SECOND)
-    return out
-
-
 def _human_agreement(run: JudgeRun, rows: list[dict]) -> dict:
-    judge = _judge_preferences(run, rows)
+    judge = judge_preferences(run=run, rows=rows)
     humans = {unit: labels for unit, labels in human_verdicts(dataset=run.dataset).items() if unit in judge}
     result = judge_human_agreement(judge, humans, level=LEVEL, seed=run.seed % 2**32)
     external = dict(run.dataset.items.filter(pk__in={unit[0] for unit in humans}).values_list("pk", "external_id"))

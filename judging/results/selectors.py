@@ -1,0 +1,213 @@
+"""Cheap reads of judge runs for pages, the API, commands and exports: run lists, progress,
+judgments, templates. No statistics here: a page that lists runs or polls progress loads no
+numpy or scipy; a run's leaderboard is read in judging/results/boards.py."""
+
+from __future__ import annotations
+
+import difflib
+from decimal import Decimal
+
+from django.db.models import Avg, Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce, Length
+from django.utils import timezone
+
+from curation.models import Dataset
+from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment, stale_after
+
+GROUPS = ("intent", "language", "country", "category")
+
+
+def run_list_with_progress() -> QuerySet[JudgeRun]:
+    """Runs with their judgment counts (done, parse failures), read from the runs' own counts."""
+    return (
+        JudgeRun.objects.select_related("dataset", "reference_model")
+        .annotate(judgment_count=F("replied") + F("call_failures"), failure_count=F("parse_failures") + F("cut_off"))
+        .order_by("-created_at")
+    )
+
+
+def run_get(*, run_id: int) -> JudgeRun:
+    """One run with what its page shows next to it (raises JudgeRun.DoesNotExist)."""
+    return (
+        JudgeRun.objects.select_related("dataset", "reference_model", "endpoint")
+        .prefetch_related("candidates", "templates")
+        .get(pk=run_id)
+    )
+
+
+def run_progress(*, run: JudgeRun) -> dict:
+    """Done, failed, cut off, in flight, window, rate, ETA, tokens and estimated cost of a run.
+
+    Read from the run's running counts and its workers' rows (a few small queries, however
+    many judgments there are): polling it costs the database little. `done` counts judgments
+    with a reply (parsed or not); failed calls are counted apart and are what `judge_resume`
+    sends again. `workers` is 0 while the run waits for a worker (or every worker died)."""
+    now = timezone.now()
+    row = (
+        JudgeRun.objects.filter(pk=run.pk)
+        .values(
+            "status",
+            "total",
+            "error",
+            "concurrency",
+            "concurrency_auto",
+            "replied",
+            "parse_failures",
+            "call_failures",
+            "cut_off",
+            "cached_replies",
+            "prompt_tokens",
+            "completion_tokens",
+        )
+        .get()
+    )
+    fresh = now - stale_after()
+    workers = run.workers.filter(heartbeat_at__gte=fresh).aggregate(
+        n=Count("pk"),
+        in_flight=Coalesce(Sum("in_flight"), 0),
+        window=Coalesce(Sum("window"), 0),
+        rate=Coalesce(Sum("rate"), 0.0),
+        overloads=Coalesce(Sum("overloads"), 0),
+    )
+    shards = dict(run.shards.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    stale = (
+        run.shards.filter(status=JudgeShard.Status.RUNNING)
+        .filter(Q(heartbeat_at__lt=fresh) | Q(heartbeat_at__isnull=True))
+        .count()
+        if shards.get(JudgeShard.Status.RUNNING)
+        else 0
+    )
+    status = row["status"]
+    running = status == JudgeRun.Status.RUNNING
+    rate = float(workers["rate"]) if running else 0.0
+    # Runs made before totals were recorded (or loaded from a fixture) count what they hold.
+    total = row["total"] or row["replied"] + row["call_failures"]
+    remaining = max(0, total - row["replied"])
+    unsettled = max(0, remaining - row["call_failures"])
+    cost = None
+    if run.endpoint_id and run.endpoint.input_price_per_million is not None:
+        cost = (
+            Decimal(row["prompt_tokens"]) * run.endpoint.input_price_per_million
+            + Decimal(row["completion_tokens"]) * (run.endpoint.output_price_per_million or Decimal(0))
+        ) / Decimal(1_000_000)
+    return {
+        "status": status,
+        "error": row["error"],
+        "total": total,
+        "done": row["replied"],
+        "remaining": remaining,
+        "parse_failures": row["parse_failures"],
+        "call_failures": row["call_failures"],
+        "cut_off": row["cut_off"],
+        "cached": row["cached_replies"],
+        "in_flight": workers["in_flight"] if running else 0,
+        "window": workers["window"] if running else 0,
+        "concurrency": "auto" if row["concurrency_auto"] else str(row["concurrency"]),
+        "overloads": workers["overloads"] if running else 0,
+        "workers": workers["n"] if running else 0,
+        "waiting_for_worker": running and workers["n"] == 0 and remaining > 0,
+        "rate_per_second": round(rate, 2),
+        # Failed calls are settled until judge_resume: the ETA is for the units still to come back.
+        "eta_seconds": round(unsettled / rate) if rate > 0 and unsettled else None,
+        "prompt_tokens": row["prompt_tokens"],
+        "completion_tokens": row["completion_tokens"],
+        "estimated_cost": float(round(cost, 4)) if cost is not None else None,
+        "shards": {key: shards.get(key, 0) for key in JudgeShard.Status.values},
+        "stale_shards": stale,
+        "percent": round(100 * row["replied"] / total, 1) if total else 100.0,
+    }
+
+
+def judgment_rows(*, run: JudgeRun):
+    """The run's replied judgments of real candidates as the leaderboards read them, one dict each."""
+    # Injection-probe answers are never ranked: their own report is judging/results/probe_report.py.
+    return (
+        run.judgments.replied()
+        .filter(model__is_probe=False)
+        .values(
+            "model__name",
+            "final_score",
+            "scores",
+            "outcome",
+            "item_id",
+            "order",
+            "item__intent",
+            "item__language",
+            "item__category",
+            "item__country",
+            "item__source_case__submission__country",
+        )
+        .order_by("item_id", "model__name", "order")
+    )
+
+
+def run_judgments(*, run: JudgeRun, failures_only: bool = False) -> QuerySet[Judgment]:
+    """The run's judgments with item and model, for the run page's table and exports."""
+    queryset = run.judgments.select_related("item", "model", "template").order_by("item_id", "model__name", "order")
+    if failures_only:
+        queryset = queryset.unscored()
+    return queryset
+
+
+def flagged_judgments(*, run: JudgeRun) -> QuerySet[Judgment]:
+    """Judgments whose answer carried judge-format strings or instructions to the judge."""
+    return run_judgments(run=run).exclude(flags=[]).exclude(model__is_probe=True)
+
+
+def template_list() -> QuerySet[JudgeTemplate]:
+    """All templates, newest version of each name first."""
+    return JudgeTemplate.objects.order_by("name", "-version")
+
+
+def template_versions(*, template: JudgeTemplate) -> QuerySet[JudgeTemplate]:
+    """Every version of a template's name, newest first, with who made it."""
+    return JudgeTemplate.objects.filter(name=template.name).select_related("created_by").order_by("-version")
+
+
+DIFF_CONTEXT_LINES = 3
+
+
+def template_versions_diff(*, old: JudgeTemplate, new: JudgeTemplate) -> list[list[dict]]:
+    """What changed from `old` to `new`, line by line, as hunks of rows with a few lines of
+    context: {"kind": "same"|"removed"|"added", "old": line number or None, "new": ..., "text"}.
+    An empty list means the two texts are the same."""
+    old_lines, new_lines = old.text.splitlines(), new.text.splitlines()
+    if old_lines == new_lines:
+        return []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    hunks = []
+    for group in matcher.get_grouped_opcodes(DIFF_CONTEXT_LINES):
+        rows = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                rows += [
+                    {"kind": "same", "old": i + 1, "new": j + 1, "text": old_lines[i]}
+                    for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+                ]
+                continue
+            rows += [{"kind": "removed", "old": i + 1, "new": None, "text": old_lines[i]} for i in range(i1, i2)]
+            rows += [{"kind": "added", "old": None, "new": j + 1, "text": new_lines[j]} for j in range(j1, j2)]
+        hunks.append(rows)
+    return hunks
+
+
+def candidates_with_answers(*, dataset: Dataset) -> QuerySet:
+    """Candidate models that answered items of the dataset, with how many, by name."""
+    return (
+        CandidateModel.objects.filter(answers__item__dataset=dataset)
+        .annotate(answer_count=Count("answers"))
+        .order_by("name")
+    )
+
+
+def answer_lengths(*, run: JudgeRun) -> dict[str, float]:
+    """Average answer length in characters per model on the run's dataset (ChineseAlpacaEval's Length)."""
+    models = list(run.candidates.values_list("pk", flat=True)) + (
+        [run.reference_model_id] if run.reference_model_id else []
+    )
+    rows = (
+        Answer.objects.filter(item__dataset_id=run.dataset_id, model_id__in=models)
+        .values("model__name")
+        .annotate(length=Avg(Length("text")))
+    )
+    return {row["model__name"]: round(float(row["length"]), 1) for row in rows}
