@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from judging.parsing import MAX_REPLY_CHARS, parse_pairwise, parse_pointwise  # (pure, no Django)
-from judging.prompts import INTENTS, urs_template
+from judging.prompts.building import INTENTS, urs_template
 from tests.judging.judge_replies import BODY, score_dict
 
 SIZES_K = [6, 12, 24, 48, 96]

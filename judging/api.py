@@ -12,7 +12,7 @@ from judging.diagnostics_serializers import RunDiagnosticsSerializer
 from judging.figures import run_figures_read
 from judging.manifest import run_manifest
 from judging.models import JudgeRun
-from judging.prompts import TEMPLATE_SETS
+from judging.prompts.building import TEMPLATE_SETS
 from judging.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
 from judging.services import (
     DEFAULT_SHARD_SIZE,

@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judging.prompt_texts import ALPACAEVAL_JUDGE_SYSTEM
-from judging.prompts import (
+from judging.prompts.building import (
     ALIGNBENCH_DEFINITIONS,
     ALIGNBENCH_QUESTION_TYPES,
     ALIGNBENCH_SUBCATEGORY_TYPE,
     ALIGNBENCH_TEMPERATURE,
     ALPACAEVAL_PAIRWISE_ZH,
 )
+from judging.prompts.texts import ALPACAEVAL_JUDGE_SYSTEM
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from django.db import transaction
 
 from curation.models import Item
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.prompts import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
+from judging.prompts.building import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
 from judging.services import (
     RunError,
     concurrency_share,

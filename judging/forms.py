@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import NoLabelSuffix
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
-from judging.prompts import TEMPLATE_SETS
+from judging.prompts.building import TEMPLATE_SETS
 from judging.services import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 from llm.models import Endpoint
 

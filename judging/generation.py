@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from core.errors import UserbenchError
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel
-from judging.prompt_texts import ALPACAEVAL_GENERATION_SYSTEM
-from judging.prompts import ALIGNBENCH_TEMPERATURE, chat_messages
+from judging.prompts.building import ALIGNBENCH_TEMPERATURE, chat_messages
+from judging.prompts.texts import ALPACAEVAL_GENERATION_SYSTEM
 from llm.client import CallKind, ChatRequest, EndpointConfig, LLMCallError, max_tokens_for, window_for
 from llm.delivery import deliver_batched_sync
 

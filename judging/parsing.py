@@ -22,7 +22,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from judging.prompts import CRITERION_ALIASES, FINAL_KEYS, default_templates
+from judging.prompts.building import CRITERION_ALIASES, FINAL_KEYS, default_templates
 
 # Only the last characters of a reply are read. The templates ask for the verdict at the end of
 # the reply, after a few paragraphs of explanation (real replies are 1-4 KB); a reply longer

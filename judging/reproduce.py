@@ -22,7 +22,7 @@ from core import __version__
 from core.errors import UserbenchError
 from curation.datasets.importers import dataset_import
 from curation.models import Dataset
-from judging.answers import answers_import
+from judging.answers.imports import answers_import
 from judging.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
 from judging.generation import GENERATION_PRESETS, answers_generate
 from judging.manifest import dataset_content_hash, run_manifest, text_hash

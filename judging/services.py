@@ -38,7 +38,7 @@ from judging.models import (
 )
 from judging.parsing import parse_pairwise, parse_pointwise
 from judging.probe import ATTACKS
-from judging.prompts import (
+from judging.prompts.building import (
     TEMPLATE_SETS,
     criteria_for_template,
     default_templates,

@@ -20,7 +20,7 @@ from judging.forms import DatasetChoiceForm, RunForm
 from judging.leaderboard import BEST_MARKED
 from judging.manifest import run_manifest
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts import PLACEHOLDERS
+from judging.prompts.building import PLACEHOLDERS
 from judging.rerun import run_rerun
 from judging.selectors import (
     candidates_with_answers,

@@ -13,7 +13,7 @@ from annotation.models import Campaign, ComparisonPair, Vote
 from curation.models import Case, Dataset, Item, Study, Submission
 from home.demo import demo_seed
 from judging.models import Answer, CandidateModel, JudgeRun, JudgeTemplate, Judgment
-from judging.prompts import default_templates
+from judging.prompts.building import default_templates
 
 pytestmark = pytest.mark.django_db
 

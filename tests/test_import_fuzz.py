@@ -27,7 +27,7 @@ from curation.datasets.import_checks import MAX_TEXT_CHARS, FormatError
 from curation.datasets.importers import item_columns
 from curation.datasets.public_formats import read_alignbench, read_alpacaeval, read_urs
 from curation.models import Item
-from judging.answers import read_answers
+from judging.answers.imports import read_answers
 from judging.models import CandidateModel
 
 SECONDS_PER_IMPORTER = 3.0

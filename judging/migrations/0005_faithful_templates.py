@@ -5,7 +5,7 @@ versions, so a run keeps pointing at the exact text it used. A name whose newest
 already holds the faithful text gets nothing new, so the migration is harmless on a fresh
 database (after 0003 replays its own frozen seed) and when run twice.
 
-Reads its texts from `_faithful_templates` (a frozen copy), never from judging.prompts.
+Reads its texts from `_faithful_templates` (a frozen copy), never from judging.prompts.building.
 """
 
 from django.db import migrations

@@ -1,8 +1,8 @@
 """The judge templates of migration 0005, frozen: Userbench's texts of the three papers' prompts.
 
 Only the migrations read this module (its name starts with "_", so Django never takes it for a
-migration). It is a copy, not an import of judging.prompts, so the migration writes the same rows
-whatever the live code says later; tests check the copy still equals judging.prompts.
+migration). It is a copy, not an import of judging.prompts.building, so the migration writes the same rows
+whatever the live code says later; tests check the copy still equals judging.prompts.building.
 """
 
 # (name, mode, language, text)

@@ -21,7 +21,7 @@ from judging.parsing import (
     NOTHING_FOUND,
     PHRASE_FROM_ANSWER,
 )
-from judging.prompts import INTENTS, fill, urs_template
+from judging.prompts.building import INTENTS, fill, urs_template
 
 FQA = INTENTS["factual_qa"][2]  # Factuality, User Satisfaction, Clarity, Completeness, Logical Coherence
 TEMPLATES = {"en": urs_template("factual_qa", "en"), "zh": urs_template("factual_qa", "zh")}

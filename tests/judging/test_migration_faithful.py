@@ -12,7 +12,7 @@ import sys
 from django.conf import settings
 
 from judging.migrations._faithful_templates import TEMPLATES
-from judging.prompts import default_templates
+from judging.prompts.building import default_templates
 
 # The database as a release before 0004 left it: every seeded template still the paraphrase,
 # and the demo run pointing at two of them.
@@ -66,7 +66,7 @@ def state(db):
 
 
 def test_the_frozen_copy_equals_the_live_defaults():
-    """0005 writes its own copy; a change to judging/prompts.py needs a new data migration."""
+    """0005 writes its own copy; a change to judging/prompts/building.py needs a new data migration."""
     assert [tuple(row) for row in TEMPLATES] == [(t.name, t.mode, t.language, t.text) for t in default_templates()]
 
 

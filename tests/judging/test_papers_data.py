@@ -1,4 +1,4 @@
-"""The templates and tables shipped in judging/prompts.py agree with the papers' public data, read in place."""
+"""The templates and tables shipped in judging/prompts/building.py agree with the papers' public data, read in place."""
 
 import json
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from judging.prompts import (
+from judging.prompts.building import (
     ALIGNBENCH_CATEGORY_TYPE,
     ALIGNBENCH_DEFINITIONS,
     ALIGNBENCH_QUESTION_TYPES,

@@ -3,7 +3,7 @@
 import pytest
 
 from judging.parsing import parse_pairwise, parse_pointwise
-from judging.prompts import INTENTS, urs_template
+from judging.prompts.building import INTENTS, urs_template
 
 FQA = INTENTS["factual_qa"][2]
 

@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from curation.models import Dataset
 from judging.benchmarks import spread
 from judging.models import Answer, JudgeRun, JudgeTemplate
-from judging.prompts import alignbench_question_type, alignbench_template, fill, urs_template
+from judging.prompts.building import alignbench_question_type, alignbench_template, fill, urs_template
 from tests.processes import PATIENCE_SECONDS, process_env, shared_database  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from judging.models import JudgeTemplate
-from judging.prompts import PLACEHOLDERS, default_templates, fill, template_placeholders
+from judging.prompts.building import PLACEHOLDERS, default_templates, fill, template_placeholders
 from judging.selectors import template_versions_diff
 from judging.services import RunError, template_placeholders_check, template_revise, templates_ensure_defaults
 

@@ -12,8 +12,7 @@ from django.conf import settings
 from curation.models import Dataset, Intent, Language
 from judging.execution import run_execute_inline
 from judging.models import Endpoint, JudgeTemplate
-from judging.prompt_texts import ALIGNBENCH_JUDGE_PROMPT
-from judging.prompts import (
+from judging.prompts.building import (
     ALIGNBENCH_CATEGORY_TYPE,
     ALIGNBENCH_DEFINITIONS,
     ALIGNBENCH_QUESTION_TYPES,
@@ -26,6 +25,7 @@ from judging.prompts import (
     urs_code_template,
     urs_template,
 )
+from judging.prompts.texts import ALIGNBENCH_JUDGE_PROMPT
 from judging.services import run_create
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 

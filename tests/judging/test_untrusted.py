@@ -6,7 +6,7 @@ import pytest
 
 from curation.models import Intent
 from judging.execution import run_execute_inline
-from judging.prompts import DELIMITERS, fill, suspicious_flags, urs_template
+from judging.prompts.building import DELIMITERS, fill, suspicious_flags, urs_template
 from judging.selectors import flagged_judgments, run_leaderboard
 from judging.services import run_create
 from llm.models import Endpoint

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.datasets.import_checks import MAX_TEXT_CHARS
-from judging.answers import DataImportError, answers_import
+from judging.answers.imports import DataImportError, answers_import
 
 
 class Command(BaseCommand):

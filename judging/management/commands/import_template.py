@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.prompts import PLACEHOLDERS
+from judging.prompts.building import PLACEHOLDERS
 from judging.services import template_import
 
 

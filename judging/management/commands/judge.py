@@ -7,7 +7,7 @@ from curation.models import Dataset
 from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
 from judging.management.progress import follow, leave_now, run_here
 from judging.models import CandidateModel
-from judging.prompts import TEMPLATE_SETS
+from judging.prompts.building import TEMPLATE_SETS
 from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_enqueue
 from llm.cli import add_call_options
 from llm.models import Endpoint

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import UserbenchError
 from judging.benchmarks import BENCHMARKS
 from judging.management.commands.judge import run_here
-from judging.prompts import TEMPLATE_SETS
+from judging.prompts.building import TEMPLATE_SETS
 from judging.reproduce import (
     benchmark_get,
     published_checks,

@@ -2,7 +2,7 @@
 
 Each text is transcribed from its source, quirks included (odd spacing, curly quotes, the
 indentation a Python literal carried into the prompt), because a reproduction is only
-faithful when the judge reads what the authors' judge read. `judging/prompts.py` turns
+faithful when the judge reads what the authors' judge read. `judging/prompts/building.py` turns
 these into fillable templates; do not tidy them here.
 """
 

@@ -5,7 +5,7 @@ Template sets (the first part of a template's name):
 - `urs`: the URS paper's instruction (Appendix C, Tables 10-12, criteria of Table 9), one
   pointwise template per intent, English or Chinese following the question's language.
 - `urs-code`: how the URS authors' released code judged: its Chinese prompt for every
-  question, whatever its language (judging/prompt_texts.py).
+  question, whatever its language (judging/prompts/texts.py).
 - `alignbench`: AlignBench's rule-calibrated multi-dimensional judge (Section 3, Appendix A.2),
   one template per question type; the item's category fills `{category}` and the dimensions
   come from the subcategory's question type (subcategory_question_mapping.json).
@@ -26,7 +26,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from judging.prompt_texts import (
+from judging.prompts.texts import (
     ALIGNBENCH_DIMENSION_LINE,
     ALIGNBENCH_JUDGE_PROMPT,
     ALPACAEVAL_FIGURE_3,
