@@ -54,10 +54,10 @@ def main():
     from core.roles import Role
     from curation.models import Dataset, Intent, Item
     from judging.diagnostics_report import run_diagnostics
+    from judging.engine.counters import run_counters_refresh
     from judging.figures import run_figures_refresh
     from judging.models import CandidateModel, JudgeRun, Judgment
     from judging.selectors import dataset_cross_validation, run_leaderboard
-    from judging.services import run_counters_refresh
 
     rng = random.Random(0)
     started = time.perf_counter()

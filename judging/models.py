@@ -111,7 +111,7 @@ class JudgeRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # Why the run stopped or failed, in words a researcher can act on.
     error = models.CharField(max_length=500, blank=True)
-    # When the run's watchdog (judging.services.run_watch) looks next for shards whose worker died.
+    # When the run's watchdog (judging.engine.watchdog.run_watch) looks next for shards whose worker died.
     watchdog_at = models.DateTimeField(null=True, blank=True)
     # Running counts, kept by the workers as they save judgments (recounted when the run closes
     # or resumes), so progress is read from one row however many judgments there are.

@@ -10,10 +10,14 @@ only read back the replies it already has, which measures nothing.
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
+from judging.errors import RunError
 from judging.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
 from judging.models import JudgeRun
-from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_template_family
+from judging.prompts.templates import run_template_family
+from judging.runs.creation import run_create
+from judging.runs.spec import DEFAULT_SHARD_SIZE, RunSpec
 
 
 def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
@@ -23,12 +27,16 @@ def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
     now = dataset_content_hash(dataset=run.dataset)
     if recorded != now:
         changes.append(
-            f"Dataset {run.dataset.name!r} changed since run {run.pk}: content hash {recorded[:12]}… is now {now[:12]}…."
+            _("Dataset %(name)s changed since run %(id)s: content hash %(was)s… is now %(now)s….")
+            % {"name": repr(run.dataset.name), "id": run.pk, "was": recorded[:12], "now": now[:12]}
         )
     recorded_templates = {entry["name"]: entry["text_hash"] for entry in manifest.get("templates", [])}
     for template in run.templates.all():
         if recorded_templates.get(template.name) not in (None, text_hash(template.text)):
-            changes.append(f"Template {template.name} v{template.version} no longer has the text run {run.pk} used.")
+            changes.append(
+                _("Template %(name)s v%(version)s no longer has the text run %(id)s used.")
+                % {"name": template.name, "version": template.version, "id": run.pk}
+            )
     models = [*run.candidates.all(), *([run.reference_model] if run.reference_model_id else [])]
     recorded_answers = {
         entry["name"]: entry["answers_hash"]
@@ -41,13 +49,18 @@ def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
         if model.name in recorded_answers and recorded_answers[model.name] != answers_hash(
             dataset=run.dataset, model=model
         ):
-            changes.append(f"The answers of {model.name} on {run.dataset.name!r} changed since run {run.pk}.")
+            changes.append(
+                _("The answers of %(model)s on %(dataset)s changed since run %(id)s.")
+                % {"model": model.name, "dataset": repr(run.dataset.name), "id": run.pk}
+            )
     if not run.templates.exists():
-        changes.append(f"Run {run.pk} recorded no template versions: the newest ones would judge.")
+        changes.append(_("Run %(id)s recorded no template versions: the newest ones would judge.") % {"id": run.pk})
     recorded_url = (manifest.get("endpoint") or {}).get("base_url")
     now_url = endpoint_entry(run)["base_url"]
     if recorded_url != now_url:
-        changes.append(f"The endpoint's base URL was {recorded_url} and is now {now_url}.")
+        changes.append(
+            _("The endpoint's base URL was %(was)s and is now %(now)s.") % {"was": recorded_url, "now": now_url}
+        )
     return changes
 
 
@@ -61,12 +74,12 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
     changes = rerun_changes(run=run, manifest=manifest)
     if changes and not allow_changes:
         raise RunError(
-            "An identical run is not possible:\n"
-            + "\n".join(changes)
-            + "\nAllow the changes (--allow-changes) to judge today's data instead."
+            _("An identical run is not possible:\n%(changes)s\nAllow the changes to judge today's data instead.")
+            % {"changes": "\n".join(changes)},
+            parameter="allow_changes",
         )
     templates = list(run.templates.all()) or None
-    new = run_create(
+    spec = RunSpec(
         dataset=run.dataset,
         mode=run.mode,
         judge_model=run.judge_model,
@@ -82,12 +95,12 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         max_tokens=run.max_tokens,
         system_prompt=run.system_prompt,
         template_set=run_template_family(run, templates or []),
-        created_by=created_by,
         judge_provider=run.judge_provider,
         judge_family=run.judge_family,
         templates=templates,
         injection_probe=run.injection_probe,
     )
+    new = run_create(spec=spec, created_by=created_by)
     new.fresh_calls = fresh_calls
     new.rerun_of = run
     new.manifest["judge"]["fresh_calls"] = fresh_calls

@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from curation.models import Dataset
+from judging.engine.workers import stale_after
 from judging.leaderboard import (
     CrossScore,
     PairOutcome,
@@ -25,7 +26,7 @@ from judging.leaderboard import (
     pointwise_table,
 )
 from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.services import stale_after
+from judging.runs.lookup import run_by_id
 from stats import sample_size
 
 GROUPS = ("intent", "language", "country", "category")
@@ -41,11 +42,12 @@ def run_list_with_progress() -> QuerySet[JudgeRun]:
 
 
 def run_get(*, run_id: int) -> JudgeRun:
-    """One run with what its page shows next to it (raises JudgeRun.DoesNotExist)."""
-    return (
-        JudgeRun.objects.select_related("dataset", "reference_model", "endpoint")
-        .prefetch_related("candidates", "templates")
-        .get(pk=run_id)
+    """One run with what its page shows next to it (raises RunNotFound)."""
+    return run_by_id(
+        run_id=run_id,
+        queryset=JudgeRun.objects.select_related("dataset", "reference_model", "endpoint").prefetch_related(
+            "candidates", "templates"
+        ),
     )
 
 

@@ -92,8 +92,10 @@ def main(argv=None) -> int:
         call_command("migrate", verbosity=0)
 
     from curation.models import Dataset, Item
+    from judging.engine.dispatch import run_enqueue
     from judging.models import Answer, CandidateModel, JudgeRun, Judgment
-    from judging.services import run_create, run_enqueue
+    from judging.runs.creation import run_create
+    from judging.runs.spec import RunSpec
     from llm.models import Endpoint
     from tests.judging.fake_llm import FakeLLM
 
@@ -111,13 +113,15 @@ def main(argv=None) -> int:
             [Answer(item=item, model=model, text=f"<<unit {item.external_id}>>") for item in items]
         )
         run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="judge",
-            candidates=[model],
-            endpoint=endpoint,
-            concurrency=4,
-            shard_size=args.shard_size,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="judge",
+                candidates=[model],
+                endpoint=endpoint,
+                concurrency=4,
+                shard_size=args.shard_size,
+            ),
         )
         run_enqueue(run=run)
         workers = [start_worker(f"w{n}", env) for n in range(args.workers)]

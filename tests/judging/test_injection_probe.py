@@ -12,14 +12,16 @@ from django.utils import translation
 
 from curation.models import Language
 from judging.diagnostics_report import run_diagnostics
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
+from judging.errors import RunError
 from judging.figures import run_figures_refresh
 from judging.models import Answer, CandidateModel, JudgeRun
 from judging.probe import ATTACKS
 from judging.probe_report import run_probe_report
 from judging.rerun import run_rerun
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from judging.selectors import flagged_judgments, leaderboard_rows
-from judging.services import RunError, run_create
 from llm.models import Endpoint
 from tests.factories import UserFactory
 from tests.judging import simulated
@@ -168,15 +170,17 @@ def test_a_pairwise_judge_that_loves_the_generic_answer(fake_llm, endpoint_row):
 
     fake_llm.reply = reply
     run = run_create(
-        dataset=JudgeRun._meta.get_field("dataset").related_model.objects.get(name="pair-probe"),
-        mode="pairwise",
-        judge_model="judge-m",
-        candidates=[CandidateModel.objects.get(name="cand")],
-        reference_model=CandidateModel.objects.get(name="ref"),
-        endpoint=endpoint_row,
-        both_orders=True,
-        injection_probe=True,
-        seed=1,
+        spec=RunSpec(
+            dataset=JudgeRun._meta.get_field("dataset").related_model.objects.get(name="pair-probe"),
+            mode="pairwise",
+            judge_model="judge-m",
+            candidates=[CandidateModel.objects.get(name="cand")],
+            reference_model=CandidateModel.objects.get(name="ref"),
+            endpoint=endpoint_row,
+            both_orders=True,
+            injection_probe=True,
+            seed=1,
+        ),
     )
     run_execute_inline(run=run)
     report = run_probe_report(run=run)
@@ -195,12 +199,14 @@ def test_a_real_model_named_like_a_probe_is_refused(endpoint_row):
     CandidateModel.objects.create(name="probe:fake_score")
     with pytest.raises(RunError, match="The probe's model names are taken by real models: probe:fake_score."):
         run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="j",
-            candidates=[CandidateModel.objects.get(name="cand")],
-            endpoint=endpoint_row,
-            injection_probe=True,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="j",
+                candidates=[CandidateModel.objects.get(name="cand")],
+                endpoint=endpoint_row,
+                injection_probe=True,
+            ),
         )
     assert JudgeRun.objects.count() == 0
     with pytest.raises(CommandError, match="taken by real models"):

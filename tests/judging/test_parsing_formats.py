@@ -16,7 +16,7 @@ from judging.parsing import (
     parse_pairwise,
     parse_pointwise,
 )
-from judging.services import judgment_fields_from_reply
+from judging.verdicts.judgments import judgment_fields_from_reply
 from tests.judging.judge_replies import BODY, FQA, PAIRWISE, POINTWISE, SCORES, TEMPLATES, score_dict
 
 

@@ -17,10 +17,11 @@ from django.db import models
 from django.urls import reverse
 
 from core.roles import Role
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.figures import run_figures_refresh
 from judging.models import Judgment
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.client import ChatRequest, EndpointConfig, EndpointError, LLMCallError, chat_many, chat_one, endpoint_config
 from llm.models import Endpoint
 from llm.secrets import REDACTED, key_variable_allowed, redact_secrets
@@ -163,12 +164,14 @@ def test_a_judge_run_against_it_shows_and_exports_no_key(upstream, client, resea
     for external_id, question in (("q1", "hello"), ("q2", "please refuse"), ("q3", "explode now")):
         AnswerFactory(item=ItemFactory(dataset=dataset, external_id=external_id, question=question), model=model)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="m",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="echo"),
-        concurrency=2,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="m",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="echo"),
+            concurrency=2,
+        ),
     )
     run_execute_inline(run=run)
     assert sorted(Judgment.objects.values_list("final_score", flat=True), key=str) == [7, None, None]
@@ -224,12 +227,14 @@ def test_an_endpoint_row_naming_an_app_secret_sends_nothing(upstream, variable):
     model = CandidateModelFactory(name="alpha")
     AnswerFactory(item=ItemFactory(dataset=dataset), model=model)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="m",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="evil"),
-        concurrency=1,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="m",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="evil"),
+            concurrency=1,
+        ),
     )
     with pytest.raises(EndpointError):
         run_execute_inline(run=run)

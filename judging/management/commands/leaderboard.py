@@ -6,9 +6,11 @@ import unicodedata
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import ExportTable, iter_csv
+from judging.errors import RunNotFound
 from judging.exports import LEADERBOARD_FIELDS
 from judging.leaderboard import URS_INTENT_LABELS
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from judging.selectors import GROUPS, leaderboard_rows, run_leaderboard
 
 
@@ -45,9 +47,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, run, by, format, api_apart, failures_as_minus_one, **options):
         try:
-            judge_run = JudgeRun.objects.select_related("dataset", "reference_model").get(pk=run)
-        except JudgeRun.DoesNotExist:
-            raise CommandError(f"No judge run {run}.") from None
+            judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         groups = tuple(g.strip() for g in by.split(",") if g.strip())
         wrong = sorted(set(groups) - set(GROUPS))
         if wrong:
