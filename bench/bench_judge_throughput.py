@@ -144,10 +144,11 @@ def child(args) -> dict:
 
     call_command("migrate", verbosity=0)
     from curation.models import Dataset, Item
-    from judging.execution import shard_plan
+    from judging.engine.execution import shard_plan
     from judging.models import Answer, CandidateModel, JudgeRun
     from judging.results.selectors import run_progress
-    from judging.services import run_create
+    from judging.runs.creation import run_create
+    from judging.runs.spec import RunSpec
     from llm.models import Endpoint
     from tests.judging.fake_llm import lognormal_latency
 
@@ -192,7 +193,9 @@ def child(args) -> dict:
         """The latencies the lognormal server will use, in the order the run plans its calls:
         from the very prompts the run will send."""
         probe = run_create(
-            dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model], concurrency=1
+            spec=RunSpec(
+                dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model], concurrency=1
+            )
         )
         latencies = [
             lognormal_latency(unit.prompt, args.latency, 1.0)

@@ -54,11 +54,11 @@ def main():
     from core.roles import Role
     from curation.choices import Intent
     from curation.models import Dataset, Item
+    from judging.engine.counters import run_counters_refresh
     from judging.models import CandidateModel, JudgeRun, Judgment
     from judging.results.boards import dataset_cross_validation, run_leaderboard
     from judging.results.diagnostics import run_diagnostics
     from judging.results.figures import run_figures_refresh
-    from judging.services import run_counters_refresh
 
     rng = random.Random(0)
     started = time.perf_counter()

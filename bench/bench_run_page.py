@@ -29,8 +29,9 @@ from curation.models import Dataset, Item  # noqa: E402
 from judging.models import Answer, CandidateModel, Judgment  # noqa: E402
 from judging.results.boards import run_leaderboard  # noqa: E402
 from judging.results.diagnostics import run_diagnostics  # noqa: E402
+from judging.runs.creation import run_create  # noqa: E402
 from judging.runs.manifest import run_manifest_build  # noqa: E402
-from judging.services import run_create  # noqa: E402
+from judging.runs.spec import RunSpec
 
 
 def build(items: int, tag: str):
@@ -53,14 +54,16 @@ def build(items: int, tag: str):
             answers.append(Answer(item=item, model=model, text="x" * length))
     Answer.objects.bulk_create(answers, batch_size=2000)
     run = run_create(
-        dataset=dataset,
-        mode="pairwise",
-        judge_model="judge",
-        candidates=models[:2],
-        reference_model=models[2],
-        both_orders=True,
-        seed=1,
-        shard_size=100_000,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pairwise",
+            judge_model="judge",
+            candidates=models[:2],
+            reference_model=models[2],
+            both_orders=True,
+            seed=1,
+            shard_size=100_000,
+        ),
     )
     judgments = []
     for shard in run.shards.all():

@@ -29,7 +29,9 @@ from django.utils import timezone  # noqa: E402
 
 from curation.models import Dataset, Item  # noqa: E402
 from judging.models import Answer, CandidateModel, JudgeRun  # noqa: E402
-from judging.services import run_create, run_plan  # noqa: E402
+from judging.runs.creation import run_create  # noqa: E402
+from judging.runs.planning import run_plan
+from judging.runs.spec import RunSpec
 
 MODELS = 10
 
@@ -84,8 +86,8 @@ def best_of(fn, rounds=3):
 def main():
     dataset, models = build()
     params = dict(dataset=dataset, mode="pointwise", judge_model="judge", candidates=models, seed=1)
-    plan_time, plan = best_of(lambda: run_plan(**params))
-    create_time, run = best_of(lambda: run_create(**params))
+    plan_time, plan = best_of(lambda: run_plan(spec=RunSpec(**params)))
+    create_time, run = best_of(lambda: run_create(spec=RunSpec(**params)))
     print(
         f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}: {plan.calls:,} calls; "
         f"preview (run_plan) {plan_time * 1000:.0f} ms, create (run_create) {create_time * 1000:.0f} ms: "

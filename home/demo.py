@@ -19,9 +19,10 @@ from annotation.report import default_run_for
 from annotation.style_report import PAGE_ROUNDS
 from core.roles import Role
 from curation.models import Study
+from judging.engine.counters import run_counters_refresh
 from judging.models import JudgeRun, JudgeTemplate
+from judging.prompts.templates import item_template_name, template_family, templates_ensure_defaults
 from judging.results.figures import run_figures_refresh
-from judging.services import item_template_name, run_counters_refresh, template_family, templates_ensure_defaults
 
 # Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
 DEMO_FIXTURES = ["demo.json", "demo_curation.json"]

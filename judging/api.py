@@ -1,29 +1,27 @@
 """REST API of judge runs: list, detail with progress, leaderboard, resume, cancel; templates."""
 
-from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
+from judging.engine.dispatch import run_enqueue
+from judging.engine.queue import run_cancel
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.prompts.building import TEMPLATE_SETS
 from judging.results.diagnostics_serializers import RunDiagnosticsSerializer
 from judging.results.figures import run_figures_read
 from judging.results.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.runs.creation import run_create, run_spec_by_names
+from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
-from judging.services import (
-    DEFAULT_SHARD_SIZE,
-    MAX_SYSTEM_PROMPT_CHARS,
-    TEMPERATURE_RANGE,
-    run_cancel,
-    run_create_by_names,
-    run_enqueue,
-    run_resume,
-)
+from judging.runs.resume import run_resume
+from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 
 
 def _figures_response(data, figures: dict) -> Response:
@@ -32,6 +30,14 @@ def _figures_response(data, figures: dict) -> Response:
     response["X-Figures-Computed-At"] = figures["computed_at"].isoformat() if figures["computed_at"] else ""
     response["X-Figures-Stale"] = "1" if figures["stale"] else "0"
     return response
+
+
+def _run(lookup, run_id: int, **options) -> JudgeRun:
+    """The run through `lookup` (run_by_id, or the run_get selector), or a 404 naming the id."""
+    try:
+        return lookup(run_id=run_id, **options)
+    except RunNotFound as error:
+        raise NotFound(str(error)) from None
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -128,7 +134,7 @@ class RunListApi(ListAPIView):
             ref_name = "RunCreate"
 
         dataset = serializers.CharField(max_length=100)
-        # A plain string (run_create names a wrong one): the diagnostics' `kind` already names this choice set.
+        # A plain string (RunSpec names a wrong one): the diagnostics' `kind` already names this choice set.
         mode = serializers.CharField(max_length=16, help_text="pointwise or pairwise.")
         judge_model = serializers.CharField(max_length=128)
         models = serializers.ListField(child=serializers.CharField(max_length=128), min_length=1, max_length=200)
@@ -137,7 +143,7 @@ class RunListApi(ListAPIView):
             max_length=100, required=False, allow_null=True, default=None, help_text="Absent: the default endpoint."
         )
         template_set = serializers.ChoiceField(choices=list(TEMPLATE_SETS), required=False, allow_null=True)
-        # A number or "auto" (run_create names a wrong one); JSON numbers arrive as their text.
+        # A number or "auto" (RunSpec names a wrong one); JSON numbers arrive as their text.
         concurrency = serializers.CharField(
             max_length=8,
             required=False,
@@ -174,7 +180,7 @@ class RunListApi(ListAPIView):
         """Create a judge run and queue its shards for the workers."""
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        run = run_create_by_names(**given.validated_data, created_by=request.user)
+        run = run_create(spec=run_spec_by_names(**given.validated_data), created_by=request.user)
         run_enqueue(run=run)
         return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
 
@@ -185,8 +191,7 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun, pk=run_id)
-        return Response(self.OutputSerializer(run_get(run_id=run.pk)).data)
+        return Response(self.OutputSerializer(_run(run_get, run_id)).data)
 
 
 class RunProgressApi(APIView):
@@ -194,7 +199,7 @@ class RunProgressApi(APIView):
 
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun.objects.select_related("endpoint"), pk=run_id)
+        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("endpoint"))
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
 
@@ -208,7 +213,7 @@ class RunLeaderboardApi(APIView):
 
     @extend_schema(responses=OpenApiResponse(description="A list of leaderboard rows."))
     def get(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun.objects.select_related("dataset", "reference_model"), pk=run_id)
+        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
         by = tuple(g for g in request.query_params.get("by", ",".join(GROUPS)).split(",") if g)
         wrong = sorted(set(by) - set(GROUPS))
         if wrong:
@@ -241,7 +246,7 @@ class RunResumeApi(APIView):
 
     @extend_schema(request=None, responses=OutputSerializer)
     def post(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun, pk=run_id)
+        run = _run(run_by_id, run_id)
         count = run_resume(run=run)
         run.refresh_from_db()
         return Response({"requeued_shards": count, "status": run.status})
@@ -252,7 +257,7 @@ class RunCancelApi(APIView):
 
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun, pk=run_id)
+        run = _run(run_by_id, run_id)
         run_cancel(run=run, actor=request.user)
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
@@ -287,7 +292,7 @@ class RunDiagnosticsApi(APIView):
 
     @extend_schema(responses=RunDiagnosticsSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun, pk=run_id)
+        run = _run(run_by_id, run_id)
         payload, figures = run_figures_read(run=run, compute="missing")
         return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
 
@@ -329,8 +334,7 @@ class RunManifestApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        get_object_or_404(JudgeRun, pk=run_id)
-        return Response(self.OutputSerializer(run_manifest(run=run_get(run_id=run_id))).data)
+        return Response(self.OutputSerializer(run_manifest(run=_run(run_get, run_id))).data)
 
 
 class ProbeAttackSerializer(serializers.Serializer):
@@ -389,6 +393,6 @@ class RunProbeApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        run = get_object_or_404(JudgeRun, pk=run_id)
+        run = _run(run_by_id, run_id)
         payload, figures = run_figures_read(run=run, compute="missing")
         return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

@@ -1,4 +1,4 @@
-"""The researcher's form for a new judge run. It parses input; judging.services decides."""
+"""The researcher's form for a new judge run. It parses input; judging.runs.spec decides."""
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -8,7 +8,7 @@ from core.params import ParameterError, int_param
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts.building import TEMPLATE_SETS
-from judging.services import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+from judging.runs.spec import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 from llm.errors import EndpointError
 from llm.selectors import endpoint_by_name
 

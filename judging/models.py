@@ -7,7 +7,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from curation.models import Dataset, Item, Language
+from curation.choices import Language
+from curation.models import Dataset, Item
 from llm.models import Endpoint
 
 
@@ -113,7 +114,7 @@ class JudgeRun(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # Why the run stopped or failed, in words a researcher can act on.
     error = models.CharField(max_length=500, blank=True)
-    # When the run's watchdog (judging.services.run_watch) looks next for shards whose worker died.
+    # When the run's watchdog (judging.engine.watchdog.run_watch) looks next for shards whose worker died.
     watchdog_at = models.DateTimeField(null=True, blank=True)
     # Running counts, kept by the workers as they save judgments (recounted when the run closes
     # or resumes), so progress is read from one row however many judgments there are.

@@ -3,8 +3,11 @@
 
 from django.tasks import task
 
-from judging.execution import shard_execute
-from judging.services import run_watch
+# The one import loop judging keeps, as every queued Django app does: these tasks call the
+# engine, and the engine queues them (judging/engine/dispatch.py imports this module when it
+# enqueues, inside the functions that do).
+from judging.engine.execution import shard_execute
+from judging.engine.watchdog import run_watch
 
 
 @task(queue_name="judging")
@@ -22,5 +25,5 @@ def run_figures_task(run_id: int) -> str:
 
 @task(queue_name="judging")
 def run_watch_task(run_id: int) -> str:
-    """The run's watchdog: a dead worker's shards go back to the queue (judging.services.run_watch)."""
+    """The run's watchdog: a dead worker's shards go back to the queue (judging.engine.watchdog.run_watch)."""
     return f"{run_watch(run_id=run_id)} shard(s) taken back"

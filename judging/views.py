@@ -16,9 +16,13 @@ from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
 from judging.access import researcher_required
+from judging.engine.dispatch import run_enqueue
+from judging.engine.queue import run_cancel
+from judging.errors import RunError, RunNotFound
 from judging.forms import DatasetChoiceForm, RunForm
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
 from judging.prompts.building import PLACEHOLDERS
+from judging.prompts.templates import template_revise
 from judging.results.figures import run_figures_read
 from judging.results.leaderboard import BEST_MARKED
 from judging.results.selectors import (
@@ -30,19 +34,14 @@ from judging.results.selectors import (
     template_versions,
     template_versions_diff,
 )
+from judging.runs.creation import run_create
+from judging.runs.difficulty import difficulty_filter_from_run
+from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
+from judging.runs.planning import run_plan
 from judging.runs.rerun import run_rerun
-from judging.services import (
-    RunError,
-    difficulty_filter_from_run,
-    run_cancel,
-    run_create,
-    run_enqueue,
-    run_plan,
-    run_reparse,
-    run_resume,
-    template_revise,
-)
+from judging.runs.resume import run_reparse, run_resume
+from judging.runs.spec import RunSpec
 from llm.config import default_endpoint_limits
 from llm.errors import EndpointError
 from llm.selectors import endpoint_list
@@ -54,7 +53,7 @@ GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choice
 def _load_run(run_id: int) -> JudgeRun:
     try:
         return run_get(run_id=run_id)
-    except JudgeRun.DoesNotExist:
+    except RunNotFound:
         raise Http404 from None
 
 
@@ -165,7 +164,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
-    run = get_object_or_404(JudgeRun, pk=run_id)
+    run = _load_run(run_id)
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
         messages.success(request, _("%(count)d shard(s) queued again.") % {"count": count})
@@ -277,10 +276,11 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
 def dataset_difficulty_view(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Apply the difficulty filter of a judge run to a working dataset (posted from its page)."""
     try:
-        run = JudgeRun.objects.select_related("dataset").get(pk=int_param(request.POST.get("run"), name="run"))
+        run_id = int_param(request.POST.get("run"), name="run")
+        run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"))
         percent = int_param(request.POST.get("percent"), name="percent", high=100, default=50)
         flt = difficulty_filter_from_run(run=run, percent=percent, created_by=request.user)
-    except (ValueError, JudgeRun.DoesNotExist):
+    except ValueError:  # a parameter that is no number, or no run with that number (RunNotFound)
         messages.error(request, _("Give the number of an existing judge run and a whole percentage."))
     except VersionError as exc:
         messages.error(request, " ".join(exc.messages))
@@ -348,8 +348,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         extra = {"temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})
         try:
+            spec = RunSpec(**params, **extra)
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
-                run = run_create(**params, **extra, created_by=request.user)
+                run = run_create(spec=spec, created_by=request.user)
                 run_enqueue(run=run)
                 messages.success(
                     request,
@@ -359,7 +360,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 return redirect("judging:run-detail", run_id=run.pk)
             if request.POST.get("action") == "start":
                 messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
-            plan = run_plan(**params)
+            plan = run_plan(spec=spec)
         except RunError as problem:
             form.add_error(None, str(problem))
         else:

@@ -83,7 +83,7 @@ def max_tokens_problem(max_tokens: int | None) -> str:
     """Why `max_tokens` cannot be asked for, or "" when it can (None: the default applies). The one
     check of a reply's length, for an endpoint, a run and a command alike; each raises its own error."""
     if max_tokens is not None and max_tokens < 1:
-        return _("A reply needs at least one token.")
+        return _("Max tokens must be at least 1, or unset to send none; got %(value)s.") % {"value": max_tokens}
     return ""
 
 

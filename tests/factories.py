@@ -113,7 +113,7 @@ class JudgmentFactory(factory.django.DjangoModelFactory):
     def counted(judgment, create, extracted, **kwargs):
         """The engine keeps a run's running counts as it saves judgments; so does the factory."""
         if create:
-            from judging.services import run_counters_refresh
+            from judging.engine.counters import run_counters_refresh
 
             run_counters_refresh(run=judgment.run)
 

@@ -119,7 +119,7 @@ def test_demo_answers_never_name_their_style_and_questions_vary(settings):
 def test_demo_judge_run_and_votes_tell_one_story(settings):
     from annotation.report import alignment_report
     from judging.results.boards import run_leaderboard
-    from judging.services import run_reparse
+    from judging.runs.resume import run_reparse
 
     settings.DEMO_MODE = True
     demo_seed()

@@ -263,7 +263,7 @@ def difficulty_filter_apply(
     """AlignBench 2.2: exclude the percent of items with the highest mean score (the easiest).
 
     `scores` maps an item's external id to (mean judge score, number of judgments), as the
-    judging app computes them from a run over filter models (judging.services
+    judging app computes them from a run over filter models (judging.runs.difficulty
     .difficulty_filter_from_run); `run_number` records which run. Items with no score are kept
     and not ranked. The dataset may be a working dataset or a frozen version of it; in the
     second case the working items with the same external ids are marked, since a version

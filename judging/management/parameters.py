@@ -1,4 +1,5 @@
-"""Command-line options for the parameters every call carries: temperature and system prompt."""
+"""Command-line options for the parameters every call carries (temperature and system prompt), and
+the option a command names beside a run error."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 from pathlib import Path
 
 from django.core.management.base import CommandError
+
+from judging.errors import RunError
 
 NO_TEMPERATURE = ("none", "default")
 
@@ -41,3 +44,13 @@ def system_prompt_from(options: dict) -> str:
         raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
     except UnicodeDecodeError as error:
         raise CommandError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}).") from None
+
+
+def run_error_for_command(error: RunError, options: dict[str, str]) -> CommandError:
+    """A RunError as a command's error: the message pages show too, plus the command's own
+    option for the parameter it names (`options` maps a RunSpec field to that option)."""
+    message, option = str(error), options.get(error.parameter)
+    if not option:
+        return CommandError(message)
+    # "A pairwise run needs a reference model (--reference-model)."
+    return CommandError(f"{message[:-1]} ({option})." if message.endswith(".") else f"{message} ({option})")

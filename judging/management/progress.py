@@ -11,10 +11,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from core.progress import progress_bar
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
+from judging.engine.queue import run_cancel
+from judging.errors import RunError
 from judging.models import JudgeRun, JudgeShard
 from judging.results.selectors import run_progress
-from judging.services import RunError, run_cancel
 
 # How often `judge` reads the run's progress: a few small queries on the run's own row, its
 # workers' rows and its shards, whatever the number of judgments. Near the end (less than a

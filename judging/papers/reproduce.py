@@ -24,12 +24,14 @@ from curation.datasets.importers import dataset_import
 from curation.models import Dataset
 from judging.answers.generation import GENERATION_PRESETS, answers_generate
 from judging.answers.imports import answers_import
+from judging.errors import RunError
 from judging.models import Answer, JudgeMode, JudgeRun
 from judging.papers.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
 from judging.papers.tables import paper_table
+from judging.prompts.templates import templates_as_published
 from judging.results.boards import run_leaderboard
+from judging.runs.creation import run_create, run_spec_by_names
 from judging.runs.manifest import dataset_content_hash, run_manifest, text_hash
-from judging.services import RunError, run_create_by_names, templates_as_published
 from llm.selectors import endpoint_config
 
 FORMAT = "userbench-reproduce-manifest/1"
@@ -208,7 +210,7 @@ def reproduction_run(
     template_set = template_set or benchmark.template_set
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
     try:
-        run = run_create_by_names(
+        spec = run_spec_by_names(
             dataset=dataset.name,
             mode=benchmark.mode,
             judge_model=judge_model,
@@ -223,6 +225,7 @@ def reproduction_run(
             template_set=template_set if benchmark.mode == JudgeMode.POINTWISE else None,
             templates=templates,
         )
+        run = run_create(spec=spec)
     except RunError as error:
         raise ReproduceError(str(error)) from None
     return run, notes

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment, stale_after
+from judging.runs.lookup import run_by_id
 
 GROUPS = ("intent", "language", "country", "category")
 
@@ -27,11 +28,12 @@ def run_list_with_progress() -> QuerySet[JudgeRun]:
 
 
 def run_get(*, run_id: int) -> JudgeRun:
-    """One run with what its page shows next to it (raises JudgeRun.DoesNotExist)."""
-    return (
-        JudgeRun.objects.select_related("dataset", "reference_model", "endpoint")
-        .prefetch_related("candidates", "templates")
-        .get(pk=run_id)
+    """One run with what its page shows next to it (raises RunNotFound)."""
+    return run_by_id(
+        run_id=run_id,
+        queryset=JudgeRun.objects.select_related("dataset", "reference_model", "endpoint").prefetch_related(
+            "candidates", "templates"
+        ),
     )
 
 

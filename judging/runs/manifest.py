@@ -166,7 +166,7 @@ def endpoint_entry(run: JudgeRun) -> dict:
 def run_manifest_build(
     *, run: JudgeRun, template_set: str, shard_size: int, probe_models: Iterable[CandidateModel] = ()
 ) -> dict:
-    """The manifest of a run just created (judging.services.run_create stores it on the run)."""
+    """The manifest of a run just created (judging.runs.creation.run_create stores it on the run)."""
     return {
         "format": FORMAT,
         "userbench_version": __version__,

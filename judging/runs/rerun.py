@@ -13,9 +13,12 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from judging.errors import RunError
 from judging.models import JudgeRun
+from judging.prompts.templates import run_template_family
+from judging.runs.creation import run_create
 from judging.runs.manifest import answers_hash, dataset_content_hash, endpoint_entry, run_manifest, text_hash
-from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_template_family
+from judging.runs.spec import DEFAULT_SHARD_SIZE, RunSpec
 
 
 class RerunRefused(RunError):
@@ -102,10 +105,11 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
                     *(_(sentence) % values for sentence, values in found),
                     _("Allow the changes to judge today's data instead."),
                 ]
-            )
+            ),
+            parameter="allow_changes",
         )
     templates = list(run.templates.all()) or None
-    new = run_create(
+    spec = RunSpec(
         dataset=run.dataset,
         mode=run.mode,
         judge_model=run.judge_model,
@@ -121,12 +125,12 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         max_tokens=run.max_tokens,
         system_prompt=run.system_prompt,
         template_set=run_template_family(run, templates or []),
-        created_by=created_by,
         judge_provider=run.judge_provider,
         judge_family=run.judge_family,
         templates=templates,
         injection_probe=run.injection_probe,
     )
+    new = run_create(spec=spec, created_by=created_by)
     new.fresh_calls = fresh_calls
     new.rerun_of = run
     new.manifest["judge"]["fresh_calls"] = fresh_calls

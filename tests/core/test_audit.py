@@ -100,7 +100,7 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     from annotation.services import campaign_create
     from curation.studies.services import study_save
     from judging.models import JudgeTemplate
-    from judging.services import template_revise
+    from judging.prompts.templates import template_revise
     from llm.models import Endpoint
     from tests.factories import CandidateModelFactory
 

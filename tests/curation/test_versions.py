@@ -11,7 +11,7 @@ from curation.datasets.services import (
 )
 from curation.models import Dataset, DifficultyScore, Item, ReviewEvent, ReviewQueue
 from curation.review.services import ReviewError, quality_review_decide, review_task_lease
-from judging.services import difficulty_filter_from_run
+from judging.runs.difficulty import difficulty_filter_from_run
 from tests.curation.review_helpers import review_study, submitted_cases  # noqa: F401
 from tests.factories import (
     CandidateModelFactory,

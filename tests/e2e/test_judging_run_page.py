@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from home.demo import demo_seed
 from judging.models import JudgeTemplate, Judgment
-from judging.services import templates_ensure_defaults
+from judging.prompts.templates import templates_ensure_defaults
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,9 +7,11 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from judging.engine.counters import run_counters_refresh
 from judging.models import Judgment
 from judging.results.figures import run_figures_refresh
-from judging.services import run_counters_refresh, run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from tests.factories import UserFactory
 from tests.judging import simulated
 
@@ -24,13 +26,15 @@ def build_first_position_run():
     from judging.models import CandidateModel
 
     run = run_create(
-        dataset=dataset,
-        mode="pairwise",
-        judge_model="judge-e2e",
-        candidates=[CandidateModel.objects.get(name="cand")],
-        reference_model=CandidateModel.objects.get(name="ref"),
-        both_orders=True,
-        seed=5,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pairwise",
+            judge_model="judge-e2e",
+            candidates=[CandidateModel.objects.get(name="cand")],
+            reference_model=CandidateModel.objects.get(name="ref"),
+            both_orders=True,
+            seed=5,
+        ),
     )
     template = run.templates.get()
     Judgment.objects.bulk_create(

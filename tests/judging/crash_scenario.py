@@ -58,8 +58,8 @@ def wait_for(condition, workers, timeout: float) -> None:
     """Generous bounds: the machine is shared; this is about what happens, not how fast."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if condition():
-            return
+        if value := condition():
+            return value
         time.sleep(0.05)
     logs = "\n".join(f"--- {w.log_path}:\n{Path(w.log_path).read_text()[-3000:]}" for w in workers)
     raise SystemExit(f"timed out waiting\n{logs}")
@@ -92,8 +92,10 @@ def main(argv=None) -> int:
         call_command("migrate", verbosity=0)
 
     from curation.models import Dataset, Item
-    from judging.models import Answer, CandidateModel, JudgeRun, Judgment
-    from judging.services import run_create, run_enqueue
+    from judging.engine.dispatch import run_enqueue
+    from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, Judgment
+    from judging.runs.creation import run_create
+    from judging.runs.spec import RunSpec
     from llm.models import Endpoint
     from tests.judging.fake_llm import FakeLLM
 
@@ -111,20 +113,39 @@ def main(argv=None) -> int:
             [Answer(item=item, model=model, text=f"<<unit {item.external_id}>>") for item in items]
         )
         run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="judge",
-            candidates=[model],
-            endpoint=endpoint,
-            concurrency=4,
-            shard_size=args.shard_size,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="judge",
+                candidates=[model],
+                endpoint=endpoint,
+                concurrency=4,
+                shard_size=args.shard_size,
+            ),
         )
         run_enqueue(run=run)
         workers = [start_worker(f"w{n}", env) for n in range(args.workers)]
+
+        def holder():
+            """A worker of ours that holds a running shard.
+
+            The kill must hit a worker in the middle of a shard whatever the machine's load: on a
+            busy machine the first worker may start after the other has claimed every shard."""
+            holding = JudgeShard.objects.filter(run=run, status=JudgeShard.Status.RUNNING).values_list(
+                "worker_id", flat=True
+            )
+            pids = {worker_id.split(":")[1] for worker_id in holding if worker_id.count(":") >= 2}
+            return next((w for w in workers if str(w.pid) in pids), None)
+
         wait_for(lambda: run.judgments.count() >= args.items // 3, workers, args.timeout)
-        victim = workers.pop(0)
+        # Replies slow down while the victim is chosen and killed, so that the shard it holds
+        # cannot finish in between, however busy the machine is.
+        server.latency = 2.0
+        victim = wait_for(holder, workers, args.timeout)
+        workers.remove(victim)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
+        server.latency = 0.05
         sent_before = server.count
         finished = {
             f"<<unit {external_id}>>" for external_id in run.judgments.values_list("item__external_id", flat=True)

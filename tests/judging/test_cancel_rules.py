@@ -4,8 +4,9 @@ import pytest
 from django.urls import reverse
 
 from core.models import AuditEvent
+from judging.engine.queue import run_cancel
+from judging.errors import RunError
 from judging.models import JudgeRun
-from judging.services import RunError, run_cancel
 from tests.factories import JudgeRunFactory
 
 pytestmark = pytest.mark.django_db

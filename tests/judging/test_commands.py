@@ -1,6 +1,7 @@
 """The researcher's command line: generate, judge, judge_resume, leaderboard."""
 
 import json
+import re
 import zlib
 from io import StringIO
 from pathlib import Path
@@ -126,6 +127,16 @@ def test_judge_refuses_bad_input_and_writes_nothing(default_endpoint):
     CandidateModelFactory(name="m")
     with pytest.raises(CommandError, match="A pairwise run needs a reference model"):
         run_command("judge", "--dataset", "d", "--mode", "pairwise", "--judge-model", "j", "--models", "m")
+    assert JudgeRun.objects.count() == 0
+
+
+def test_judge_names_its_own_option_beside_an_error_pages_show_without_it(default_endpoint):
+    DatasetFactory(name="d")
+    CandidateModelFactory(name="m")
+    with pytest.raises(CommandError, match=re.escape("A pairwise run needs a reference model (--reference-model).")):
+        run_command("judge", "--dataset", "d", "--mode", "pairwise", "--judge-model", "j", "--models", "m")
+    with pytest.raises(CommandError, match=re.escape("Name the judge model (--judge-model).")):
+        run_command("judge", "--dataset", "d", "--mode", "pointwise", "--judge-model", "", "--models", "m")
     assert JudgeRun.objects.count() == 0
 
 

@@ -12,11 +12,14 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from judging.execution import run_execute_inline, shard_execute
+from judging.engine.execution import run_execute_inline, shard_execute
+from judging.engine.workers import concurrency_share, run_worker_beat
 from judging.models import JudgeRun, Judgment, RunWorker
 from judging.results.leaderboard import PairOutcome, pairwise_table
 from judging.results.selectors import run_progress
-from judging.services import concurrency_share, run_create, run_resume, run_worker_beat
+from judging.runs.creation import run_create
+from judging.runs.resume import run_resume
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
@@ -50,12 +53,14 @@ def many(fake_llm, fast_retries):
 
 def new_run(dataset, model, **kwargs):
     return run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="judge-m",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="fake"),
-        **kwargs,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="judge-m",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="fake"),
+            **kwargs,
+        ),
     )
 
 

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.models import JudgeRun, Judgment
-from judging.services import run_create, run_resume
+from judging.runs.creation import run_create
+from judging.runs.resume import run_resume
+from judging.runs.spec import RunSpec
 from llm.errors import LLMCallError
 from llm.models import Endpoint, LLMResponse
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
@@ -51,13 +53,15 @@ def run(flaky):
         for model in models:
             AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
     return run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="j",
-        candidates=models,
-        endpoint=endpoint,
-        concurrency=8,
-        shard_size=50,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="j",
+            candidates=models,
+            endpoint=endpoint,
+            concurrency=8,
+            shard_size=50,
+        ),
     )
 
 
@@ -125,7 +129,9 @@ def test_nul_bytes_in_replies_and_errors_are_stored_on_every_database(fast_retri
         model = CandidateModelFactory(name="m1")
         for n in range(3):
             AnswerFactory(item=ItemFactory(dataset=dataset, external_id=f"q{n}"), model=model, text=f"answer {n}")
-        run = run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+        run = run_create(
+            spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+        )
         run_execute_inline(run=run)
         judgments = list(run.judgments.all())
         assert [(j.final_score, j.raw_text, j.reported_model) for j in judgments] == [

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from judging.models import JudgeTemplate
-from judging.services import template_revise
+from judging.prompts.templates import template_revise
 
 pytestmark = pytest.mark.django_db
 

@@ -12,15 +12,17 @@ from django.utils import translation
 
 from curation.choices import Language
 from judging.answers.probe import ATTACKS
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
+from judging.errors import RunError
 from judging.models import Answer, CandidateModel, JudgeRun
 from judging.results.boards import leaderboard_rows
 from judging.results.diagnostics import run_diagnostics
 from judging.results.figures import run_figures_refresh
 from judging.results.probe_report import run_probe_report
 from judging.results.selectors import flagged_judgments
+from judging.runs.creation import run_create
 from judging.runs.rerun import run_rerun
-from judging.services import RunError, run_create
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import UserFactory
 from tests.judging import simulated
@@ -169,15 +171,17 @@ def test_a_pairwise_judge_that_loves_the_generic_answer(fake_llm, endpoint_row):
 
     fake_llm.reply = reply
     run = run_create(
-        dataset=JudgeRun._meta.get_field("dataset").related_model.objects.get(name="pair-probe"),
-        mode="pairwise",
-        judge_model="judge-m",
-        candidates=[CandidateModel.objects.get(name="cand")],
-        reference_model=CandidateModel.objects.get(name="ref"),
-        endpoint=endpoint_row,
-        both_orders=True,
-        injection_probe=True,
-        seed=1,
+        spec=RunSpec(
+            dataset=JudgeRun._meta.get_field("dataset").related_model.objects.get(name="pair-probe"),
+            mode="pairwise",
+            judge_model="judge-m",
+            candidates=[CandidateModel.objects.get(name="cand")],
+            reference_model=CandidateModel.objects.get(name="ref"),
+            endpoint=endpoint_row,
+            both_orders=True,
+            injection_probe=True,
+            seed=1,
+        ),
     )
     run_execute_inline(run=run)
     report = run_probe_report(run=run)
@@ -196,12 +200,14 @@ def test_a_real_model_named_like_a_probe_is_refused(endpoint_row):
     CandidateModel.objects.create(name="probe:fake_score")
     with pytest.raises(RunError, match="The probe's model names are taken by real models: probe:fake_score."):
         run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="j",
-            candidates=[CandidateModel.objects.get(name="cand")],
-            endpoint=endpoint_row,
-            injection_probe=True,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="j",
+                candidates=[CandidateModel.objects.get(name="cand")],
+                endpoint=endpoint_row,
+                injection_probe=True,
+            ),
         )
     assert JudgeRun.objects.count() == 0
     with pytest.raises(CommandError, match="taken by real models"):

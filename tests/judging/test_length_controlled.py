@@ -12,10 +12,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.models import CandidateModel
 from judging.results.figures import run_figures_refresh
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import UserFactory
 from tests.judging import simulated
@@ -47,14 +48,16 @@ def lc_run(fake_llm, fast_retries):
         theta={"wordy": 0.0, "sharp": 1.0}, phi=1.5, lengths=lengths, sd=sd, salt="lc"
     )
     run = run_create(
-        dataset=dataset,
-        mode="pairwise",
-        judge_model="judge-m",
-        candidates=list(CandidateModel.objects.filter(name__in=["wordy", "sharp"])),
-        reference_model=CandidateModel.objects.get(name="ref"),
-        endpoint=endpoint,
-        seed=3,
-        concurrency=8,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pairwise",
+            judge_model="judge-m",
+            candidates=list(CandidateModel.objects.filter(name__in=["wordy", "sharp"])),
+            reference_model=CandidateModel.objects.get(name="ref"),
+            endpoint=endpoint,
+            seed=3,
+            concurrency=8,
+        ),
     )
     run_execute_inline(run=run)
     return run

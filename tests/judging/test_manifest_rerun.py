@@ -15,13 +15,16 @@ from django.utils import translation
 from annotation.services import campaign_create
 from core import __version__
 from curation.models import Item
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
+from judging.errors import RunError
 from judging.models import Answer, CandidateModel, JudgeRun
+from judging.prompts.templates import template_revise
 from judging.results.compare import runs_compare
 from judging.results.figures import run_figures_refresh
+from judging.runs.creation import run_create
 from judging.runs.manifest import dataset_content_hash
 from judging.runs.rerun import run_rerun
-from judging.services import RunError, run_create, template_revise
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import UserFactory
 from tests.judging import simulated
@@ -96,14 +99,16 @@ def judged(fake_llm, endpoint_row):
     fake_llm.reply = score_judge({"alpha": 8, "beta": 6}, "first")
     fake_llm.reported_model = "judge-m-2024-08-06"
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="judge-m",
-        candidates=list(CandidateModel.objects.filter(name__in=["alpha", "beta"])),
-        endpoint=endpoint_row,
-        seed=42,
-        concurrency=8,
-        max_tokens=300,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="judge-m",
+            candidates=list(CandidateModel.objects.filter(name__in=["alpha", "beta"])),
+            endpoint=endpoint_row,
+            seed=42,
+            concurrency=8,
+            max_tokens=300,
+        ),
     )
     run_execute_inline(run=run)
     return run
@@ -238,12 +243,14 @@ def test_rerun_refuses_changed_data_and_names_every_change(judged, client):
 
 def test_compare_refuses_runs_of_two_modes(judged, endpoint_row):
     pairwise = run_create(
-        dataset=judged.dataset,
-        mode="pairwise",
-        judge_model="judge-m",
-        candidates=[CandidateModel.objects.get(name="alpha")],
-        reference_model=CandidateModel.objects.get(name="beta"),
-        endpoint=endpoint_row,
+        spec=RunSpec(
+            dataset=judged.dataset,
+            mode="pairwise",
+            judge_model="judge-m",
+            candidates=[CandidateModel.objects.get(name="alpha")],
+            reference_model=CandidateModel.objects.get(name="beta"),
+            endpoint=endpoint_row,
+        ),
     )
     with pytest.raises(CommandError, match=f"Run {judged.pk} is pointwise and run {pairwise.pk} is pairwise"):
         call_command("compare", str(judged.pk), str(pairwise.pk))

@@ -5,8 +5,8 @@ an exception."""
 import pytest
 
 from judging.models import Judgment
-from judging.services import judgment_fields_from_reply
 from judging.verdicts import parsing
+from judging.verdicts.judgments import judgment_fields_from_reply
 from judging.verdicts.parsing import (
     ECHOED_EXAMPLE,
     MAX_REPLY_CHARS,

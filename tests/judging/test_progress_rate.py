@@ -2,7 +2,7 @@
 
 import pytest
 
-from judging.execution import RATE_WINDOW_SECONDS, RateMeter
+from judging.engine.execution import RATE_WINDOW_SECONDS, RateMeter
 
 
 def feed(meter: RateMeter, deliveries: list[float], until: float, tick: float = 1.0) -> float:

@@ -16,9 +16,14 @@ from django.core.management import call_command
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from judging.engine.dispatch import run_enqueue, run_watch_schedule
+from judging.engine.queue import shard_claim
+from judging.engine.watchdog import run_watch
+from judging.engine.workers import worker_is_gone, worker_name
 from judging.models import JudgeRun, JudgeShard
-from judging.services import run_create, run_enqueue, run_resume, run_watch, run_watch_schedule, shard_claim
-from judging.workers import worker_is_gone, worker_name
+from judging.runs.creation import run_create
+from judging.runs.resume import run_resume
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, JudgmentFactory
 
@@ -67,12 +72,14 @@ def crashed(fake_llm, fast_retries):
         for n, item in enumerate(items):
             AnswerFactory(item=item, model=model, text=f"<<answer {n}>>")
         run = run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="judge-m",
-            candidates=[model],
-            endpoint=Endpoint.objects.get(name="fake"),
-            concurrency=2,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="judge-m",
+                candidates=[model],
+                endpoint=Endpoint.objects.get(name="fake"),
+                concurrency=2,
+            ),
         )
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
         run.shards.update(status=JudgeShard.Status.RUNNING, worker_id=holder, heartbeat_at=timezone.now(), attempts=1)

@@ -456,7 +456,7 @@ def test_chinese_alpaca_eval_on_a_small_folder_of_its_format(server, tmp_path, s
 
 
 def test_the_papers_template_is_used_even_after_a_researcher_edited_it(server, tmp_path, small_alpaca):
-    from judging.services import templates_ensure_defaults
+    from judging.prompts.templates import templates_ensure_defaults
 
     templates_ensure_defaults()
     name = "alpacaeval/pairwise/zh"

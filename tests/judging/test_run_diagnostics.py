@@ -12,11 +12,12 @@ from django.urls import reverse
 from django.utils import translation
 
 from curation.choices import Language
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.models import CandidateModel, JudgeRun
 from judging.results.diagnostics import run_diagnostics
 from judging.results.figures import run_figures_refresh
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import UserFactory, VoteFactory
 from tests.judging import simulated
@@ -52,16 +53,18 @@ def endpoint_row(fake_llm, fast_retries):
 
 def pairwise_run(dataset, endpoint_row, *, both_orders=True, **kwargs):
     run = run_create(
-        dataset=dataset,
-        mode="pairwise",
-        judge_model="judge-m",
-        candidates=[CandidateModel.objects.get(name="cand")],
-        reference_model=CandidateModel.objects.get(name="ref"),
-        endpoint=endpoint_row,
-        both_orders=both_orders,
-        seed=7,
-        concurrency=8,
-        **kwargs,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pairwise",
+            judge_model="judge-m",
+            candidates=[CandidateModel.objects.get(name="cand")],
+            reference_model=CandidateModel.objects.get(name="ref"),
+            endpoint=endpoint_row,
+            both_orders=both_orders,
+            seed=7,
+            concurrency=8,
+            **kwargs,
+        ),
     )
     run_execute_inline(run=run)
     run.refresh_from_db()
@@ -141,14 +144,16 @@ def test_pointwise_length_slope_self_preference_and_parse_failures(fake_llm, end
 
     fake_llm.reply = simulated.pointwise_judge(score_of, fail_when=lambda prompt: "事实" in prompt)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="gpt-4o",
-        candidates=list(CandidateModel.objects.filter(name__in=lengths)),
-        endpoint=endpoint_row,
-        judge_family="GPT",
-        concurrency=8,
-        seed=1,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="gpt-4o",
+            candidates=list(CandidateModel.objects.filter(name__in=lengths)),
+            endpoint=endpoint_row,
+            judge_family="GPT",
+            concurrency=8,
+            seed=1,
+        ),
     )
     run_execute_inline(run=run)
     report = run_diagnostics(run=run)
@@ -175,11 +180,13 @@ def test_self_preference_names_the_judge_family_from_a_namesake_candidate(fake_l
     dataset = simulated.build_dataset("namesake", {"cand": [300] * 6, "ref": [300] * 6})
     fake_llm.reply = simulated.pointwise_judge(lambda *_: 6)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="ref",
-        candidates=[CandidateModel.objects.get(name="cand")],
-        endpoint=endpoint_row,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="ref",
+            candidates=[CandidateModel.objects.get(name="cand")],
+            endpoint=endpoint_row,
+        ),
     )
     run_execute_inline(run=run)
     report = run_diagnostics(run=run)
@@ -235,11 +242,13 @@ def voted_run(fake_llm, endpoint_row):
         lambda external_id, model, prompt: 8 if (model == "beta") == (int(external_id[1:]) in judge_prefers_beta) else 5
     )
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="judge-m",
-        candidates=list(CandidateModel.objects.filter(name__in=["alpha", "beta"])),
-        endpoint=endpoint_row,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="judge-m",
+            candidates=list(CandidateModel.objects.filter(name__in=["alpha", "beta"])),
+            endpoint=endpoint_row,
+        ),
     )
     run_execute_inline(run=run)
     alpha, beta = CandidateModel.objects.get(name="alpha"), CandidateModel.objects.get(name="beta")

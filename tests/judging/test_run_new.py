@@ -10,7 +10,8 @@ from django.urls import reverse
 from curation.choices import Intent
 from curation.models import Dataset
 from judging.models import JudgeRun, JudgeTemplate
-from judging.services import run_plan
+from judging.runs.planning import run_plan
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
@@ -94,7 +95,7 @@ def test_preview_counts_calls_templates_and_cost_and_writes_nothing(client_as, r
     )
     client = client_as(researcher)
     page, _ = preview(client, form(dataset, models, endpoint="priced", max_tokens="100"))
-    plan = run_plan(dataset=dataset, mode="pointwise", judge_model="j", candidates=models, max_tokens=100)
+    plan = run_plan(spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=models, max_tokens=100))
     assert plan.calls == 10 and plan.completion_tokens == 1000
     cost = (Decimal(plan.prompt_tokens) * Decimal("2.5") + Decimal(1000) * Decimal(10)) / Decimal(1_000_000)
     assert "This run makes 10 calls to the judge, in 1 shard(s)." in page

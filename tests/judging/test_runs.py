@@ -8,9 +8,14 @@ from django.utils import timezone
 
 from curation.choices import Intent, Language
 from curation.models import Dataset
-from judging.execution import run_execute_inline, shard_execute
+from judging.engine.dispatch import run_enqueue
+from judging.engine.execution import run_execute_inline, shard_execute
+from judging.engine.queue import run_cancel
 from judging.models import JudgeRun, JudgeShard, Judgment
-from judging.services import pair_order, run_cancel, run_create, run_enqueue, run_reparse, run_resume
+from judging.runs.creation import run_create
+from judging.runs.planning import pair_order
+from judging.runs.resume import run_reparse, run_resume
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint, LLMResponse
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
@@ -75,7 +80,7 @@ def make_run(dataset, models, **kwargs):
         concurrency=4,
     )
     defaults.update(kwargs)
-    return run_create(**defaults)
+    return run_create(spec=RunSpec(**defaults))
 
 
 def test_pointwise_run_judges_every_answer_once_with_the_items_template(judged, fake_llm):
@@ -275,10 +280,11 @@ def test_both_orders_judges_each_pair_twice(judged, fake_llm):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"mode": "pairwise"}, "A pairwise run needs a reference model (--reference-model)."),
-        ({"candidates": []}, "Name at least one candidate model (--models)."),
+        # A page shows these too: the service names no option; `judge` adds its own (test_commands).
+        ({"mode": "pairwise"}, "A pairwise run needs a reference model."),
+        ({"candidates": []}, "Name at least one candidate model."),
         ({"concurrency": 0}, "Concurrency must be at least 1."),
-        ({"judge_model": ""}, "Name the judge model (--judge-model)."),
+        ({"judge_model": ""}, "Name the judge model."),
     ],
 )
 def test_bad_run_requests_write_nothing(judged, kwargs, message):
@@ -427,11 +433,13 @@ def test_alignbench_items_get_their_question_type_template_and_aggregates(fake_l
         if f"answer {c}" in body["messages"][0]["content"]
     )
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="j",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="fake"),
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="j",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="fake"),
+        ),
     )
     run_execute_inline(run=run)
     names = dict(run.judgments.values_list("item__category", "template__name"))

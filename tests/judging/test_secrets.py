@@ -17,10 +17,11 @@ from django.db import models
 from django.urls import reverse
 
 from core.roles import Role
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.models import Judgment
 from judging.results.figures import run_figures_refresh
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig
 from llm.errors import EndpointError, LLMCallError
@@ -167,12 +168,14 @@ def test_a_judge_run_against_it_shows_and_exports_no_key(upstream, client, resea
     for external_id, question in (("q1", "hello"), ("q2", "please refuse"), ("q3", "explode now")):
         AnswerFactory(item=ItemFactory(dataset=dataset, external_id=external_id, question=question), model=model)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="m",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="echo"),
-        concurrency=2,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="m",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="echo"),
+            concurrency=2,
+        ),
     )
     run_execute_inline(run=run)
     assert sorted(Judgment.objects.values_list("final_score", flat=True), key=str) == [7, None, None]
@@ -228,12 +231,14 @@ def test_an_endpoint_row_naming_an_app_secret_sends_nothing(upstream, variable):
     model = CandidateModelFactory(name="alpha")
     AnswerFactory(item=ItemFactory(dataset=dataset), model=model)
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="m",
-        candidates=[model],
-        endpoint=Endpoint.objects.get(name="evil"),
-        concurrency=1,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="m",
+            candidates=[model],
+            endpoint=Endpoint.objects.get(name="evil"),
+            concurrency=1,
+        ),
     )
     with pytest.raises(EndpointError):
         run_execute_inline(run=run)

@@ -4,10 +4,11 @@ version, and two versions can be compared line by line."""
 import pytest
 from django.urls import reverse
 
+from judging.errors import RunError
 from judging.models import JudgeTemplate
 from judging.prompts.building import PLACEHOLDERS, default_templates, fill, template_placeholders
+from judging.prompts.templates import template_placeholders_check, template_revise, templates_ensure_defaults
 from judging.results.selectors import template_versions_diff
-from judging.services import RunError, template_placeholders_check, template_revise, templates_ensure_defaults
 
 POINTWISE_VALID = "{question}, {instruction}, {reference}, {answer}, {intent}, {category}"
 PAIRWISE_VALID = "{question}, {instruction}, {output_1}, {output_2}, {intent}, {category}"

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from curation.choices import Intent, Language
 from curation.models import Dataset
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.models import Endpoint, JudgeTemplate
 from judging.prompts.building import (
     ALIGNBENCH_CATEGORY_TYPE,
@@ -27,7 +27,8 @@ from judging.prompts.building import (
     urs_template,
 )
 from judging.prompts.texts import ALIGNBENCH_JUDGE_PROMPT
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
 DATA = Path(settings.BASE_DIR).parent / "shared" / "data"
@@ -80,14 +81,16 @@ def test_a_pairwise_prompt_is_eval_prompt_zh_with_the_instruction_and_outputs_fi
         for name, rows in outputs.items():
             AnswerFactory(item=item, model=models[name], text=rows[index]["response"])
     run = run_create(
-        dataset=dataset,
-        mode="pairwise",
-        judge_model="j",
-        candidates=[models["gpt-4-0613"]],
-        reference_model=models["text-davinci-003"],
-        endpoint=endpoint,
-        seed=11,
-        both_orders=True,
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pairwise",
+            judge_model="j",
+            candidates=[models["gpt-4-0613"]],
+            reference_model=models["text-davinci-003"],
+            endpoint=endpoint,
+            seed=11,
+            both_orders=True,
+        ),
     )
     run_execute_inline(run=run)
     assert run.judgments.count() == 2 * len(picked)
@@ -170,7 +173,9 @@ def test_alignbench_prompts_name_the_category_and_use_the_subcategory_dimensions
         )
         AnswerFactory(item=item, model=model, text=f"回答{n}")
     fake_llm.reply = lambda body: "{'事实正确性': 6, '满足用户需求': 7, '综合得分': 6}"
-    run = run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+    run = run_create(
+        spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+    )
     run_execute_inline(run=run)
     names = dict(run.judgments.values_list("item__subcategory", "template__name"))
     assert names == {
@@ -310,12 +315,14 @@ def test_the_urs_code_set_sends_the_chinese_prompt_for_english_questions_too(end
         AnswerFactory(item=item, model=model, text=f"A{n}")
     fake_llm.reply = lambda body: "{'事实正确性': 8, '综合得分': 8}"
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="j",
-        candidates=[model],
-        endpoint=endpoint,
-        template_set="urs-code",
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="j",
+            candidates=[model],
+            endpoint=endpoint,
+            template_set="urs-code",
+        ),
     )
     run_execute_inline(run=run)
     names = dict(run.judgments.values_list("item__external_id", "template__name"))
@@ -334,7 +341,9 @@ def test_the_urs_code_set_sends_the_chinese_prompt_for_english_questions_too(end
     assert run.judgments.get(item__external_id="3").scores == {"Factuality": 8}
 
     # The default set follows the question's language and is the paper's text.
-    paper = run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+    paper = run_create(
+        spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
+    )
     assert sorted(paper.templates.values_list("name", flat=True)) == [
         "urs/factual_qa/en",
         "urs/leisure/en",
@@ -355,7 +364,9 @@ def test_an_unknown_template_set_is_refused(db):
     model = CandidateModelFactory(name="m")
     AnswerFactory(item=ItemFactory(dataset=dataset), model=model)
     with pytest.raises(ValueError, match="Unknown template set 'urs-cod'; choose among urs, urs-code, alignbench."):
-        run_create(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], template_set="urs-cod")
+        run_create(
+            spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], template_set="urs-cod")
+        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -367,12 +378,14 @@ def test_a_run_keeps_judging_with_the_set_it_was_created_with(endpoint, fake_llm
         item=ItemFactory(dataset=dataset, question="Q", category="数学计算", intent=Intent.LEISURE), model=model
     )
     run = run_create(
-        dataset=dataset,
-        mode="pointwise",
-        judge_model="j",
-        candidates=[model],
-        endpoint=endpoint,
-        template_set="alignbench",
+        spec=RunSpec(
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="j",
+            candidates=[model],
+            endpoint=endpoint,
+            template_set="alignbench",
+        ),
     )
     run_execute_inline(run=run)
     assert run.judgments.get().template.name == "alignbench/逻辑推理型回答/zh"

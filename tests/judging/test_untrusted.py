@@ -5,11 +5,12 @@ import re
 import pytest
 
 from curation.choices import Intent
-from judging.execution import run_execute_inline
+from judging.engine.execution import run_execute_inline
 from judging.prompts.building import DELIMITERS, fill, suspicious_flags, urs_template
 from judging.results.boards import run_leaderboard
 from judging.results.selectors import flagged_judgments
-from judging.services import run_create
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
@@ -81,7 +82,9 @@ def test_a_constant_adversarial_answer_does_not_score_well(fake_llm, fast_retrie
 
     fake_llm.reply = judge
     run = run_create(
-        dataset=dataset, mode="pointwise", judge_model="j", candidates=[honest, adversary], endpoint=endpoint
+        spec=RunSpec(
+            dataset=dataset, mode="pointwise", judge_model="j", candidates=[honest, adversary], endpoint=endpoint
+        )
     )
     run_execute_inline(run=run)
     overall = {row["model"]: row["overall"] for row in run_leaderboard(run=run)["tables"]["overall"]["rows"]}

@@ -11,8 +11,10 @@ import io
 import pytest
 from django.core.management import call_command
 
+from judging.engine.dispatch import run_enqueue
 from judging.models import JudgeRun, Judgment
-from judging.services import run_create, run_enqueue
+from judging.runs.creation import run_create
+from judging.runs.spec import RunSpec
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 from tests.processes import kill, shared_database, start_worker, stop, wait_for  # noqa: F401 - a fixture
@@ -31,13 +33,15 @@ def big_run(fake_llm, fast_retries, shared_database):
             for model in models:
                 AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
         return run_create(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="j",
-            candidates=models,
-            endpoint=endpoint,
-            concurrency=concurrency,
-            shard_size=shard_size,
+            spec=RunSpec(
+                dataset=dataset,
+                mode="pointwise",
+                judge_model="j",
+                candidates=models,
+                endpoint=endpoint,
+                concurrency=concurrency,
+                shard_size=shard_size,
+            ),
         )
 
     return make

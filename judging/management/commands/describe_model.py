@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.services import RunError, candidate_model_describe
+from judging.answers.candidates import candidate_model_describe
+from judging.errors import RunError
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import JudgeRun
+from judging.errors import RunNotFound
 from judging.results.diagnostics import run_diagnostics
 from judging.results.probe_report import run_probe_report
 from judging.results.selectors import run_get
@@ -31,8 +31,8 @@ class Command(BaseCommand):
     def handle(self, *args, run, format, **options):
         try:
             judge_run = run_get(run_id=run)
-        except JudgeRun.DoesNotExist:
-            raise CommandError(f"No judge run {run}.") from None
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         report = run_diagnostics(run=judge_run)
         probe = run_probe_report(run=judge_run) if judge_run.injection_probe else None
         if format == "json":

@@ -3,8 +3,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.datasets.services import VersionError
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
-from judging.services import difficulty_filter_from_run
+from judging.runs.difficulty import difficulty_filter_from_run
+from judging.runs.lookup import run_by_id
 
 
 class Command(BaseCommand):
@@ -15,11 +17,11 @@ class Command(BaseCommand):
         parser.add_argument("--percent", type=int, default=50)
 
     def handle(self, *args, run, percent, **options):
-        found = JudgeRun.objects.filter(pk=run).select_related("dataset").first()
-        if found is None:
-            raise CommandError(f"No judge run {run}.")
         try:
+            found = run_by_id(run_id=run, queryset=JudgeRun.objects.select_related("dataset"))
             flt = difficulty_filter_from_run(run=found, percent=percent)
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         except VersionError as error:
             raise CommandError(" ".join(error.messages)) from None
         for score in flt.scores.select_related("item").order_by("-mean_score", "item__external_id"):

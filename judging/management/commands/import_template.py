@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.prompts.building import PLACEHOLDERS
-from judging.services import template_import
+from judging.prompts.templates import template_import
 
 
 def _decode(data: bytes, path: Path) -> str:

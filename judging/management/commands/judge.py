@@ -1,17 +1,24 @@
 """`judge`: create a judge run over a dataset and its candidates, print its id at once, then
 run it (workers, or `--inline` here) and show progress until it ends."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from judging.management.parameters import add_system_prompt_arguments, system_prompt_from, temperature_argument
+from judging.engine.dispatch import run_enqueue
+from judging.errors import RunError
+from judging.management.parameters import (
+    add_system_prompt_arguments,
+    run_error_for_command,
+    system_prompt_from,
+    temperature_argument,
+)
 from judging.management.progress import follow, leave_now, run_here
-from judging.models import CandidateModel
 from judging.prompts.building import TEMPLATE_SETS
-from judging.services import DEFAULT_SHARD_SIZE, RunError, run_create, run_enqueue
+from judging.runs.creation import run_create, run_spec_by_names
+from judging.runs.spec import DEFAULT_SHARD_SIZE
 from llm.cli import add_call_options
-from llm.errors import EndpointError
-from llm.selectors import endpoint_by_name
+
+# The options named beside an error whose message says what is missing but not where it goes.
+OPTIONS = {"judge_model": "--judge-model", "candidates": "--models", "reference_model": "--reference-model"}
 
 
 class Command(BaseCommand):
@@ -67,35 +74,15 @@ class Command(BaseCommand):
         how.add_argument("--no-wait", action="store_true", help="queue the shards, print the run id and return")
 
     def handle(self, *args, **options):
-        try:
-            dataset = dataset_by_name(name=options["dataset"])
-        except DatasetNotFound as error:
-            raise CommandError(str(error)) from None
-        names = [name.strip() for name in options["models"].split(",") if name.strip()]
-        candidates = list(CandidateModel.objects.filter(name__in=names))
-        unknown = sorted(set(names) - {c.name for c in candidates})
-        if unknown:
-            raise CommandError(f"Unknown model(s): {', '.join(unknown)}. Import or generate their answers first.")
-        reference = None
-        if options["reference_model"]:
-            reference = CandidateModel.objects.filter(name=options["reference_model"]).first()
-            if reference is None:
-                raise CommandError(f"Unknown reference model {options['reference_model']!r}.")
-        endpoint = None
-        if options["endpoint"] and options["endpoint"] != "default":
-            try:
-                endpoint = endpoint_by_name(name=options["endpoint"])
-            except EndpointError as error:
-                raise CommandError(str(error)) from None
         system_prompt = system_prompt_from(options)
         try:
-            run = run_create(
-                dataset=dataset,
+            spec = run_spec_by_names(
+                dataset=options["dataset"],
+                models=options["models"].split(","),
+                reference_model=options["reference_model"],
+                endpoint=options["endpoint"],
                 mode=options["mode"],
                 judge_model=options["judge_model"],
-                candidates=candidates,
-                reference_model=reference,
-                endpoint=endpoint,
                 concurrency=options["concurrency"],
                 both_orders=options["both_orders"],
                 seed=options["seed"],
@@ -109,8 +96,9 @@ class Command(BaseCommand):
                 judge_family=options["judge_family"],
                 injection_probe=options["injection_probe"],
             )
+            run = run_create(spec=spec)
         except RunError as error:
-            raise CommandError(str(error)) from None
+            raise run_error_for_command(error, OPTIONS) from None
         concurrency = "auto" if run.concurrency_auto else run.concurrency
         # Flushed at once: piped to a log or `tee`, the id must not wait for the run to end.
         self.stdout.write(

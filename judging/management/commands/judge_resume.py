@@ -3,9 +3,10 @@ finished call; optionally with a new concurrency, timeout or max_tokens."""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from judging.errors import RunError
 from judging.management.progress import follow, leave_now, run_here
-from judging.models import JudgeRun
-from judging.services import RunError, run_resume
+from judging.runs.lookup import run_by_id
+from judging.runs.resume import run_resume
 from llm.cli import add_call_options
 
 
@@ -30,10 +31,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, run, force, inline, no_wait, concurrency, timeout, max_tokens, **options):
         try:
-            judge_run = JudgeRun.objects.get(pk=run)
-        except JudgeRun.DoesNotExist:
-            raise CommandError(f"No judge run {run}.") from None
-        try:
+            judge_run = run_by_id(run_id=run)
             count = run_resume(
                 run=judge_run,
                 force=force,

@@ -6,11 +6,13 @@ import unicodedata
 from django.core.management.base import BaseCommand, CommandError
 
 from core.exports import ExportTable, iter_csv
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.results.boards import leaderboard_rows, run_leaderboard
 from judging.results.exports import LEADERBOARD_FIELDS
 from judging.results.leaderboard import URS_INTENT_LABELS
 from judging.results.selectors import GROUPS
+from judging.runs.lookup import run_by_id
 
 
 def _fmt(value, digits=2):
@@ -46,9 +48,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, run, by, format, api_apart, failures_as_minus_one, **options):
         try:
-            judge_run = JudgeRun.objects.select_related("dataset", "reference_model").get(pk=run)
-        except JudgeRun.DoesNotExist:
-            raise CommandError(f"No judge run {run}.") from None
+            judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
+        except RunNotFound as error:
+            raise CommandError(str(error)) from None
         groups = tuple(g.strip() for g in by.split(",") if g.strip())
         wrong = sorted(set(groups) - set(GROUPS))
         if wrong:

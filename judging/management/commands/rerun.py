@@ -2,10 +2,13 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from judging.engine.dispatch import run_enqueue
+from judging.errors import RunError
 from judging.management.commands.judge import follow, run_here
+from judging.management.parameters import run_error_for_command
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from judging.runs.rerun import RerunRefused, run_rerun
-from judging.services import RunError, run_enqueue
 
 
 class Command(BaseCommand):
@@ -30,15 +33,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, run, cached, allow_changes, inline, no_wait, **options):
         try:
-            original = JudgeRun.objects.select_related("dataset", "endpoint", "reference_model").get(pk=run)
-        except JudgeRun.DoesNotExist:
-            raise CommandError(f"No judge run {run}.") from None
-        try:
+            original = run_by_id(
+                run_id=run, queryset=JudgeRun.objects.select_related("dataset", "endpoint", "reference_model")
+            )
             new = run_rerun(run=original, fresh_calls=not cached, allow_changes=allow_changes)
         except RerunRefused as error:
             raise CommandError(f"{error} Add --allow-changes to do so.") from None
         except RunError as error:
-            raise CommandError(str(error)) from None
+            raise run_error_for_command(error, {"allow_changes": "--allow-changes"}) from None
         for change in new.manifest.get("changes_since_original", []):
             self.stdout.write(f"Changed: {change}")
         calls = "cached replies allowed" if cached else "fresh calls"

@@ -18,9 +18,9 @@ its shards back to the queue, `judge --inline` cancels the run; what came back i
 
 A worker that dies (SIGKILL, the OOM killer) leaves its shards running with no heartbeat: the
 worker sharing the run claims them as its calls run low, a task of the run claims them, and
-the run's watchdog (`judging.services.run_watch`, queued while the run runs) gives them back
-to the queue with a task each, so any live worker goes on with no one resuming the run. A
-dead process of this machine is known at once (judging/workers.py); elsewhere, once its
+the run's watchdog (`judging.engine.watchdog.run_watch`, queued while the run runs) gives them
+back to the queue with a task each, so any live worker goes on with no one resuming the run. A
+dead process of this machine is known at once (judging/engine/workers.py); elsewhere, once its
 heartbeat is JUDGING_STALE_SECONDS old. `judge --inline` waits for shards other workers hold
 and takes them over if those die.
 """
@@ -37,28 +37,23 @@ from django.conf import settings
 from django.db import transaction
 
 from curation.models import Item
-from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.prompts.building import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
-from judging.services import (
-    RunError,
-    concurrency_share,
-    item_template_name,
-    judgment_fields_from_reply,
+from judging.engine.counters import run_counters_add
+from judging.engine.dispatch import run_enqueue, run_watch_schedule
+from judging.engine.queue import (
     run_cancel,
     run_close_if_idle,
-    run_counters_add,
-    run_enqueue,
     run_stop,
-    run_template_family,
-    run_watch_schedule,
-    run_worker_beat,
-    run_worker_leave,
     shard_claim,
     shard_claim_next,
     shard_finish,
     shards_release,
 )
-from judging.workers import worker_name
+from judging.engine.workers import concurrency_share, run_worker_beat, run_worker_leave, worker_name
+from judging.errors import RunError
+from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.prompts.building import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
+from judging.prompts.templates import item_template_name, run_template_family
+from judging.verdicts.judgments import judgment_fields_from_reply
 from llm.calls import ChatRequest, ChatResult
 from llm.config import CallKind, EndpointConfig, endpoint_signature, max_tokens_for
 from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync

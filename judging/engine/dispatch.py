@@ -1,0 +1,69 @@
+"""What the engine hands to the task queue: a task per queued shard, and the run's watchdog.
+
+The one import loop judging keeps is here: the tasks (judging/tasks.py) call the engine, and
+the engine queues the tasks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.tasks import task_backends
+from django.utils import timezone
+
+from judging.models import JudgeRun, JudgeShard, stale_after
+
+
+def run_enqueue(*, run: JudgeRun) -> int:
+    """Queue a task on the `judging` queue for each queued shard; returns how many were queued.
+
+    A worker that takes one holds the run: it claims the run's next shards as its calls run
+    low, so the others find their shard taken and end at once, unless a second worker got
+    there first and shares the run. The run's watchdog is scheduled too (`run_watch`). Call it
+    after the shards are committed.
+    """
+    if run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.FAILED):
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
+        run.status = JudgeRun.Status.RUNNING
+    shard_ids = list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True))
+    shard_tasks_enqueue(shard_ids)
+    run_watch_schedule(run_id=run.pk)
+    return len(shard_ids)
+
+
+def shard_tasks_enqueue(shard_ids: list[int]) -> None:
+    """A task on the `judging` queue for each shard, its id recorded on the shard."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    from judging.tasks import judge_shard_task
+
+    for shard_id in shard_ids:
+        result = judge_shard_task.enqueue(shard_id)
+        JudgeShard.objects.filter(pk=shard_id, task_id="").update(task_id=str(result.id)[:64])
+
+
+def watchdog_delay() -> timedelta:
+    """How long after one look the run's watchdog looks again: a heartbeat goes stale by then."""
+    return stale_after() + timedelta(seconds=float(settings.JUDGING_HEARTBEAT_SECONDS))
+
+
+def run_watch_schedule(*, run_id: int) -> bool:
+    """Make sure a watchdog task will look at the running run soon (one at a time: the run
+    records when it is due, and a due time already past is replaced). True if one was queued.
+    Only backends that can defer a task have one (the test suite's immediate backend has not)."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    from judging.tasks import run_watch_task
+
+    if not task_backends[run_watch_task.backend].supports_defer:
+        return False
+    now = timezone.now()
+    due = now + watchdog_delay()
+    claimed = (
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.RUNNING)
+        .filter(Q(watchdog_at__isnull=True) | Q(watchdog_at__lt=now))
+        .update(watchdog_at=due)
+    )
+    if claimed:
+        run_watch_task.using(run_after=due).enqueue(run_id)
+    return bool(claimed)

@@ -1,0 +1,210 @@
+"""Judge templates: which template judges an item, the built-in ones, the published texts a
+reproduction pins, and a researcher's edits and imports as new versions (runs keep pointing at
+the version they used)."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from core.audit import AuditAction, audit_record
+from curation.models import Dataset, Item
+from judging.errors import RunError
+from judging.models import JudgeMode, JudgeRun, JudgeTemplate
+from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for, template_problems
+
+
+def template_set_check(template_set: str) -> None:
+    """Refuse a template set Userbench does not ship (RunError naming the ones it does)."""
+    if template_set not in TEMPLATE_SETS:
+        raise RunError(
+            _("Unknown template set %(name)s; choose among %(sets)s.")
+            % {"name": repr(template_set), "sets": ", ".join(TEMPLATE_SETS)},
+            parameter="template_set",
+        )
+
+
+def template_family(dataset: Dataset) -> str:
+    """The template set a dataset is judged with unless the run names another."""
+    return "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
+
+
+def run_template_family(run: JudgeRun, templates) -> str:
+    """The template set a run was created with, read from the templates it recorded.
+
+    A pointwise run's templates all belong to the set it was created with (e.g. only
+    `urs-code/...`); a run without templates, or a pairwise one, uses its dataset's set."""
+    sets = {template.name.split("/", 1)[0] for template in templates}
+    if len(sets) == 1 and next(iter(sets)) in TEMPLATE_SETS:
+        return next(iter(sets))
+    return template_family(run.dataset)
+
+
+def item_template_name(run: JudgeRun, item: Item, family: str) -> str:
+    return template_name_for(
+        family=family,
+        mode=run.mode,
+        intent=item.intent,
+        category=item.category,
+        subcategory=item.subcategory,
+        language=item.language,
+    )
+
+
+@transaction.atomic
+def templates_ensure_defaults() -> int:
+    """Create version 1 of every built-in template that is missing; returns how many were made."""
+    existing = set(JudgeTemplate.objects.values_list("name", flat=True))
+    missing = [
+        JudgeTemplate(name=t.name, version=1, mode=t.mode, language=t.language, text=t.text)
+        for t in default_templates()
+        if t.name not in existing
+    ]
+    JudgeTemplate.objects.bulk_create(missing)
+    return len(missing)
+
+
+@transaction.atomic
+def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list[JudgeTemplate], list[str]]:
+    """A version of every built-in template of the set (pairwise: ChineseAlpacaEval's prompt) whose
+    text is exactly the one Userbench ships as the paper's, for a run that must judge with it
+    whatever researchers changed since. Returns the versions and a note for each one stored anew.
+
+    The newest version holding that text is taken; a name with none (never seeded, or edited
+    since) gets it as its next version."""
+    wanted = [
+        template
+        for template in default_templates()
+        if template.mode == mode and (mode == JudgeMode.PAIRWISE or template.name.split("/", 1)[0] == template_set)
+    ]
+    if not wanted:
+        template_set_check(template_set)
+    versions = {}
+    for row in JudgeTemplate.objects.filter(name__in=[t.name for t in wanted]).order_by("name", "version"):
+        versions.setdefault(row.name, []).append(row)
+    chosen, notes = [], []
+    for template in wanted:
+        rows = versions.get(template.name, [])
+        same = [row for row in rows if row.text == template.text]
+        if same:
+            chosen.append(same[-1])
+            continue
+        stored = JudgeTemplate.objects.create(
+            name=template.name,
+            version=rows[-1].version + 1 if rows else 1,
+            mode=template.mode,
+            language=template.language,
+            text=template.text,
+        )
+        chosen.append(stored)
+        if rows:
+            notes.append(
+                f"Template {template.name}: no version held the published text (v{rows[-1].version} was edited); "
+                f"it is stored again as v{stored.version}."
+            )
+    return chosen, notes
+
+
+def template_placeholders_check(*, text: str, mode: str) -> None:
+    """Refuse a judge template whose placeholders `judging.engine.execution.build_prompt` cannot fill.
+
+    The one check of template text, for the template pages and for `import_template` (call it
+    before saving): prompts.template_problems names each unknown or misspelled `{name}` with
+    its line, a close valid name and the valid ones, and a missing required placeholder.
+    Raises RunError with all of them, one per line.
+    """
+    problems = template_problems(text, mode)
+    if problems:
+        raise RunError("\n".join(problems))
+
+
+@transaction.atomic
+def template_revise(
+    *, template: JudgeTemplate, text: str, user: AbstractBaseUser | None = None
+) -> tuple[JudgeTemplate, bool]:
+    """Save an edit as a new version; runs keep pointing at the version they used.
+
+    Returns (the version now current, whether it was made). Text equal to the latest version
+    (surrounding whitespace aside) makes no new version. Raises RunError, writing nothing,
+    for empty text or placeholders the judge prompt cannot fill (template_placeholders_check).
+    """
+    text = text.strip()
+    if not text:
+        raise RunError(_("A template cannot be empty."))
+    template_placeholders_check(text=text, mode=template.mode)
+    latest = (
+        JudgeTemplate.objects.select_for_update().filter(name=template.name).order_by("-version").first() or template
+    )
+    if latest.text.strip() == text:
+        return latest, False
+    revised = JudgeTemplate.objects.create(
+        name=template.name,
+        version=latest.version + 1,
+        mode=template.mode,
+        language=template.language,
+        text=text,
+        created_by=user,
+    )
+    audit_record(
+        actor=user,
+        action=AuditAction.TEMPLATE_CHANGED,
+        target=f"template:{template.name}",
+        details={"version": revised.version, "from_version": template.version},
+    )
+    return revised, True
+
+
+@transaction.atomic
+def template_import(
+    *, name: str, mode: str, language: str | None, text: str, user: AbstractBaseUser | None = None
+) -> JudgeTemplate:
+    """Store a prompt exactly as given (nothing stripped or normalised), as a new version when
+    `name` exists. Raises RunError listing every problem; then nothing is written.
+
+    Without `language`, a new name takes Chinese when the text has any CJK character and
+    English otherwise; an existing name keeps its language."""
+    problems = []
+    if not name or len(name) > JudgeTemplate._meta.get_field("name").max_length:
+        problems.append(_("Name the template, in at most 100 characters."))
+    if language is not None and language not in ("en", "zh"):
+        problems.append(_("Unknown language %(language)s; use en or zh.") % {"language": repr(language)})
+    if not text.strip():
+        problems.append(_("The template is empty."))
+    else:
+        problems.extend(template_problems(text, mode))
+    latest = JudgeTemplate.objects.select_for_update().filter(name=name).order_by("-version").first()
+    if latest is not None and latest.mode != mode:
+        problems.append(
+            _("Template %(name)s is %(mode)s; it cannot take a %(new_mode)s version.")
+            % {"name": repr(name), "mode": latest.mode, "new_mode": mode}
+        )
+    if problems:
+        raise RunError("\n".join(problems))
+    if language is None:
+        language = latest.language if latest else ("zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
+    imported = JudgeTemplate.objects.create(
+        name=name,
+        version=(latest.version + 1) if latest else 1,
+        mode=mode,
+        language=language,
+        text=text,
+        created_by=user,
+    )
+    audit_record(
+        actor=user,
+        action=AuditAction.TEMPLATE_CHANGED,
+        target=f"template:{name}",
+        details={"version": imported.version, "imported": True},
+    )
+    return imported
+
+
+def latest_templates(names: set[str]) -> dict[str, JudgeTemplate]:
+    """The newest version of each template named."""
+    latest: dict[str, JudgeTemplate] = {}
+    for template in JudgeTemplate.objects.filter(name__in=names).order_by("name", "version"):
+        latest[template.name] = template
+    return latest

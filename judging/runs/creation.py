@@ -1,0 +1,124 @@
+"""Making a judge run: its row, its candidates and template versions, its shards and its
+manifest, from one RunSpec. Nothing is called yet: `run_enqueue` (judging/engine/dispatch.py)
+hands the shards to the workers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from curation.models import Dataset
+from judging.answers.candidates import probe_answers_ensure
+from judging.errors import RunError
+from judging.models import CandidateModel, JudgeRun, JudgeShard
+from judging.runs.manifest import run_manifest_build
+from judging.runs.planning import run_plan
+from judging.runs.spec import RunSpec, concurrency_resolve
+from llm.config import CallKind, default_endpoint_limits
+from llm.errors import EndpointError
+from llm.models import Endpoint
+
+
+@transaction.atomic
+def run_create(*, spec: RunSpec, created_by: AbstractBaseUser | None = None) -> JudgeRun:
+    """A run over the dataset's answers by the spec's candidates, split into shards. Nothing is
+    called yet.
+
+    The probe's pseudo-candidates named among the candidates are left out (the spec's
+    `injection_probe` brings them back, reported apart). The run records its parameters:
+    `max_tokens` defaults to the endpoint's, else judging's default, and the concurrency is
+    resolved once (`concurrency_resolve`). The run's manifest (judging/runs/manifest.py) is recorded
+    with it. Raises RunError with a message a researcher can act on; then nothing is written.
+    """
+    spec = replace(spec, candidates=tuple(c for c in spec.candidates if not c.is_probe))
+    probes = probe_answers_ensure(dataset=spec.dataset) if spec.injection_probe else []
+    plan = run_plan(spec=spec, probes=probes)
+    limit, auto = concurrency_resolve(spec.concurrency, endpoint=spec.endpoint)
+    run = JudgeRun.objects.create(
+        dataset=spec.dataset,
+        mode=spec.mode,
+        judge_model=spec.judge_model,
+        endpoint=spec.endpoint,
+        reference_model=spec.reference_model,
+        both_orders=spec.both_orders,
+        seed=plan.seed,
+        concurrency=limit,
+        concurrency_auto=auto,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens or _endpoint_max_tokens(spec.endpoint) or settings.LLM_MAX_TOKENS[CallKind.JUDGING],
+        system_prompt=spec.system_prompt,
+        timeout_seconds=spec.timeout_seconds,
+        total=plan.calls,
+        created_by=created_by,
+        status=JudgeRun.Status.PENDING,
+        judge_provider=spec.judge_provider[:64],
+        judge_family=spec.judge_family[:64],
+        injection_probe=bool(probes),
+    )
+    run.candidates.set(plan.candidates)
+    run.templates.set(plan.templates.values())
+    units, shard_size = plan.units, spec.shard_size
+    JudgeShard.objects.bulk_create(
+        [
+            JudgeShard(run=run, index=index, units=[list(unit) for unit in units[start : start + shard_size]])
+            for index, start in enumerate(range(0, len(units), shard_size))
+        ]
+    )
+    run.manifest = run_manifest_build(run=run, template_set=plan.family, shard_size=shard_size, probe_models=probes)
+    run.save(update_fields=["manifest"])
+    return run
+
+
+def run_spec_by_names(
+    *,
+    dataset: str,
+    models: Sequence[str],
+    reference_model: str | None = None,
+    endpoint: str | None = None,
+    **parameters,
+) -> RunSpec:
+    """A RunSpec with the dataset, models and endpoint named as a researcher types them (the
+    API, `judge`, `reproduce`); `parameters` are the spec's other fields.
+
+    An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint."""
+    found = Dataset.objects.filter(name=dataset).first()
+    if found is None:
+        raise RunError(_("No dataset named %(name)s.") % {"name": repr(dataset)}, parameter="dataset")
+    names = [name.strip() for name in models if name.strip()]
+    candidates = list(CandidateModel.objects.filter(name__in=names))
+    unknown = sorted(set(names) - {c.name for c in candidates})
+    if unknown:
+        raise RunError(
+            _("Unknown model(s): %(names)s. Import or generate their answers first.") % {"names": ", ".join(unknown)},
+            parameter="candidates",
+        )
+    reference = None
+    if reference_model:
+        reference = CandidateModel.objects.filter(name=reference_model).first()
+        if reference is None:
+            raise RunError(
+                _("Unknown reference model %(name)s.") % {"name": repr(reference_model)}, parameter="reference_model"
+            )
+    chosen_endpoint = None
+    if endpoint and endpoint != "default":
+        chosen_endpoint = Endpoint.objects.filter(name=endpoint).first()
+        if chosen_endpoint is None:
+            raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(endpoint)}, parameter="endpoint")
+    return RunSpec(
+        dataset=found, candidates=tuple(candidates), reference_model=reference, endpoint=chosen_endpoint, **parameters
+    )
+
+
+def _endpoint_max_tokens(endpoint: Endpoint | None) -> int | None:
+    """The endpoint's own max_tokens (no endpoint: OPENAI_MAX_TOKENS), or None."""
+    if endpoint is not None:
+        return endpoint.max_tokens
+    try:
+        return default_endpoint_limits().get("max_tokens")
+    except EndpointError:
+        return None

@@ -1,0 +1,176 @@
+"""What a judge run would do, computed before anything is written: its units of work (item,
+model, order), the template versions it would use, and the tokens it would send and receive.
+`/runs/new/` shows it before a run starts; `run_create` writes the same plan with its shards."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models.functions import Length
+from django.utils.translation import gettext as _
+
+from curation.models import Item
+from judging.errors import RunError
+from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun
+from judging.prompts.templates import item_template_name, latest_templates, template_family, templates_ensure_defaults
+from judging.runs.spec import RunSpec
+
+# Rough characters per token, for the cost estimate shown before a run starts.
+CHARS_PER_TOKEN = {"en": 4.0, "zh": 1.5}
+
+# A judge's reply length when the run sets no max_tokens: explanations per criterion, or a ranking.
+TYPICAL_REPLY_TOKENS = {JudgeMode.POINTWISE: 400, JudgeMode.PAIRWISE: 60}
+
+
+def pair_order(seed: int, item_id: int, model_id: int) -> int:
+    """Which side the candidate takes (0: first, 1: second), reproducible from the run's seed."""
+    return random.Random(f"{seed}:{item_id}:{model_id}").randrange(2)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run would do, computed before anything is written: its units of work (item, model,
+    order), the templates it would use, and an estimate of the tokens it would send and receive."""
+
+    candidates: tuple
+    units: tuple[tuple[int, int, int], ...]
+    templates: dict
+    seed: int
+    shard_size: int
+    prompt_tokens: int
+    completion_tokens: int
+    family: str = ""
+
+    @property
+    def calls(self) -> int:
+        return len(self.units)
+
+    @property
+    def shards(self) -> int:
+        return -(-len(self.units) // self.shard_size)
+
+    def cost(self, *, input_price, output_price) -> Decimal | None:
+        """The estimate priced per million tokens; None when the input price is unknown."""
+        if input_price is None:
+            return None
+        total = Decimal(self.prompt_tokens) * Decimal(input_price) + Decimal(self.completion_tokens) * Decimal(
+            output_price or 0
+        )
+        return (total / Decimal(1_000_000)).quantize(Decimal("0.0001"))
+
+
+def _tokens(chars: int, language: str) -> int:
+    return int(chars / CHARS_PER_TOKEN.get(language, CHARS_PER_TOKEN["en"])) + 1
+
+
+def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan:
+    """Everything run_create checks and computes, without writing: the units of work, the latest
+    template versions they need (built-in ones are made if missing), and the token estimate.
+
+    `probes` are the injection probe's pseudo-candidates (judging/answers/probe.py), judged like the
+    candidates and reported apart; the spec's `templates` pin exact template versions (a
+    re-run); a `system_prompt` is sent with every call, so it counts in the estimate.
+    Raises RunError with a message a researcher can act on.
+    """
+    dataset, mode, reference_model = spec.dataset, spec.mode, spec.reference_model
+    candidates = list(spec.candidates)
+    both_orders, shard_size, max_tokens = spec.both_orders, spec.shard_size, spec.max_tokens
+    templates, system_prompt = spec.templates, spec.system_prompt
+    if mode == JudgeMode.PAIRWISE:
+        candidates = [c for c in candidates if c.pk != reference_model.pk] or candidates
+    seed = random.randrange(2**31) if spec.seed is None else spec.seed
+
+    answer_chars = {
+        (row["item_id"], row["model_id"]): row["chars"]
+        for row in Answer.objects.filter(
+            item__dataset=dataset, model__in=[*candidates, *probes, *([reference_model] if reference_model else [])]
+        )
+        .annotate(chars=Length("text"))
+        .values("item_id", "model_id", "chars")
+    }
+    items = list(
+        Item.objects.filter(dataset=dataset)
+        .order_by("id")
+        .annotate(question_chars=Length("question"), reference_chars=Length("reference"))
+        .values("id", "intent", "category", "subcategory", "language", "question_chars", "reference_chars")
+    )
+    if not items:
+        raise RunError(_("Dataset “%(name)s” has no items.") % {"name": dataset.name})
+    units: list[tuple[int, int, int]] = []
+    unit_names: list[str] = []
+    unit_chars: list[tuple[int, str]] = []
+    family = spec.template_set or template_family(dataset)
+    probe = JudgeRun(mode=mode)
+    names_by_kind: dict[tuple, str] = {}  # a template per kind of item, not per item
+    for item in items:
+        kind = (item["intent"], item["category"], item["subcategory"], item["language"])
+        name = names_by_kind.get(kind)
+        if name is None:
+            name = names_by_kind[kind] = item_template_name(
+                probe,
+                Item(
+                    intent=item["intent"],
+                    category=item["category"],
+                    subcategory=item["subcategory"],
+                    language=item["language"],
+                ),
+                family,
+            )
+        for candidate in [*candidates, *probes]:
+            if (item["id"], candidate.pk) not in answer_chars:
+                continue
+            if reference_model is not None and (item["id"], reference_model.pk) not in answer_chars:
+                continue
+            if mode == JudgeMode.PAIRWISE:
+                orders = [0, 1] if both_orders else [pair_order(seed, item["id"], candidate.pk)]
+                other = answer_chars[(item["id"], reference_model.pk)]
+            else:
+                orders = [0]
+                other = answer_chars[(item["id"], reference_model.pk)] if reference_model else item["reference_chars"]
+            chars = item["question_chars"] + answer_chars[(item["id"], candidate.pk)] + other
+            for order in orders:
+                units.append((item["id"], candidate.pk, order))
+                unit_names.append(name)
+                unit_chars.append((chars, item["language"]))
+    if not units:
+        who = ", ".join(c.name for c in candidates)
+        raise RunError(
+            _("None of %(models)s has answers on dataset “%(name)s”: import or generate them first.")
+            % {"models": who, "name": dataset.name}
+        )
+
+    names = set(unit_names)
+    if templates is not None:
+        chosen = {template.name: template for template in templates}
+        missing = sorted(names - set(chosen))
+        if missing:
+            raise RunError(_("The templates given do not include %(names)s.") % {"names": ", ".join(missing)})
+        templates = {name: chosen[name] for name in names}
+    else:
+        templates = latest_templates(names)
+        if set(templates) != names:
+            templates_ensure_defaults()
+            templates = latest_templates(names)
+    missing = sorted(names - set(templates))
+    if missing:
+        raise RunError(_("No judge template named %(names)s.") % {"names": ", ".join(missing)})
+    template_tokens = {name: _tokens(len(t.text), t.language) for name, t in templates.items()}
+    system_tokens = _tokens(len(system_prompt), "zh" if re.search(r"[\u4e00-\u9fff]", system_prompt) else "en")
+    prompt_tokens = sum(
+        template_tokens[name] + _tokens(chars, language) + (system_tokens if system_prompt else 0)
+        for name, (chars, language) in zip(unit_names, unit_chars, strict=True)
+    )
+    return RunPlan(
+        candidates=tuple(candidates),
+        units=tuple(units),
+        templates=templates,
+        seed=seed,
+        shard_size=shard_size,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=len(units) * (max_tokens or TYPICAL_REPLY_TOKENS[mode]),
+        family=family,
+    )

@@ -1,0 +1,32 @@
+"""A judge's reply becoming a Judgment's verdict fields: one place, used when a batch of replies
+is saved (judging/engine/execution.py) and when a run's replies are parsed again
+(judging/runs/resume.py, `run_reparse`)."""
+
+from __future__ import annotations
+
+from judging.models import JudgeMode, Judgment
+from judging.verdicts.parsing import parse_pairwise, parse_pointwise
+
+
+def judgment_fields_from_reply(
+    *, mode: str, text: str, candidate_side: str, criteria: list[str], template: str, answer: str
+) -> dict:
+    """Parse one reply into Judgment fields. Pure apart from the imports; used at save and re-parse."""
+    if mode == JudgeMode.PAIRWISE:
+        parsed = parse_pairwise(text)
+        if parsed.winner is None:
+            return {
+                "outcome": Judgment.Outcome.ERROR,
+                "parse_error": parsed.error[:300],
+                "final_score": None,
+                "scores": {},
+            }
+        outcome = Judgment.Outcome.WIN if parsed.winner == candidate_side else Judgment.Outcome.LOSE
+        return {"outcome": outcome, "parse_error": "", "final_score": None, "scores": {}}
+    parsed = parse_pointwise(text, criteria=criteria, template=template, answer=answer)
+    return {
+        "outcome": "",
+        "parse_error": parsed.error[:300] if not parsed.ok else "",
+        "final_score": parsed.final_score if parsed.ok else None,
+        "scores": parsed.scores,
+    }
