@@ -35,7 +35,10 @@ def percentile_interval(draws, *, level: float = 0.95, axis: int = 0):
     """Percentile bootstrap interval of draws along `axis`, ignoring NaN rounds (rounds that had
     no estimate); returns (lower, upper) arrays, or floats for one-dimensional draws."""
     tail = (1 - level) / 2 * 100
-    lower, upper = np.nanpercentile(np.asarray(draws, dtype=float), [tail, 100 - tail], axis=axis)
+    values = np.asarray(draws, dtype=float)
+    # np.nanpercentile sorts column by column in Python: ten times np.percentile's time on 100 models.
+    percentile = np.nanpercentile if np.isnan(values).any() else np.percentile
+    lower, upper = percentile(values, [tail, 100 - tail], axis=axis)
     if np.ndim(lower) == 0:
         return float(lower), float(upper)
     return lower, upper

@@ -39,14 +39,21 @@ models whose interval lies wholly above; without, competition ranks of the
 scores.
 """
 
+import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from stats.bt_rounds import fit_rounds
 from stats.intervals import NO_ROUNDS_NOTE, percentile_interval, zero_width_note
 
 DEFAULT_ALPHA = 0.01
+_WINNERS = {"a": 0, "b": 1, "tie": 2}
+# Up to this many (pair, outcome) cells a dense np.bincount table is cheaper than sorting the votes'
+# pair keys (4 M cells = 32 MB, or 4 per vote when there are more votes).
+DENSE_CELLS = 1 << 22
 
 
 def _choix():
@@ -88,33 +95,103 @@ class PairCounts:
         return int(self.first_wins.sum() + self.second_wins.sum() + self.ties.sum())
 
 
+def _positions(values, table: dict) -> np.ndarray:
+    """Position of each value in `table` (value -> position), -1 where it is missing.
+
+    Vectorised where the input allows: integer arrays are positions already (out of range -> -1);
+    fixed-width string arrays are found by binary search in the sorted keys; anything else (lists,
+    tuples, object arrays) goes through the dict at C speed, one lookup per value.
+    """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        positions = values.astype(np.int64)
+        return np.where((positions >= 0) & (positions < len(table)), positions, -1)
+    if not table:
+        return np.full(len(values), -1, dtype=np.int64)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U" and all(isinstance(key, str) for key in table):
+        keys = np.array(list(table), dtype=str)
+        order = np.argsort(keys)
+        sorted_keys = keys[order]
+        found = np.minimum(np.searchsorted(sorted_keys, values), len(keys) - 1)
+        targets = np.fromiter(table.values(), dtype=np.int64, count=len(table))[order]
+        return np.where(sorted_keys[found] == values, targets[found], -1)
+    return np.fromiter(map(table.get, values, itertools.repeat(-1)), dtype=np.int64, count=len(values))
+
+
 def pair_counts(labels: list[str], outcomes) -> PairCounts:
     """Aggregate (label_a, label_b, winner) triples; winner is "a", "b" or "tie".
 
     Order within a triple does not matter: (x, y, "a") and (y, x, "b") count the same.
+    `outcomes` is any iterable of triples, or a numpy array of shape (votes, 3); for columns
+    already apart (numpy arrays of labels or of indices) use `pair_counts_of`.
     """
+    if isinstance(outcomes, np.ndarray):
+        if outcomes.size == 0:
+            return pair_counts_of(labels, [], [], [])
+        if outcomes.ndim != 2 or outcomes.shape[1] != 3:
+            raise ValueError(f"Expected an array of (label_a, label_b, winner) rows, got shape {outcomes.shape}.")
+        return pair_counts_of(labels, outcomes[:, 0], outcomes[:, 1], outcomes[:, 2])
+    rows = outcomes if isinstance(outcomes, (list, tuple)) else list(outcomes)
+    return pair_counts_of(
+        labels,
+        list(map(operator.itemgetter(0), rows)),
+        list(map(operator.itemgetter(1), rows)),
+        list(map(operator.itemgetter(2), rows)),
+    )
+
+
+def pair_counts_of(labels: list[str], model_a, model_b, winner) -> PairCounts:
+    """`pair_counts` on columns: model_a and model_b are sequences or numpy arrays of labels (or
+    integer arrays of positions in `labels`), winner of "a", "b", "tie" (or integer codes 0, 1, 2).
+
+    Errors are those of a vote-by-vote count, for the first bad vote: a KeyError for a label not
+    in `labels`, a ValueError for a vote comparing a model with itself or an unknown winner.
+    """
+    if not len(model_a) == len(model_b) == len(winner):
+        raise ValueError(
+            f"Need one winner per pair of models: {len(model_a)}, {len(model_b)} and {len(winner)} values."
+        )
     index = {label: position for position, label in enumerate(labels)}
-    cells: dict[tuple[int, int], list[int]] = {}
-    for label_a, label_b, winner in outcomes:
-        i, j = index[label_a], index[label_b]
-        if i == j:
-            raise ValueError(f"A vote compares {label_a!r} with itself.")
-        if winner not in ("a", "b", "tie"):
-            raise ValueError(f"Unknown winner {winner!r}: expected 'a', 'b' or 'tie'.")
-        if i > j:
-            i, j = j, i
-            winner = {"a": "b", "b": "a", "tie": "tie"}[winner]
-        cell = cells.setdefault((i, j), [0, 0, 0])
-        cell[{"a": 0, "b": 1, "tie": 2}[winner]] += 1
-    keys = sorted(cells)
-    counts = np.array([cells[key] for key in keys], dtype=np.int64).reshape(-1, 3)
+    i = _positions(model_a, index)
+    j = _positions(model_b, index)
+    outcome = _positions(winner, _WINNERS)
+    unknown = (i < 0) | (j < 0)
+    itself = i == j
+    bad = unknown | itself | (outcome < 0)
+    if bad.any():
+        # Report the first bad vote as a vote-by-vote loop would: its label, then itself, then the winner.
+        k = int(np.argmax(bad))
+
+        def plain(value):
+            # np.str_("x") -> "x", so that the message reads as a vote-by-vote count's would.
+            return value.item() if isinstance(value, np.generic) else value
+
+        if unknown[k]:
+            raise KeyError(plain(model_a[k] if i[k] < 0 else model_b[k]))
+        if itself[k]:
+            raise ValueError(f"A vote compares {plain(model_a[k])!r} with itself.")
+        raise ValueError(f"Unknown winner {plain(winner[k])!r}: expected 'a', 'b' or 'tie'.")
+    n = len(labels)
+    # Each vote is stored as (lower index, higher index, outcome for the lower one): a win of the
+    # higher-indexed model is a "b" for the pair, a tie stays a tie.
+    flipped = i > j
+    first = np.where(flipped, j, i)
+    second = np.where(flipped, i, j)
+    outcome = np.where(flipped & (outcome < 2), 1 - outcome, outcome)
+    pair = first * n + second
+    if n * n * 3 <= max(DENSE_CELLS, 4 * len(pair)):
+        cells = np.bincount(pair * 3 + outcome, minlength=n * n * 3).reshape(n * n, 3)
+        keys = np.flatnonzero(cells.any(axis=1))
+        cells = cells[keys]
+    else:
+        keys, inverse = np.unique(pair, return_inverse=True)
+        cells = np.bincount(inverse * 3 + outcome, minlength=len(keys) * 3).reshape(len(keys), 3)
     return PairCounts(
         labels=list(labels),
-        first=np.array([key[0] for key in keys], dtype=np.int64),
-        second=np.array([key[1] for key in keys], dtype=np.int64),
-        first_wins=counts[:, 0],
-        second_wins=counts[:, 1],
-        ties=counts[:, 2],
+        first=(keys // n).astype(np.int64),
+        second=(keys % n).astype(np.int64),
+        first_wins=cells[:, 0].astype(np.int64),
+        second_wins=cells[:, 1].astype(np.int64),
+        ties=cells[:, 2].astype(np.int64),
     )
 
 
@@ -214,31 +291,45 @@ def bootstrap(
     """`rounds` refits on multinomial redraws of the aggregated cells; shape (rounds, len(members)).
 
     With alpha == 0, a round whose redraw is not strongly connected has no finite estimate: its
-    row is NaN (the caller counts and skips it).
+    row is NaN (the caller counts and skips it). The rounds are fitted together by Newton's
+    method (stats/bt_rounds.py), to the same maximum as choix; a round that does not converge
+    there is refitted with choix.
     """
-    position = {model: k for k, model in enumerate(members)}
-    keep = np.isin(counts.first, members)
-    first = np.array([position[m] for m in counts.first[keep]], dtype=np.int64)
-    second = np.array([position[m] for m in counts.second[keep]], dtype=np.int64)
+    position = np.full(len(counts.labels), -1, dtype=np.int64)
+    position[members] = np.arange(len(members))
+    keep = position[counts.first] >= 0
+    first = position[counts.first[keep]]
+    second = position[counts.second[keep]]
     cells = np.concatenate([counts.first_wins[keep], counts.second_wins[keep], counts.ties[keep]]).astype(float)
     total = int(cells.sum())
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(total, cells / total, size=rounds)
     k = len(first)
     n = len(members)
-    out = np.empty((rounds, n))
-    for r in range(rounds):
-        draw = draws[r]
-        matrix = win_matrix(n, first, second, draw[:k], draw[k : 2 * k], draw[2 * k :])
-        # Starting from the full-data estimate saves most iterations; the fixed point is the same.
-        if alpha > 0:
-            out[r] = fit(matrix, alpha=alpha, initial=estimate)
-        elif is_strongly_connected(matrix):
-            out[r] = _choix().ilsr_pairwise_dense(
-                matrix, alpha=0.0, initial_params=estimate, max_iter=FIT_MAX_ITER, tol=FIT_TOL
-            )
-        else:
-            out[r] = np.nan
+    wins_first = draws[:, :k] + 0.5 * draws[:, 2 * k :]
+    wins_second = draws[:, k : 2 * k] + 0.5 * draws[:, 2 * k :]
+    estimable = np.ones(rounds, dtype=bool)
+    if alpha == 0:
+        # A round that kept every direction of "beat or tied" of the full data is strongly connected
+        # as the full data is; only the others (rare beyond a few hundred votes) need the graph check.
+        full_first = (counts.first_wins[keep] + counts.ties[keep]) > 0
+        full_second = (counts.second_wins[keep] + counts.ties[keep]) > 0
+        same = np.all((wins_first > 0) >= full_first, axis=1) & np.all((wins_second > 0) >= full_second, axis=1)
+        for r in np.flatnonzero(~same):
+            estimable[r] = is_strongly_connected(win_matrix(n, first, second, wins_first[r], wins_second[r], 0))
+    out = np.full((rounds, n), np.nan)
+    if not estimable.any():
+        return out
+    # Starting from the full-data estimate saves most iterations; the maximum is the same.
+    fitted, converged = fit_rounds(
+        n, first, second, wins_first[estimable], wins_second[estimable], alpha=alpha, initial=estimate
+    )
+    out[estimable] = fitted
+    for r in np.flatnonzero(estimable)[~converged]:
+        matrix = win_matrix(n, first, second, wins_first[r], wins_second[r], 0)
+        out[r] = _choix().ilsr_pairwise_dense(
+            matrix, alpha=alpha, initial_params=estimate, max_iter=FIT_MAX_ITER, tol=FIT_TOL
+        )
     return out
 
 
