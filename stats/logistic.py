@@ -100,13 +100,16 @@ def fit_logistic(
     penalty=None,
     basis=None,
     initial=None,
+    gram=None,
 ) -> LogisticFit:
     """Maximum-likelihood (or L2-penalised) logistic regression.
 
     X: (n, p) array or scipy sparse matrix; y: n outcomes in [0, 1]; weights: n non-negative
     frequency weights (default ones); penalty: (p, p) matrix or length-p vector of L2 weights on
     the coefficients (default none); basis: (p, q) matrix B with c = B f (default identity);
-    initial: q starting free parameters (warm starts in bootstrap rounds).
+    initial: q starting free parameters (warm starts in bootstrap rounds); gram: optional function
+    d -> X' diag(d) X as a dense (p, p) array, for designs whose structure gives it faster than a
+    sparse product (style.py's: one +1 and one -1 per row plus a few dense columns).
 
     Raises SeparationError when the unpenalised fit has no finite maximum (checked before fitting,
     see is_separated), ValueError on shapes or outcomes out of range or a singular information
@@ -133,10 +136,12 @@ def fit_logistic(
     if is_sparse:
         X = sparse.csr_matrix(X)
 
-    def gram(d):
+    def generic_gram(d):
         if is_sparse:
             return (X.T @ sparse.diags(d) @ X).toarray()
         return X.T @ (X * d[:, None])
+
+    gram = generic_gram if gram is None else gram
 
     def objective(free):
         coef = B @ free

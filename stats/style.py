@@ -36,7 +36,9 @@ refits with multinomial resample counts as weights, starting from the full-data 
 feature scales stay those of the full data so the betas of different rounds are comparable).
 """
 
+import itertools
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,9 +48,11 @@ import numpy as np
 from scipy import sparse
 
 from stats.intervals import percentile_interval
-from stats.logistic import SeparationError, fit_logistic
+from stats.logistic import CONVERGED_DECREMENT, SEPARATION_ETA, SeparationError, fit_logistic
 from stats.ranking import (
+    _WINNERS,
     RANK_TOLERANCE,
+    _positions,
     competition_ranks,
     components,
     interval_note,
@@ -106,6 +110,54 @@ def style_votes(labels: list[str], rows: Iterable[tuple], *, features: tuple[str
 
     Raises ValueError naming the row (counted from 1) and the field on bad input.
     """
+    rows = rows if isinstance(rows, (list, tuple)) else list(rows)
+    votes = _style_votes_fast(labels, rows, tuple(features))
+    # Anything unusual (a bad row, numbers that are not plain int or float, mappings that are not
+    # dicts) goes through the row-by-row check, which names the first bad row or accepts the rest.
+    return votes if votes is not None else _style_votes_checked(labels, rows, tuple(features))
+
+
+def _style_votes_fast(labels: list[str], rows, features: tuple[str, ...]) -> StyleVotes | None:
+    """style_votes by columns for well-formed rows (about ten times the speed of the row-by-row
+    check at 100,000 votes); None when any row needs that check."""
+    k = len(features)
+    if not k or not set(map(type, rows)) <= {tuple, list} or not set(map(len, rows)) <= {5}:
+        return None
+    columns = [list(map(operator.itemgetter(c), rows)) for c in range(5)]
+    if not set(map(type, columns[3])) <= {dict} or not set(map(type, columns[4])) <= {dict}:
+        return None
+    getter = operator.itemgetter(*features) if k > 1 else (lambda mapping: (mapping[features[0]],))
+    try:
+        values = [list(map(getter, columns[side])) for side in (3, 4)]
+    except KeyError:
+        return None
+    if not set(map(type, itertools.chain.from_iterable(values[0] + values[1]))) <= {int, float}:
+        return None
+    features_a = np.array(values[0], dtype=float).reshape(-1, k)
+    features_b = np.array(values[1], dtype=float).reshape(-1, k)
+    if not (np.all(features_a >= 0) and np.all(features_b >= 0)):
+        return None
+    if not (np.all(np.isfinite(features_a)) and np.all(np.isfinite(features_b))):
+        return None
+    index = {label: position for position, label in enumerate(labels)}
+    model_a = _positions(columns[0], index)
+    model_b = _positions(columns[1], index)
+    outcome = _positions(columns[2], _WINNERS)
+    if np.any(model_a < 0) or np.any(model_b < 0) or np.any(model_a == model_b) or np.any(outcome < 0):
+        return None
+    return StyleVotes(
+        labels=list(labels),
+        model_a=model_a,
+        model_b=model_b,
+        outcome=np.array([1.0, 0.0, 0.5])[outcome],
+        features_a=features_a,
+        features_b=features_b,
+        feature_names=features,
+    )
+
+
+def _style_votes_checked(labels: list[str], rows, features: tuple[str, ...]) -> StyleVotes:
+    """style_votes row by row, raising on the first bad row."""
     index = {label: position for position, label in enumerate(labels)}
     a, b, outcome, fa, fb = [], [], [], [], []
     for number, row in enumerate(rows, start=1):
@@ -173,6 +225,9 @@ class StyleDesign:
     basis: np.ndarray
     penalty: np.ndarray
     models: int
+    model_a: np.ndarray
+    model_b: np.ndarray
+    z: np.ndarray
 
 
 def style_design(model_a, model_b, outcome, z, *, models: int, l2: float) -> StyleDesign:
@@ -195,13 +250,90 @@ def style_design(model_a, model_b, outcome, z, *, models: int, l2: float) -> Sty
     basis[models - 1, : models - 1] = -1.0
     basis[models:, models - 1 :] = np.eye(k)
     penalty = np.concatenate([np.full(models, float(l2)), np.zeros(k)])
-    return StyleDesign(X=X, y=np.asarray(outcome, dtype=float), basis=basis, penalty=penalty, models=models)
+    return StyleDesign(
+        X=X,
+        y=np.asarray(outcome, dtype=float),
+        basis=basis,
+        penalty=penalty,
+        models=models,
+        model_a=np.asarray(model_a, dtype=np.int64),
+        model_b=np.asarray(model_b, dtype=np.int64),
+        z=z,
+    )
+
+
+def design_gram(design: StyleDesign, d: np.ndarray) -> np.ndarray:
+    """X' diag(d) X of a StyleDesign without a sparse product: the thetas' block is the weighted
+    Laplacian of the comparison graph (one np.bincount over the pairs), the cross block one
+    np.bincount per feature, the features' block a small dense product. Five to ten times faster
+    than scipy's sparse X' D X, which the bootstrap computes at every Newton step of every round."""
+    m = design.models
+    a, b, z = design.model_a, design.model_b, design.z
+    k = z.shape[1]
+    out = np.empty((m + k, m + k))
+    pair = np.bincount(a * m + b, d, m * m).reshape(m, m)
+    pair += pair.T
+    out[:m, :m] = -pair
+    out[np.arange(m), np.arange(m)] = pair.sum(axis=1)
+    weighted = z * d[:, None]
+    for c in range(k):
+        column = np.bincount(a, weighted[:, c], m) - np.bincount(b, weighted[:, c], m)
+        out[:m, m + c] = column
+        out[m + c, :m] = column
+    out[m:, m:] = z.T @ weighted
+    return out
+
+
+# A bootstrap round starts at the full-data maximum, a few Newton steps from its own: past this many
+# it is not a plain case and goes to the full fit.
+ROUND_NEWTON_STEPS = 12
+
+
+def newton_round(design: StyleDesign, weights: np.ndarray, start: np.ndarray) -> np.ndarray | None:
+    """Coefficients (thetas then betas) maximising the weighted (penalised) likelihood of a
+    StyleDesign by plain Newton steps from `start` (free parameters), or None when they do not
+    converge within ROUND_NEWTON_STEPS (the caller then uses fit_design).
+
+    The same maximum as fit_design (the same objective and Newton-decrement test as
+    stats/logistic.py) without scipy's trust-region machinery, its separation check and its
+    covariance: a bootstrap round needs only the point, and this is four times faster per round.
+    """
+    X, y, B, penalty = design.X, design.y, design.basis, design.penalty
+    free = np.array(start, dtype=float)
+    for _ in range(ROUND_NEWTON_STEPS):
+        coef = B @ free
+        eta = X @ coef
+        if np.max(np.abs(eta), initial=0.0) > SEPARATION_ETA:
+            return None
+        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
+        gradient = B.T @ (X.T @ (weights * (mu - y)) + penalty * coef)
+        information = design_gram(design, weights * mu * (1 - mu))
+        information[np.diag_indices_from(information)] += penalty
+        try:
+            step = np.linalg.solve(B.T @ information @ B, gradient)
+        except np.linalg.LinAlgError:
+            return None
+        decrement = float(gradient @ step)
+        free -= step
+        if not np.isfinite(decrement):
+            return None
+        if decrement < CONVERGED_DECREMENT:
+            return B @ free
+    return None
 
 
 def fit_design(design: StyleDesign, *, weights=None, initial=None):
     """Maximum (penalised) likelihood fit of a StyleDesign: (thetas, betas, LogisticFit)."""
     penalty = design.penalty if np.any(design.penalty > 0) else None
-    fitted = fit_logistic(design.X, design.y, weights=weights, penalty=penalty, basis=design.basis, initial=initial)
+    fitted = fit_logistic(
+        design.X,
+        design.y,
+        weights=weights,
+        penalty=penalty,
+        basis=design.basis,
+        initial=initial,
+        gram=lambda d: design_gram(design, d),
+    )
     return fitted.coef[: design.models], fitted.coef[design.models :], fitted
 
 
@@ -318,11 +450,15 @@ def style_bradley_terry(
             weights = rng.multinomial(n, np.full(n, 1.0 / n)).astype(float)
             if l2 == 0 and not is_strongly_connected(_win_matrix(m, model_a, model_b, outcome, weights)):
                 continue
-            try:
-                round_theta, round_beta, _ = fit_design(design, weights=weights, initial=fitted.free)
-            except (SeparationError, ValueError, RuntimeError):
-                continue
-            draws[r] = np.concatenate([round_theta, round_beta])
+            coef = newton_round(design, weights, fitted.free)
+            if coef is None:
+                # Not converged in a few plain Newton steps (a separated or nearly singular
+                # resample): the full fit decides, with its checks, or the round is skipped.
+                try:
+                    coef = np.concatenate(fit_design(design, weights=weights, initial=fitted.free)[:2])
+                except (SeparationError, ValueError, RuntimeError):
+                    continue
+            draws[r] = coef
         valid = ~np.isnan(draws).any(axis=1)
         result.skipped_rounds = int(rounds - valid.sum())
         if valid.any():
