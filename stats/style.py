@@ -41,12 +41,14 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Real
 
 import numpy as np
 from scipy import sparse
 
+from stats.elo import ELO_INITIAL, scores_on_elo_scale
+from stats.estimability import MAX_VIF, MIN_VOTES_PER_PARAMETER, variance_inflation
 from stats.intervals import percentile_interval
 from stats.logistic import CONVERGED_DECREMENT, SEPARATION_ETA, SeparationError, fit_logistic
 from stats.ranking import (
@@ -380,6 +382,14 @@ class StyleBTResult:
     rounds: int = 0
     skipped_rounds: int = 0
     level: float = 0.95
+    # Honest statistics at small n (stats/estimability.py): not estimable (no scores, `reason` says
+    # why) or too few votes (scores computed, to be shown greyed, `reason` says how many needed).
+    estimable: bool = True
+    too_few: bool = False
+    reason: str | None = None
+    variance_inflation: dict[str, float] = field(default_factory=dict)
+    scale: str = "log-strength"
+    anchor: str | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -392,7 +402,27 @@ class StyleBTResult:
             "bootstrap_rounds": self.rounds,
             "skipped_rounds": self.skipped_rounds,
             "level": self.level,
+            "estimable": self.estimable,
+            "too_few": self.too_few,
+            "reason": self.reason,
+            "variance_inflation": self.variance_inflation,
+            "scale": self.scale,
+            "anchor": self.anchor,
         }
+
+    def on_elo_scale(self, *, anchor: str | None = None, rating: float = ELO_INITIAL) -> "StyleBTResult":
+        """A copy with the model scores and intervals in Arena's Elo points (stats/elo.py); the
+        style coefficients stay log-odds."""
+        if self.scale != "log-strength":
+            raise ValueError(f"These scores are already on the {self.scale} scale.")
+        return replace(
+            self, scores=scores_on_elo_scale(self.scores, anchor=anchor, rating=rating), scale="elo", anchor=anchor
+        )
+
+
+def not_estimable(result: StyleBTResult, reason: str) -> StyleBTResult:
+    result.estimable, result.reason, result.scores, result.coefficients = False, reason, [], []
+    return result
 
 
 def style_bradley_terry(
@@ -438,7 +468,35 @@ def style_bradley_terry(
     result.dropped_features = [votes.feature_names[k] for k in range(len(votes.feature_names)) if scales[k] == 0]
     z = ratios[:, used] / scales[used]
     design = style_design(model_a, model_b, outcome, z, models=m, l2=l2)
-    theta, beta, fitted = fit_design(design)
+    parameters = m - 1 + len(used)
+    if len(outcome) < MIN_VOTES_PER_PARAMETER * parameters:
+        result.too_few = True
+        result.reason = (
+            f"too few votes: {len(outcome)} for {parameters} parameters ({m - 1} model strengths and "
+            f"{len(used)} style coefficients); at least {MIN_VOTES_PER_PARAMETER * parameters} "
+            f"({MIN_VOTES_PER_PARAMETER} per parameter) for figures to rely on"
+        )
+    inflation = variance_inflation(
+        design.basis.T @ design_gram(design, np.ones(len(outcome))) @ design.basis,
+        [m - 1 + j for j in range(len(used))],
+    )
+    # None for an infinite inflation (a singular design), so that the result stays plain JSON.
+    result.variance_inflation = {
+        votes.feature_names[k]: float(v) if np.isfinite(v) else None for k, v in zip(used, inflation)
+    }
+    collinear = [votes.feature_names[k] for k, v in zip(used, inflation) if not v <= MAX_VIF]
+    if collinear:
+        worst = float(np.max(inflation))
+        return not_estimable(
+            result,
+            f"not estimable: {', '.join(collinear)} nearly collinear with model identity (variance "
+            f"inflation {'infinite' if worst == np.inf else f'{worst:.0f}'}, above {MAX_VIF:g}): on these "
+            "votes a model's style and its strength cannot be told apart",
+        )
+    try:
+        theta, beta, fitted = fit_design(design)
+    except (SeparationError, ValueError, RuntimeError) as error:
+        return not_estimable(result, f"not estimable: {error}")
     se_beta = fitted.se[m:]
 
     lower = upper = None

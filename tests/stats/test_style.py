@@ -212,8 +212,11 @@ def test_disconnected_models_and_bad_input():
         ("c", "d", "a", features_row(100), features_row(100)),
     ]
     # Between a and b, the shorter answer always won: the length coefficient runs to -infinity.
-    with pytest.raises(ValueError, match="outcomes that the covariates predict perfectly"):
-        style_bradley_terry(style_votes(["a", "b", "c", "d", "e"], rows), rounds=0)
+    # A singular fit is reported as not estimable, with the reason, rather than raised.
+    singular = style_bradley_terry(style_votes(["a", "b", "c", "d", "e"], rows), rounds=0)
+    assert singular.estimable is False and singular.scores == [] and singular.coefficients == []
+    assert "outcomes that the covariates predict perfectly" in singular.reason
+    assert singular.reason.startswith("not estimable: The information matrix is singular")
     rows += [
         ("a", "b", "a", features_row(200), features_row(100)),
         ("a", "b", "b", features_row(100), features_row(300)),
