@@ -60,8 +60,8 @@ def length_controlled_win_rate(
     length and candidate cannot be told apart (variance inflation above
     stats.estimability.MAX_VIF), lc is None, `estimable` False and `note` says why. When every
     difference is zero, there is no length effect to remove and lc equals the raw rate. `too_few`
-    is True below stats.estimability.MIN_ITEMS parsed judgments: the rate is computed, to be shown
-    greyed.
+    is True below stats.estimability.MIN_ITEMS parsed judgments times the variance inflation (at
+    least 1): the rate is computed, to be shown greyed.
     """
     if not len(candidate_lengths) == len(reference_lengths) == len(outcomes):
         raise ValueError(
@@ -99,12 +99,13 @@ def length_controlled_win_rate(
         "skipped_rounds": 0,
         "note": None,
         "estimable": True,
-        "too_few": n < MIN_ITEMS,
+        "too_few": False,
         "variance_inflation": None,
     }
     if n == 0:
-        out.update(note="No parsed judgments.", estimable=False)
+        out.update(note="No parsed judgments.", estimable=False, too_few=True)
         return out
+    out["too_few"] = n < MIN_ITEMS
     raw = float(y.mean())
     raw_se = float(np.std(y, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
     out.update(raw=raw, raw_low=max(0.0, raw - z * raw_se), raw_high=min(1.0, raw + z * raw_se))
@@ -137,6 +138,8 @@ def length_controlled_win_rate(
                 estimable=False,
             )
             return out
+        # Collinearity short of that costs items: the needed number grows with the inflation.
+        out["too_few"] = n < MIN_ITEMS * max(1.0, inflation)
     theta, theta_se = float(fitted.coef[0]), float(fitted.se[0])
     out.update(theta=theta, theta_se=theta_se, lc=float(expit(theta)))
     if with_length:

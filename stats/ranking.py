@@ -424,20 +424,22 @@ class BTResult:
     scale: str = "log-strength"
     anchor: str | None = None
 
-    def as_dict(self) -> dict:
-        return {
+    def as_dict(self, *, fit_details: bool = False) -> dict:
+        """The result as plain values. fit_details adds "regularised", "regularisation", "scale"
+        and "anchor" (opt-in, so that serializers built on the earlier keys stay as they are)."""
+        out = {
             "scores": [vars(score) for score in self.scores],
             "disconnected": self.disconnected,
             "comparisons": self.comparisons,
             "alpha": self.alpha,
-            "regularised": self.regularised,
-            "regularisation": self.regularisation,
-            "scale": self.scale,
-            "anchor": self.anchor,
             "bootstrap_rounds": self.rounds,
             "skipped_rounds": self.skipped_rounds,
             "level": self.level,
         }
+        if fit_details:
+            out.update(regularised=self.regularised, regularisation=self.regularisation, scale=self.scale)
+            out["anchor"] = self.anchor
+        return out
 
     def on_elo_scale(self, *, anchor: str | None = None, rating: float = ELO_INITIAL) -> "BTResult":
         """A copy with scores and intervals in Arena's Elo points (stats/elo.py): 400 / ln 10 per

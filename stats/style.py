@@ -469,13 +469,6 @@ def style_bradley_terry(
     z = ratios[:, used] / scales[used]
     design = style_design(model_a, model_b, outcome, z, models=m, l2=l2)
     parameters = m - 1 + len(used)
-    if len(outcome) < MIN_VOTES_PER_PARAMETER * parameters:
-        result.too_few = True
-        result.reason = (
-            f"too few votes: {len(outcome)} for {parameters} parameters ({m - 1} model strengths and "
-            f"{len(used)} style coefficients); at least {MIN_VOTES_PER_PARAMETER * parameters} "
-            f"({MIN_VOTES_PER_PARAMETER} per parameter) for figures to rely on"
-        )
     inflation = variance_inflation(
         design.basis.T @ design_gram(design, np.ones(len(outcome))) @ design.basis,
         [m - 1 + j for j in range(len(used))],
@@ -484,14 +477,23 @@ def style_bradley_terry(
     result.variance_inflation = {
         votes.feature_names[k]: float(v) if np.isfinite(v) else None for k, v in zip(used, inflation)
     }
+    worst = float(np.max(inflation, initial=1.0))
     collinear = [votes.feature_names[k] for k, v in zip(used, inflation) if not v <= MAX_VIF]
     if collinear:
-        worst = float(np.max(inflation))
         return not_estimable(
             result,
             f"not estimable: {', '.join(collinear)} nearly collinear with model identity (variance "
             f"inflation {'infinite' if worst == np.inf else f'{worst:.0f}'}, above {MAX_VIF:g}): on these "
             "votes a model's style and its strength cannot be told apart",
+        )
+    # Collinearity short of that costs votes: the needed number grows with the variance inflation.
+    needed = math.ceil(MIN_VOTES_PER_PARAMETER * parameters * max(1.0, worst))
+    if len(outcome) < needed:
+        result.too_few = True
+        result.reason = (
+            f"too few votes: {len(outcome)} for {parameters} parameters ({m - 1} model strengths and "
+            f"{len(used)} style coefficients); at least {needed} ({MIN_VOTES_PER_PARAMETER} per parameter, "
+            f"times the style's variance inflation {max(1.0, worst):.1f}) for figures to rely on"
         )
     try:
         theta, beta, fitted = fit_design(design)

@@ -35,7 +35,7 @@ def test_elo_points_follow_fastchats_conventions_on_a_hand_computed_example():
     # Anchored at a stated model, as Arena anchors a baseline: y reads 1114, x 400 log10(3) above.
     anchored = {s.label: s.score for s in result.on_elo_scale(anchor="y", rating=1114).scores}
     assert anchored == pytest.approx({"y": 1114.0, "x": 1114 + 400 * math.log10(3)}, abs=1e-6)
-    assert result.on_elo_scale(anchor="y").as_dict()["scale"] == "elo"
+    assert result.on_elo_scale(anchor="y").as_dict(fit_details=True)["scale"] == "elo"
     with pytest.raises(ValueError, match="Anchor 'z' is not among the ranked models."):
         result.on_elo_scale(anchor="z")
     with pytest.raises(ValueError, match="already on the elo scale"):
@@ -70,7 +70,7 @@ def test_the_default_fit_is_unregularised_where_the_graph_allows_and_says_so():
     assert result.alpha == 0 and result.regularised is False and result.regularisation == UNREGULARISED
     plain = estimate(matrix, alpha=0)
     assert max(abs(s.score - plain[labels.index(s.label)]) for s in result.scores) < 1e-9
-    assert result.as_dict()["regularised"] is False
+    assert result.as_dict(fit_details=True)["regularised"] is False
     # An explicit alpha is kept, and reported as chosen.
     chosen = bradley_terry(counts, alpha=DEFAULT_ALPHA, rounds=0)
     assert chosen.alpha == DEFAULT_ALPHA and chosen.regularised and chosen.regularisation == "alpha 0.01, as asked"

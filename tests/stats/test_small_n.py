@@ -32,8 +32,8 @@ def test_59_votes_where_length_is_model_identity_are_not_estimable_under_style_c
     assert result.reason.startswith("not estimable: length nearly collinear with model identity (variance inflation ")
     assert f"above {MAX_VIF:g}): on these votes a model's style and its strength cannot be told apart" in result.reason
     assert result.variance_inflation["length"] > MAX_VIF
-    # And 59 votes for 4 parameters is below the minimum anyway.
-    assert result.too_few is True and 59 < MIN_VOTES_PER_PARAMETER * 4
+    # 59 votes for 4 parameters would be too few anyway; not estimable says the stronger thing.
+    assert 59 < MIN_VOTES_PER_PARAMETER * 4 and result.variance_inflation["length"] > 100
     json.dumps(result.as_dict(), allow_nan=False)
 
 
@@ -47,11 +47,11 @@ def test_a_style_fit_with_independent_style_but_few_votes_is_computed_and_flagge
     result = style_bradley_terry(style_votes(labels, rows, features=("length",)), rounds=0)
     assert result.estimable is True and len(result.scores) == 3
     assert result.too_few is True
-    assert result.reason == (
-        "too few votes: 40 for 3 parameters (2 model strengths and 1 style coefficients); at least 90 "
-        "(30 per parameter) for figures to rely on"
+    assert result.reason.startswith(
+        "too few votes: 40 for 3 parameters (2 model strengths and 1 style coefficients); at least "
     )
-    assert result.variance_inflation["length"] < MAX_VIF
+    assert "(30 per parameter, times the style's variance inflation " in result.reason
+    assert result.variance_inflation["length"] < 2
 
 
 def test_a_singular_style_fit_is_not_estimable_rather_than_an_error():
