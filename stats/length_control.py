@@ -18,6 +18,11 @@ None is a parse failure, counted and left out. Intervals: the delta method on th
 sigmoid(theta -/+ z se(theta)), which stays inside (0, 1); or, with rounds > 0, a percentile
 bootstrap over judgments (seeded). The raw win rate's interval is mean +/- z standard errors,
 AlpacaEval's standard error.
+
+Small n (stats/estimability.py says why these thresholds): when the length differences barely
+vary (variance inflation of the intercept against the length term above 30), the rate at equal
+length would be an extrapolation and is "not estimable"; below 30 parsed judgments, times that
+inflation, the rate is computed and flagged `too_few`.
 """
 
 from collections import defaultdict

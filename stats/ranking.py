@@ -26,7 +26,7 @@ reaches is the maximiser of
 
 subject to sum_i t_i = 0: the balance equations of the regularised LSR chain,
 whose weights choix scales to sum to n, are exactly this problem's stationarity
-conditions (tests/annotation/test_ranking.py checks it against scipy).
+conditions (tests/stats/test_ranking.py checks it against scipy).
 
 Votes are counted per pair with numpy (labels to indices by one dict lookup or a
 binary search per vote, then np.bincount on (pair, outcome) keys): 1,000,000

@@ -19,7 +19,7 @@ items, bold spans), normalised in two steps:
    the ratio. A feature whose ratio is 0 in every vote carries no information: it is dropped
    and named in `dropped_features`.
 
-Ties count as half a win each way (outcome 0.5), as in annotation/ranking.py; cannot-determine
+Ties count as half a win each way (outcome 0.5), as in stats/ranking.py; cannot-determine
 votes never reach this module.
 
 Identifiability: the thetas sum to zero (the last is minus the sum of the others), and an L2
@@ -30,8 +30,14 @@ only on a strongly connected "beat or tied" graph (stats.ranking.require_strongl
 Only the largest connected piece of the comparison graph is fitted; other models are listed in
 `disconnected`, as in ranking.py.
 
+Small n (stats/estimability.py says why these thresholds): when a style feature is nearly
+collinear with model identity (variance inflation above 30) or the fit is singular, the result is
+"not estimable" with the reason (`estimable`, `reason`) instead of an error or wild numbers;
+below 30 votes per fitted parameter, times the variance inflation, it is computed and flagged
+`too_few`.
+
 The fit is maximum likelihood by scipy's trust-region Newton method with analytic gradient and
-Hessian (annotation/logistic.py). Intervals: percentile bootstrap over votes (seeded; each round
+Hessian (stats/logistic.py). Intervals: percentile bootstrap over votes (seeded; each round
 refits with multinomial resample counts as weights, starting from the full-data estimate; the
 feature scales stay those of the full data so the betas of different rounds are comparable).
 """
