@@ -1,116 +1,174 @@
-"""Bradley-Terry bootstrap: aggregated-matrix resampling against refitting choix on resampled votes.
+"""Bradley-Terry with bootstrap intervals: stats/ranking.py against FastChat's own code, same votes.
 
-1,000,000 synthetic votes (15 % ties) over 100 models. Fast path: one fit on the dense win
-matrix plus N multinomial redraws of the aggregated (pair, outcome) cells, each refitted with
-choix.ilsr_pairwise_dense (annotation/ranking.py). Usual path: resample the individual votes
-with replacement and refit choix.ilsr_pairwise on the list of comparisons (ties entered as one
-win each way with every decisive vote doubled, which is the half-win matrix times two, fitted
-with alpha times two: the same estimate). Both paths' full-data estimates are compared (1e-6).
-The usual path is slow, so it runs `--baseline-rounds` rounds and its per-round time is scaled.
+Synthetic votes (15 % ties) over `--models` models, as label strings, the way both receive them
+from storage. Userbench: `pair_counts_of` (labels -> indices and per-pair counts, vectorised) then
+`bradley_terry` (one fit plus `--rounds` bootstrap rounds, multinomial redraws of the aggregated
+cells fitted together by Newton's method). FastChat: `compute_bt` plus `compute_bootstrap_bt` of
+fastchat/serve/monitor/rating_systems.py (the Arena leaderboard's code: pandas, scipy's L-BFGS per
+round on the unique (pair, outcome) rows, rounds in a process pool over every core), from the
+DataFrame of the same votes; and, to separate the pool's cost from the algorithm's, FastChat's
+own steps (preprocess_for_bt, the multinomial redraw, fit_bt per round) in one process. Both fits are unregularised (alpha 0, FastChat's); the largest
+difference between the two point estimates is printed in Elo points (FastChat stops at its
+gradient tolerance 1e-6, so a few hundredths of a point are expected).
 
-    .venv/bin/python bench/bench_bt.py [--votes 1000000] [--models 100] [--rounds 100] [--baseline-rounds 2]
+FastChat runs in its own interpreter (it needs pandas, which Userbench does not): `--fastchat-python`,
+else $FASTCHAT_PYTHON, else /tmp/fastchat-venv/bin/python (bench/README.md says how to make it),
+else this interpreter. Without one that imports FastChat's rating_systems, only Userbench's side is
+timed and the script says so. Each side is timed `--repeats` times in turns and its best time
+kept (a shared machine's load only ever adds time).
+
+    .venv/bin/python bench/bench_bt.py [--votes 1000000] [--models 100] [--rounds 100] [--small 1000x10,10000x30]
 """
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import choix
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from annotation import ranking  # noqa: E402  (pure module, no Django)
+from stats import ranking  # noqa: E402  (pure module, no Django)
+from stats.elo import to_elo  # noqa: E402
+
+DEFAULT_FASTCHAT_PYTHON = "/tmp/fastchat-venv/bin/python"
+FASTCHAT_MODULE = "fastchat.serve.monitor.rating_systems"
+WINNERS = np.array(["a", "b", "tie"], dtype=object)
+
+# Run by FastChat's interpreter: reads the votes, builds FastChat's DataFrame (not timed: it is the
+# loading both sides do before their statistics), then times FastChat's own functions.
+FASTCHAT_BT = """
+import json, sys, time
+import numpy as np, pandas as pd
+from fastchat.serve.monitor.rating_systems import compute_bt, compute_bootstrap_bt, fit_bt, preprocess_for_bt
+data = np.load(sys.argv[1], allow_pickle=True)
+rounds, repeats = int(sys.argv[2]), int(sys.argv[3])
+names = {"a": "model_a", "b": "model_b", "tie": "tie"}
+df = pd.DataFrame({"model_a": data["a"], "model_b": data["b"], "winner": [names[w] for w in data["w"]]})
+times = []
+for _ in range(repeats):
+    started = time.perf_counter()
+    ratings = compute_bt(df)
+    fitted = time.perf_counter()
+    boot = compute_bootstrap_bt(df, num_round=rounds)
+    booted = time.perf_counter()
+    # The same work in this one process, without the pool: FastChat's functions, its steps.
+    matchups, outcomes, models, weights = preprocess_for_bt(df)
+    draws = np.random.default_rng(0).multinomial(len(df), weights / weights.sum(), size=rounds) / len(df)
+    for w in draws:
+        fit_bt(matchups, outcomes, w, len(models), np.log(10.0), 1e-6)
+    times.append((fitted - started, booted - fitted, time.perf_counter() - booted))
+print(json.dumps({"times": times, "ratings": {k: float(v) for k, v in ratings.items()}}))
+"""
 
 
-def synthetic(votes, models, seed=0):
+def synthetic(votes: int, models: int, seed: int = 0):
+    """(labels, model_a, model_b, winner): object arrays of label strings and of "a", "b", "tie"."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, models)
     i = rng.integers(0, models, votes)
     j = (i + rng.integers(1, models, votes)) % models
     p = 1 / (1 + np.exp(strength[j] - strength[i]))
-    u = rng.random(votes)
-    outcome = np.where(u < 0.15, 2, np.where(rng.random(votes) < p, 0, 1))  # 0: i wins, 1: j wins, 2: tie
-    return i, j, outcome
+    outcome = np.where(rng.random(votes) < 0.15, 2, np.where(rng.random(votes) < p, 0, 1))
+    labels = np.array([f"model-{k:03d}" for k in range(models)], dtype=object)
+    return labels.tolist(), labels[i], labels[j], WINNERS[outcome]
 
 
-def counts_of(n, i, j, outcome):
-    first, second = np.minimum(i, j), np.maximum(i, j)
-    flipped = i > j
-    o = np.where(outcome == 2, 2, np.where(flipped, 1 - outcome, outcome))
-    key = (first * n + second) * 3 + o
-    cells = np.bincount(key, minlength=n * n * 3).reshape(n * n, 3)
-    used = np.flatnonzero(cells.sum(axis=1))
-    return ranking.PairCounts(
-        labels=[f"m{k}" for k in range(n)],
-        first=used // n,
-        second=used % n,
-        first_wins=cells[used, 0],
-        second_wins=cells[used, 1],
-        ties=cells[used, 2],
-    )
+def fastchat_python(explicit: str | None) -> str | None:
+    """The first interpreter that imports FastChat's rating_systems, or None."""
+    candidates = [explicit, os.environ.get("FASTCHAT_PYTHON"), DEFAULT_FASTCHAT_PYTHON, sys.executable]
+    for python in candidates:
+        if not python or not Path(python).exists():
+            continue
+        probe = subprocess.run([python, "-c", f"import {FASTCHAT_MODULE}"], capture_output=True)
+        if probe.returncode == 0:
+            return python
+    return None
 
 
-def as_list(i, j, outcome):
-    data = []
-    for a, b, o in zip(i.tolist(), j.tolist(), outcome.tolist()):
-        if o == 0:
-            data += [(a, b), (a, b)]
-        elif o == 1:
-            data += [(b, a), (b, a)]
-        else:
-            data += [(a, b), (b, a)]
-    return data
+def run_fastchat(python: str, script: str, arrays: dict, *args) -> dict:
+    """Run `script` in FastChat's interpreter on the votes in `arrays`; its JSON answer."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "votes.npz"
+        np.savez(path, **arrays)
+        done = subprocess.run([python, "-c", script, str(path), *map(str, args)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"FastChat's side failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--votes", type=int, default=1_000_000)
-    parser.add_argument("--models", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument("--baseline-rounds", type=int, default=2)
-    parser.add_argument("--alpha", type=float, default=ranking.DEFAULT_ALPHA)
-    args = parser.parse_args()
-    n = args.models
-    i, j, outcome = synthetic(args.votes, n)
+def time_ours(labels, model_a, model_b, winner, rounds: int, repeats: int):
+    best = None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        counts = ranking.pair_counts_of(labels, model_a, model_b, winner)
+        counted = time.perf_counter()
+        result = ranking.bradley_terry(counts, alpha=0, rounds=rounds, seed=0)
+        finished = time.perf_counter()
+        if best is None or finished - started < sum(best):
+            best = (counted - started, finished - counted)
+    return best, result
 
-    started = time.perf_counter()
-    counts = counts_of(n, i, j, outcome)
-    result = ranking.bradley_terry(counts, alpha=args.alpha, rounds=args.rounds, seed=1)
-    fast = time.perf_counter() - started
-    estimate = {s.label: s.score for s in result.scores}
-    fast_vec = np.array([estimate[f"m{k}"] for k in range(n)])
+
+def compare(votes: int, models: int, rounds: int, repeats: int, python: str | None) -> None:
+    labels, model_a, model_b, winner = synthetic(votes, models)
+    (count_s, fit_s), result = time_ours(labels, model_a, model_b, winner, rounds, repeats)
+    ours = count_s + fit_s
     print(
-        f"aggregated: fit + {args.rounds} bootstrap rounds in {fast:.2f} s ({fast / (args.rounds + 1) * 1000:.1f} ms per fit)",
+        f"{votes:>9,} votes, {models} models, fit + {rounds} rounds: Userbench {ours:6.2f} s "
+        f"(counting {count_s:.2f} s, fit and bootstrap {fit_s:.2f} s)",
+        flush=True,
+    )
+    if python is None:
+        return
+    answer = run_fastchat(python, FASTCHAT_BT, {"a": model_a, "b": model_b, "w": winner}, rounds, repeats)
+    fit_t, boot_t, serial_t = min(answer["times"], key=lambda times: times[0] + times[1])
+    theirs = fit_t + boot_t
+    serial = fit_t + min(times[2] for times in answer["times"])
+    scores = {s.label: s.score for s in result.scores}
+    elo = dict(zip(scores, to_elo(np.array(list(scores.values())))))
+    difference = max(abs(elo[label] - rating) for label, rating in answer["ratings"].items())
+    print(
+        f"{'':>9}  FastChat {theirs:6.2f} s (compute_bt {fit_t:.2f} s, compute_bootstrap_bt {boot_t:.2f} s): "
+        f"Userbench {theirs / ours:.1f}x faster; point estimates differ by at most {difference:.3f} Elo",
+        flush=True,
+    )
+    print(
+        f"{'':>9}  FastChat's steps in one process, without its pool: {serial:6.2f} s: Userbench {serial / ours:.1f}x faster",
         flush=True,
     )
 
-    rng = np.random.default_rng(2)
-    started = time.perf_counter()
-    full = choix.ilsr_pairwise(n, as_list(i, j, outcome), alpha=2 * args.alpha, max_iter=10_000, tol=ranking.FIT_TOL)
-    first_fit = time.perf_counter() - started
-    print(f"usual: full-data fit on {2 * args.votes:,} listed comparisons in {first_fit:.1f} s", flush=True)
-    per_round = []
-    for r in range(args.baseline_rounds):
-        started = time.perf_counter()
-        pick = rng.integers(0, args.votes, args.votes)
-        choix.ilsr_pairwise(
-            n,
-            as_list(i[pick], j[pick], outcome[pick]),
-            alpha=2 * args.alpha,
-            initial_params=full,
-            max_iter=10_000,
-            tol=ranking.FIT_TOL,
-        )
-        per_round.append(time.perf_counter() - started)
-        print(f"usual: bootstrap round {r + 1}/{args.baseline_rounds} in {per_round[-1]:.1f} s", flush=True)
-    usual = first_fit + np.mean(per_round) * args.rounds
-    difference = float(np.max(np.abs(full - fast_vec)))
-    print(f"usual (scaled to fit + {args.rounds} rounds from {args.baseline_rounds} measured): {usual:.0f} s")
-    print(
-        f"speed-up: {usual / fast:.0f}x; largest difference between the two full-data estimates: {difference:.2e}"
-        f" ({'within' if difference < 1e-6 else 'NOT within'} 1e-6)"
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--votes", type=int, default=1_000_000)
+    parser.add_argument("--models", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument(
+        "--small", default="1000x10,10000x30", help="smaller sets also compared: votes x models, comma-separated"
     )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--fastchat-python", help="an interpreter that imports FastChat (see bench/README.md)")
+    args = parser.parse_args()
+    # Load choix and scipy and take numpy's first-call costs before anything is timed, as FastChat's
+    # interpreter imports its modules before its clock starts.
+    time_ours(*synthetic(200, 5), rounds=5, repeats=1)
+    python = fastchat_python(args.fastchat_python)
+    if python is None:
+        print(
+            f"FastChat is not importable ({FASTCHAT_MODULE}) from --fastchat-python, $FASTCHAT_PYTHON, "
+            f"{DEFAULT_FASTCHAT_PYTHON} or this interpreter: timing Userbench's side only. "
+            "bench/README.md gives the commands that make a throwaway FastChat environment."
+        )
+    else:
+        print(f"FastChat from {python}")
+    sizes = [tuple(int(x) for x in size.split("x")) for size in args.small.split(",") if size]
+    for votes, models in [*sizes, (args.votes, args.models)]:
+        compare(votes, models, args.rounds, args.repeats, python)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Small interval helpers shared by the statistics modules: pure Python and numpy, no Django.
 
-Kept free of scipy.stats on purpose: annotation/ranking.py imports this module and is loaded
+Kept free of scipy.stats on purpose: stats/ranking.py imports this module and is loaded
 with the app, where scipy.stats would add about half a second (see annotation/exports.py).
 """
 
@@ -35,7 +35,10 @@ def percentile_interval(draws, *, level: float = 0.95, axis: int = 0):
     """Percentile bootstrap interval of draws along `axis`, ignoring NaN rounds (rounds that had
     no estimate); returns (lower, upper) arrays, or floats for one-dimensional draws."""
     tail = (1 - level) / 2 * 100
-    lower, upper = np.nanpercentile(np.asarray(draws, dtype=float), [tail, 100 - tail], axis=axis)
+    values = np.asarray(draws, dtype=float)
+    # np.nanpercentile sorts column by column in Python: ten times np.percentile's time on 100 models.
+    percentile = np.nanpercentile if np.isnan(values).any() else np.percentile
+    lower, upper = percentile(values, [tail, 100 - tail], axis=axis)
     if np.ndim(lower) == 0:
         return float(lower), float(upper)
     return lower, upper

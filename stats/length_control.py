@@ -18,6 +18,11 @@ None is a parse failure, counted and left out. Intervals: the delta method on th
 sigmoid(theta -/+ z se(theta)), which stays inside (0, 1); or, with rounds > 0, a percentile
 bootstrap over judgments (seeded). The raw win rate's interval is mean +/- z standard errors,
 AlpacaEval's standard error.
+
+Small n (stats/estimability.py says why these thresholds): when the length differences barely
+vary (variance inflation of the intercept against the length term above 30), the rate at equal
+length would be an extrapolation and is "not estimable"; below 30 parsed judgments, times that
+inflation, the rate is computed and flagged `too_few`.
 """
 
 from collections import defaultdict
@@ -26,6 +31,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy.special import expit
 
+from stats.estimability import MAX_VIF, MIN_ITEMS, intercept_inflation
 from stats.intervals import normal_quantile, percentile_interval, zero_width_note
 from stats.logistic import SeparationError, fit_logistic
 from stats.ranking import competition_ranks
@@ -53,10 +59,14 @@ def length_controlled_win_rate(
     Inputs are aligned per judgment; outcomes in {1, 0.5, 0} or None (parse failure).
     Returns {"n", "failures", "raw", "raw_low", "raw_high", "lc", "lc_low", "lc_high", "theta",
     "theta_se", "length_coef", "length_se", "length_low", "length_high", "length_sd",
-    "interval" ("delta" or "bootstrap"), "skipped_rounds", "note"}. When the model has no finite
-    estimate (the candidate won or lost everything) or the length differences are all equal but
-    not zero (length and candidate cannot be told apart), lc is None and `note` says why. When
-    every difference is zero, there is no length effect to remove and lc equals the raw rate.
+    "interval" ("delta" or "bootstrap"), "skipped_rounds", "note", "estimable", "too_few",
+    "variance_inflation"}. When the model has no finite estimate (the candidate won or lost
+    everything), the length differences are all equal but not zero, or they vary so little that
+    length and candidate cannot be told apart (variance inflation above
+    stats.estimability.MAX_VIF), lc is None, `estimable` False and `note` says why. When every
+    difference is zero, there is no length effect to remove and lc equals the raw rate. `too_few`
+    is True below stats.estimability.MIN_ITEMS parsed judgments times the variance inflation (at
+    least 1): the rate is computed, to be shown greyed.
     """
     if not len(candidate_lengths) == len(reference_lengths) == len(outcomes):
         raise ValueError(
@@ -93,10 +103,14 @@ def length_controlled_win_rate(
         "interval": "bootstrap" if rounds > 0 else "delta",
         "skipped_rounds": 0,
         "note": None,
+        "estimable": True,
+        "too_few": False,
+        "variance_inflation": None,
     }
     if n == 0:
-        out["note"] = "No parsed judgments."
+        out.update(note="No parsed judgments.", estimable=False, too_few=True)
         return out
+    out["too_few"] = n < MIN_ITEMS
     raw = float(y.mean())
     raw_se = float(np.std(y, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
     out.update(raw=raw, raw_low=max(0.0, raw - z * raw_se), raw_high=min(1.0, raw + z * raw_se))
@@ -106,13 +120,31 @@ def length_controlled_win_rate(
     with_length = sd > 0
     if not with_length and np.any(diff != 0):
         out["note"] = "Every length difference is the same, and not zero: length and candidate cannot be told apart."
+        out["estimable"] = False
         return out
     X = np.column_stack([np.ones(n), feature]) if with_length else np.ones((n, 1))
     try:
         fitted = fit_logistic(X, y)
     except (SeparationError, ValueError) as error:
-        out["note"] = f"No finite estimate: {error}"
+        out.update(note=f"No finite estimate: {error}", estimable=False)
         return out
+    if with_length:
+        inflation = intercept_inflation(feature)
+        out["variance_inflation"] = inflation if np.isfinite(inflation) else None
+        if not inflation <= MAX_VIF:
+            # The fit exists but extrapolates: the candidate's length differences barely vary, so
+            # "the candidate" and "its length" are one column twice (stats/estimability.py).
+            out.update(
+                note=(
+                    f"Not estimable: the length differences barely vary (variance inflation {inflation:.0f}, "
+                    f"above {MAX_VIF:g}), so the candidate and its length cannot be told apart; a rate at "
+                    "equal length would be an extrapolation."
+                ),
+                estimable=False,
+            )
+            return out
+        # Collinearity short of that costs items: the needed number grows with the inflation.
+        out["too_few"] = n < MIN_ITEMS * max(1.0, inflation)
     theta, theta_se = float(fitted.coef[0]), float(fitted.se[0])
     out.update(theta=theta, theta_se=theta_se, lc=float(expit(theta)))
     if with_length:
@@ -193,6 +225,9 @@ def length_controlled_win_rates(
             "interval": None,
             "skipped_rounds": 0,
             "note": "The reference model, at 50 % by definition.",
+            "estimable": True,
+            "too_few": False,
+            "variance_inflation": None,
         }
     )
     ranks = competition_ranks([row["lc"] for row in results])

@@ -1,13 +1,13 @@
 """Weighted logistic regression by maximum likelihood: pure numpy and scipy, no Django.
 
-The one fitter behind style-controlled Bradley-Terry (annotation/style.py), the judge's
-length bias (judging/diagnostics.py) and the length-controlled win rate
-(judging/length_control.py).
+The one fitter behind style-controlled Bradley-Terry (stats/style.py), the judge's
+length bias (stats/diagnostics.py) and the length-controlled win rate
+(stats/length_control.py).
 
 Model: P(y = 1 | x) = sigmoid(x . c) with coefficients c = B f, where f are the free
 parameters and B a fixed basis (the identity by default; style.py passes sum-to-zero
 contrasts so that the model strengths add up to zero). Outcomes may be fractional: a tie is
-y = 0.5, half a win and half a loss, as in annotation/ranking.py. Weights are frequency
+y = 0.5, half a win and half a loss, as in stats/ranking.py. Weights are frequency
 weights, so a bootstrap round passes the resample counts instead of copying rows.
 
 Minimised objective, with P a penalty matrix on c (none by default):
@@ -100,13 +100,16 @@ def fit_logistic(
     penalty=None,
     basis=None,
     initial=None,
+    gram=None,
 ) -> LogisticFit:
     """Maximum-likelihood (or L2-penalised) logistic regression.
 
     X: (n, p) array or scipy sparse matrix; y: n outcomes in [0, 1]; weights: n non-negative
     frequency weights (default ones); penalty: (p, p) matrix or length-p vector of L2 weights on
     the coefficients (default none); basis: (p, q) matrix B with c = B f (default identity);
-    initial: q starting free parameters (warm starts in bootstrap rounds).
+    initial: q starting free parameters (warm starts in bootstrap rounds); gram: optional function
+    d -> X' diag(d) X as a dense (p, p) array, for designs whose structure gives it faster than a
+    sparse product (style.py's: one +1 and one -1 per row plus a few dense columns).
 
     Raises SeparationError when the unpenalised fit has no finite maximum (checked before fitting,
     see is_separated), ValueError on shapes or outcomes out of range or a singular information
@@ -133,10 +136,12 @@ def fit_logistic(
     if is_sparse:
         X = sparse.csr_matrix(X)
 
-    def gram(d):
+    def generic_gram(d):
         if is_sparse:
             return (X.T @ sparse.diags(d) @ X).toarray()
         return X.T @ (X * d[:, None])
+
+    gram = generic_gram if gram is None else gram
 
     def objective(free):
         coef = B @ free

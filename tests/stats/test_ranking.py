@@ -1,12 +1,15 @@
 """Bradley-Terry: against an independent scipy fit, ties as half wins, disconnected graphs, bootstrap."""
 
+import choix
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
+from stats.bt_rounds import fit_rounds
 from stats.intervals import ZERO_WIDTH_NOTE
 from stats.ranking import (
+    bootstrap,
     bradley_terry,
     competition_ranks,
     components,
@@ -14,6 +17,7 @@ from stats.ranking import (
     fit,
     is_strongly_connected,
     pair_counts,
+    pair_counts_of,
     ranks_by_overlap,
     require_strongly_connected,
     win_matrix,
@@ -264,3 +268,88 @@ def test_an_interval_missing_because_no_round_had_an_estimate_says_so():
     # Seed 0 keeps one round of three: its interval has no width and says why.
     kept = bradley_terry(counts, alpha=0, rounds=3, seed=0)
     assert kept.skipped_rounds == 2 and kept.scores[0].note == ZERO_WIDTH_NOTE
+
+
+def test_pair_counts_of_arrays_equals_the_vote_by_vote_count():
+    labels, outcomes = random_votes(seed=5, models=7, votes=2000)
+    expected = {}
+    for label_a, label_b, winner in outcomes:
+        i, j = labels.index(label_a), labels.index(label_b)
+        if i > j:
+            i, j, winner = j, i, {"a": "b", "b": "a", "tie": "tie"}[winner]
+        cell = expected.setdefault((i, j), [0, 0, 0])
+        cell[["a", "b", "tie"].index(winner)] += 1
+    columns = list(zip(*outcomes))
+    positions = {label: k for k, label in enumerate(labels)}
+    for counts in (
+        pair_counts(labels, outcomes),
+        pair_counts(labels, iter(outcomes)),
+        pair_counts(labels, np.array(outcomes, dtype=object)),
+        pair_counts(labels, np.array(outcomes)),
+        pair_counts_of(labels, *(np.array(column) for column in columns)),
+        pair_counts_of(labels, *(np.array(column, dtype=object) for column in columns)),
+        pair_counts_of(
+            labels,
+            np.array([positions[x] for x in columns[0]]),
+            np.array([positions[x] for x in columns[1]]),
+            np.array([["a", "b", "tie"].index(w) for w in columns[2]]),
+        ),
+    ):
+        got = {
+            (int(i), int(j)): [int(a), int(b), int(t)]
+            for i, j, a, b, t in zip(counts.first, counts.second, counts.first_wins, counts.second_wins, counts.ties)
+        }
+        assert got == expected
+        assert list(zip(counts.first.tolist(), counts.second.tolist())) == sorted(expected)
+    # Many models, few votes: the cells are found by sorting instead of a dense table, same counts.
+    many = [f"m{k}" for k in range(3000)]
+    sparse = pair_counts(many, [("m2999", "m0", "a"), ("m0", "m2999", "tie"), ("m5", "m7", "b")])
+    assert sparse.first.tolist() == [0, 5] and sparse.second.tolist() == [2999, 7]
+    assert sparse.first_wins.tolist() == [0, 0] and sparse.second_wins.tolist() == [1, 1]
+    assert sparse.ties.tolist() == [1, 0]
+
+
+def test_the_first_bad_vote_is_reported_as_a_vote_by_vote_count_would():
+    good = ("x", "y", "a")
+    with pytest.raises(ValueError, match="Unknown winner 'left'"):
+        pair_counts(["x", "y"], [good, ("x", "y", "left"), ("x", "x", "a")])
+    with pytest.raises(ValueError, match="compares 'x' with itself"):
+        pair_counts(["x", "y"], [good, ("x", "x", "left")])
+    with pytest.raises(KeyError, match="'z'"):
+        pair_counts(["x", "y"], [good, ("x", "z", "a"), ("x", "x", "a")])
+    with pytest.raises(ValueError, match="compares 'x' with itself"):
+        pair_counts_of(["x", "y"], np.array(["y", "x"]), np.array(["x", "x"]), np.array(["a", "a"]))
+    with pytest.raises(KeyError, match="'q'"):
+        pair_counts_of(["x", "y"], np.array(["y", "q"]), np.array(["x", "x"]), np.array(["a", "a"]))
+    with pytest.raises(ValueError, match="Need one winner per pair of models: 2, 2 and 1 values."):
+        pair_counts_of(["x", "y"], ["x", "y"], ["y", "x"], ["a"])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01, 0.5])
+def test_bootstrap_rounds_fitted_together_equal_choix_fits_one_by_one(alpha):
+    for seed, models, votes in ((1, 6, 300), (2, 12, 5000), (3, 4, 40)):
+        labels, outcomes = random_votes(seed=seed, models=models, votes=votes)
+        counts = pair_counts(labels, outcomes)
+        matrix = win_matrix(models, counts.first, counts.second, counts.first_wins, counts.second_wins, counts.ties)
+        if alpha == 0 and not is_strongly_connected(matrix):
+            continue
+        start = estimate(matrix, alpha=alpha)
+        draws = bootstrap(counts, list(range(models)), start, rounds=30, alpha=alpha, seed=seed)
+        cells = np.concatenate([counts.first_wins, counts.second_wins, counts.ties]).astype(float)
+        redraws = np.random.default_rng(seed).multinomial(int(cells.sum()), cells / cells.sum(), size=30)
+        k = len(counts.first)
+        for r, redraw in enumerate(redraws):
+            round_matrix = win_matrix(
+                models, counts.first, counts.second, redraw[:k], redraw[k : 2 * k], redraw[2 * k :]
+            )
+            if alpha == 0 and not is_strongly_connected(round_matrix):
+                assert np.isnan(draws[r]).all()
+                continue
+            one = choix.ilsr_pairwise_dense(round_matrix, alpha=alpha, initial_params=start, max_iter=10_000, tol=1e-12)
+            assert np.max(np.abs(draws[r] - one)) < 1e-9
+
+
+def test_fit_rounds_reports_rounds_it_could_not_fit():
+    # Two pairs with no link between them: the Hessian is singular and no round converges.
+    estimates, converged = fit_rounds(4, [0, 2], [1, 3], [[3.0, 2.0]], [[1.0, 1.0]], alpha=0.0, initial=np.zeros(4))
+    assert not converged.any()

@@ -9,8 +9,12 @@ from stats.intervals import ZERO_WIDTH_NOTE
 from stats.ranking import bradley_terry, estimate, pair_counts, win_matrix
 from stats.style import (
     STYLE_FEATURES,
+    _style_votes_checked,
+    fit_design,
+    newton_round,
     rms_scales,
     style_bradley_terry,
+    style_design,
     style_features,
     style_ratios,
     style_votes,
@@ -114,7 +118,8 @@ def test_fit_matches_an_independent_newton_fit(l2):
     votes = style_votes(labels, rows, features=("length", "headers"))
     result = style_bradley_terry(votes, l2=l2, rounds=0)
     ratios = style_ratios(votes.features_a, votes.features_b)
-    z = ratios / rms_scales(ratios)
+    scales = rms_scales(ratios)
+    z = ratios[:, scales > 0] / scales[scales > 0]
     theirs = newton_fit(votes.model_a, votes.model_b, votes.outcome, z, 5, l2)
     ours = {s.label: s.score for s in result.scores}
     assert max(abs(ours[label] - theirs[k]) for k, label in enumerate(labels)) < 1e-6
@@ -207,8 +212,11 @@ def test_disconnected_models_and_bad_input():
         ("c", "d", "a", features_row(100), features_row(100)),
     ]
     # Between a and b, the shorter answer always won: the length coefficient runs to -infinity.
-    with pytest.raises(ValueError, match="outcomes that the covariates predict perfectly"):
-        style_bradley_terry(style_votes(["a", "b", "c", "d", "e"], rows), rounds=0)
+    # A singular fit is reported as not estimable, with the reason, rather than raised.
+    singular = style_bradley_terry(style_votes(["a", "b", "c", "d", "e"], rows), rounds=0)
+    assert singular.estimable is False and singular.scores == [] and singular.coefficients == []
+    assert "outcomes that the covariates predict perfectly" in singular.reason
+    assert singular.reason.startswith("not estimable: The information matrix is singular")
     rows += [
         ("a", "b", "a", features_row(200), features_row(100)),
         ("a", "b", "b", features_row(100), features_row(300)),
@@ -239,3 +247,27 @@ def test_disconnected_models_and_bad_input():
     assert finite.scores[0].label == "a" and all(np.isfinite(s.score) for s in finite.scores)
     with pytest.raises(ValueError, match="l2 must be zero or positive"):
         style_bradley_terry(style_votes(["a", "b", "c"], never_loses), l2=-1)
+
+
+def test_bootstrap_rounds_by_plain_newton_equal_the_full_fit_and_fast_collection_equals_the_checked_one():
+    strength = {"m0": 0.5, "m1": 0.1, "m2": -0.2, "m3": -0.4}
+    labels, rows = simulate(21, strength, {"m0": 900, "m1": 500, "m2": 700, "m3": 600}, beta_ratio=1.2, votes=800)
+    votes = style_votes(labels, rows)
+    checked = _style_votes_checked(labels, rows, STYLE_FEATURES)
+    for name in ("model_a", "model_b", "outcome", "features_a", "features_b"):
+        assert np.array_equal(getattr(votes, name), getattr(checked, name))
+    # numpy numbers are not plain int or float: the checked path takes them, with the same result.
+    numpy_rows = [(a, b, w, {k: np.float64(v) for k, v in fa.items()}, fb) for a, b, w, fa, fb in rows]
+    assert np.array_equal(style_votes(labels, numpy_rows).features_a, votes.features_a)
+    ratios = style_ratios(votes.features_a, votes.features_b)
+    scales = rms_scales(ratios)
+    z = ratios[:, scales > 0] / scales[scales > 0]
+    for l2 in (0.01, 0.0):
+        design = style_design(votes.model_a, votes.model_b, votes.outcome, z, models=4, l2=l2)
+        _, _, fitted = fit_design(design)
+        rng = np.random.default_rng(3)
+        for _ in range(5):
+            weights = rng.multinomial(800, np.full(800, 1 / 800)).astype(float)
+            quick = newton_round(design, weights, fitted.free)
+            full = np.concatenate(fit_design(design, weights=weights, initial=fitted.free)[:2])
+            assert np.max(np.abs(quick - full)) < 1e-8
