@@ -167,26 +167,12 @@ def query_counts(campaign, probe) -> dict:
 
 
 def start_gunicorn(env: dict, workers: int, threads: int):
-    command = [
-        str(ROOT / ".venv" / "bin" / "gunicorn"),
-        "config.wsgi:application",
-        "--bind",
-        "127.0.0.1:0",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--timeout",
-        "30",
-        "--graceful-timeout",
-        "10",
-        "--log-level",
-        "info",
-        # Longer than the think time: otherwise the server closes idle connections between votes
-        # and a client reusing one just then sees it dropped.
-        "--keep-alive",
-        "30",
-    ]
+    command = [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application", "--bind", "127.0.0.1:0"]
+    command += ["--workers", str(workers), "--threads", str(threads), "--log-level", "info"]
+    command += ["--timeout", "30", "--graceful-timeout", "10"]
+    # Longer than the think time: otherwise the server closes idle connections between votes
+    # and a client reusing one just then sees it dropped.
+    command += ["--keep-alive", "30"]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     port = None
     lines: list[str] = []
@@ -305,6 +291,20 @@ def annotator_main(
     confirmed: list[str] = []
     timings: dict[str, list[tuple[float, float]]] = {plan["name"]: [] for plan in plans}
     double_submit = None
+    reconnects = 0
+
+    def report() -> None:
+        results.put(
+            {
+                "index": index,
+                "errors": errors,
+                "confirmed": confirmed,
+                "timings": timings,
+                "double_submit": double_submit,
+                "reconnects": reconnects,
+            }
+        )
+
     next_path, vote_path = f"/api/annotate/{slug}/next/", f"/api/annotate/{slug}/votes/"
     try:
         # Generous time: 32 password hashes at once queue on a few cores; log-in is not measured.
@@ -329,16 +329,7 @@ def annotator_main(
         for plan in plans:
             plan["gate"].abort()
             plan["done"].abort()
-        results.put(
-            {
-                "index": index,
-                "errors": errors,
-                "confirmed": [],
-                "timings": timings,
-                "double_submit": None,
-                "reconnects": 0,
-            }
-        )
+        report()
         return
 
     last = None
@@ -381,16 +372,8 @@ def annotator_main(
         pass
     except OSError as error:
         errors.append(f"{type(error).__name__}: {error}")
-    results.put(
-        {
-            "index": index,
-            "errors": errors,
-            "confirmed": confirmed,
-            "timings": timings,
-            "double_submit": double_submit,
-            "reconnects": connection.reconnects,
-        }
-    )
+    reconnects = connection.reconnects
+    report()
 
 
 # ----------------------------------------------------------------------------- checks

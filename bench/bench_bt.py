@@ -2,7 +2,7 @@
 
 1,000,000 synthetic votes (15 % ties) over 100 models. Fast path: one fit on the dense win
 matrix plus N multinomial redraws of the aggregated (pair, outcome) cells, each refitted with
-choix.ilsr_pairwise_dense (annotation/ranking.py). Usual path: resample the individual votes
+choix.ilsr_pairwise_dense (stats/ranking.py). Usual path: resample the individual votes
 with replacement and refit choix.ilsr_pairwise on the list of comparisons (ties entered as one
 win each way with every decisive vote doubled, which is the half-win matrix times two, fitted
 with alpha times two: the same estimate). Both paths' full-data estimates are compared (1e-6).
@@ -20,7 +20,7 @@ import choix
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from annotation import ranking  # noqa: E402  (pure module, no Django)
+from stats import ranking  # noqa: E402  (pure module, no Django)
 
 
 def synthetic(votes, models, seed=0):
