@@ -230,7 +230,7 @@ TASKS = {
 # _API_KEY (llm/secrets.py). SECRET_KEY and DATABASE_URL are never allowed.
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES")
 
-# Judge runs (judging/execution.py, judging/llm.py): a running shard beats every
+# Judge runs (judging/execution.py, llm/client.py): a running shard beats every
 # HEARTBEAT seconds; one silent for STALE seconds was left by a crash and `judge_resume`
 # takes it. Retries back off exponentially from RETRY_BASE up to RETRY_CAP, with jitter.
 JUDGING_HEARTBEAT_SECONDS = float(os.environ.get("JUDGING_HEARTBEAT_SECONDS", "5"))

@@ -23,7 +23,7 @@ from judging.figures import run_figures_refresh
 from judging.models import JudgeRun, JudgeTemplate
 from judging.services import item_template_name, run_counters_refresh, template_family, templates_ensure_defaults
 
-# Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
+# Loaded in this order; each app may add its own file (fixtures/demo_<app>.json).
 DEMO_FIXTURES = ["demo.json", "demo_curation.json"]
 
 

@@ -9,7 +9,7 @@ zero-width bootstrap interval carries a `note`.
 
 Lengths in length bias are normalised so that the figures do not depend on the unit:
 pairwise, the difference between the first and second answer as the ratio (a - b) / (a + b)
-(bounded, antisymmetric, relative; as annotation/style.py) or as tanh((a - b) / sd(a - b))
+(bounded, antisymmetric, relative; as stats/style.py) or as tanh((a - b) / sd(a - b))
 (AlpacaEval 2's choice); pointwise, the length standardised over the judged answers, so the
 slope is score points per standard deviation of length.
 """

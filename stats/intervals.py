@@ -1,6 +1,6 @@
 """Small interval helpers shared by the statistics modules: pure Python and numpy, no Django.
 
-Kept free of scipy.stats on purpose: annotation/ranking.py imports this module and is loaded
+Kept free of scipy.stats on purpose: stats/ranking.py imports this module and is loaded
 with the app, where scipy.stats would add about half a second (see annotation/exports.py).
 """
 

@@ -1,13 +1,13 @@
 """Weighted logistic regression by maximum likelihood: pure numpy and scipy, no Django.
 
-The one fitter behind style-controlled Bradley-Terry (annotation/style.py), the judge's
-length bias (judging/diagnostics.py) and the length-controlled win rate
-(judging/length_control.py).
+The one fitter behind style-controlled Bradley-Terry (stats/style.py), the judge's
+length bias (stats/diagnostics.py) and the length-controlled win rate
+(stats/length_control.py).
 
 Model: P(y = 1 | x) = sigmoid(x . c) with coefficients c = B f, where f are the free
 parameters and B a fixed basis (the identity by default; style.py passes sum-to-zero
 contrasts so that the model strengths add up to zero). Outcomes may be fractional: a tie is
-y = 0.5, half a win and half a loss, as in annotation/ranking.py. Weights are frequency
+y = 0.5, half a win and half a loss, as in stats/ranking.py. Weights are frequency
 weights, so a bootstrap round passes the resample counts instead of copying rows.
 
 Minimised objective, with P a penalty matrix on c (none by default):

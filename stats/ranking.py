@@ -22,7 +22,7 @@ reaches is the maximiser of
 
 subject to sum_i t_i = 0: the balance equations of the regularised LSR chain,
 whose weights choix scales to sum to n, are exactly this problem's stationarity
-conditions (tests/annotation/test_ranking.py checks it against scipy).
+conditions (tests/stats/test_ranking.py checks it against scipy).
 
 Bootstrap intervals resample the aggregated (pair, outcome) cells with one
 multinomial draw per round instead of resampling individual votes: the same
@@ -52,12 +52,14 @@ DEFAULT_ALPHA = 0.01
 def _choix():
     """choix and scipy load in 0.8 s: only where a fit is made, not in every process that ranks
     a table (`competition_ranks`) or imports this module on its way to a command's first line."""
+    # Loaded on the first fit, not with this module: choix brings scipy, 0.8 s of import.
     import choix
 
     return choix
 
 
 def _graphs():
+    # scipy is as slow to import as choix: loaded only where a win matrix's graph is read.
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 

@@ -19,7 +19,7 @@ items, bold spans), normalised in two steps:
    the ratio. A feature whose ratio is 0 in every vote carries no information: it is dropped
    and named in `dropped_features`.
 
-Ties count as half a win each way (outcome 0.5), as in annotation/ranking.py; cannot-determine
+Ties count as half a win each way (outcome 0.5), as in stats/ranking.py; cannot-determine
 votes never reach this module.
 
 Identifiability: the thetas sum to zero (the last is minus the sum of the others), and an L2
@@ -31,7 +31,7 @@ Only the largest connected piece of the comparison graph is fitted; other models
 `disconnected`, as in ranking.py.
 
 The fit is maximum likelihood by scipy's trust-region Newton method with analytic gradient and
-Hessian (annotation/logistic.py). Intervals: percentile bootstrap over votes (seeded; each round
+Hessian (stats/logistic.py). Intervals: percentile bootstrap over votes (seeded; each round
 refits with multinomial resample counts as weights, starting from the full-data estimate; the
 feature scales stay those of the full data so the betas of different rounds are comparable).
 """

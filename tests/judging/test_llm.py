@@ -1,4 +1,4 @@
-"""judging/llm.py against a real loopback server, driven by the real openai client."""
+"""llm/client.py against a real loopback server, driven by the real openai client."""
 
 import asyncio
 
