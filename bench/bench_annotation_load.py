@@ -174,11 +174,13 @@ def start_gunicorn(env: dict, workers: int, threads: int):
     # and a client reusing one just then sees it dropped.
     command += ["--keep-alive", "30"]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    stderr = process.stderr
+    assert stderr is not None  # a pipe, as asked
     port = None
     lines: list[str] = []
     started = time.monotonic()
     while port is None:
-        line = process.stderr.readline()
+        line = stderr.readline()
         if not line:
             raise RuntimeError("gunicorn stopped while starting:\n" + "".join(lines[-20:]))
         lines.append(line)
@@ -189,7 +191,7 @@ def start_gunicorn(env: dict, workers: int, threads: int):
             process.terminate()
             raise RuntimeError("gunicorn did not start within 30 s:\n" + "".join(lines[-20:]))
     # Keep reading its log so the pipe never fills and blocks it.
-    threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+    threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -252,7 +254,7 @@ class Connection:
         import http.client
 
         parts = urlsplit(base)
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        self.http = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
         self.cookies: dict[str, str] = {}
         self.reconnects = 0
 
@@ -310,7 +312,10 @@ def annotator_main(
         # Generous time: 32 password hashes at once queue on a few cores; log-in is not measured.
         connection = Connection(base, timeout=120)
         _, page = connection.request("GET", "/accounts/login/")
-        form_token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1).decode()
+        found = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        if found is None:
+            raise RuntimeError("the log-in page has no CSRF token")
+        form_token = found.group(1).decode()
         status, _ = connection.request(
             "POST",
             "/accounts/login/",

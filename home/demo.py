@@ -78,7 +78,7 @@ def _demo_run_templates() -> None:
     templates_ensure_defaults()
     for run in JudgeRun.objects.filter(templates__isnull=True).select_related("dataset"):
         family = template_family(run.dataset)
-        latest: dict[str, JudgeTemplate] = {}
+        latest: dict[str, JudgeTemplate | None] = {}
         for judgment in run.judgments.select_related("item"):
             name = item_template_name(run, judgment.item, family)
             if name not in latest:
