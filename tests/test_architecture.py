@@ -288,11 +288,10 @@ def file_import_cycles(root: Path, packages, allowed_through: str = "tasks.py") 
     return cycles
 
 
-def _why_comments(source: str) -> dict[int, tuple[str, bool]]:
-    """Line -> (comment text, whole line?) for every comment that says something: a bare
-    `# noqa: ...`, `# type: ignore` or `# pragma ...` says nothing about why."""
-    comments = {}
-    lines = source.splitlines()
+def _why_comments(source: str) -> set[int]:
+    """The lines holding a comment that says something: a bare `# noqa: ...`, `# type: ignore`
+    or `# pragma ...` says nothing about why."""
+    comments = set()
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type != tokenize.COMMENT:
             continue
@@ -302,8 +301,7 @@ def _why_comments(source: str) -> dict[int, tuple[str, bool]]:
             token.string,
         )
         if re.search(r"[A-Za-z]{2}", text):
-            line = token.start[0]
-            comments[line] = (token.string, lines[line - 1].lstrip().startswith("#"))
+            comments.add(token.start[0])
     return comments
 
 
@@ -313,16 +311,15 @@ def unexplained_function_imports(root: Path, packages) -> list[str]:
     Whatever it imports (project code, Django, a heavy library, the standard library): an import
     belongs at the top of its module unless something forces it down (a cycle, a heavy import
     kept off a start-up path, an optional dependency), and then the reader needs that reason.
-    The reason is a comment at the end of the import's line(s), or a comment of its own on the
-    1-3 lines just above; a run of imports one after another (blank lines between groups
-    allowed) shares one comment: above the first of them, or anywhere among them. A docstring
-    does not count (it says what the function does, for its callers), nor does a bare `noqa`.
+    The reason is a comment on the import's line(s) or on the 1-3 lines just above; a run of
+    imports one after another (blank lines between groups allowed) shares one comment: above
+    the first of them, or anywhere among them. A docstring does not count (it says what the
+    function does, for its callers), nor does a bare `noqa` or `type: ignore`.
     """
     found = []
     for _, path in _module_files(root, packages).items():
         source = path.read_text(encoding="utf-8")
         comments = _why_comments(source)
-        lines = source.splitlines()
         tree = ast.parse(source)
         in_function = {(node.lineno, node.col_offset) for node, inner in _import_nodes(tree) if inner}
         for body in (
@@ -337,15 +334,8 @@ def unexplained_function_imports(root: Path, packages) -> list[str]:
                     run.append(statement)
                     continue
                 if run and (run[0].lineno, run[0].col_offset) in in_function:
-                    explained = any(line in comments for line in range(run[0].lineno, run[-1].end_lineno + 1))
-                    above = run[0].lineno - 1
-                    while (
-                        not explained
-                        and above >= max(1, run[0].lineno - 3)
-                        and lines[above - 1].lstrip().startswith("#")
-                    ):
-                        explained = above in comments
-                        above -= 1
+                    span = range(max(1, run[0].lineno - 3), run[-1].end_lineno + 1)
+                    explained = any(line in comments for line in span)
                     if not explained:
                         found += [
                             f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
