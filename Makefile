@@ -9,7 +9,7 @@ PYTHON := $(shell for p in python3.13 python3.12 python3; do \
 # `make run` writes this once; config/settings.py reads it whenever it turns DEBUG on.
 LOCAL_ENV := .env
 
-.PHONY: run test lint lint-fix test-sqlite test-postgres test-browser install browser messages bench clean
+.PHONY: run test lint lint-fix typecheck test-sqlite test-postgres test-browser install browser messages bench clean
 
 install: $(VENV)/.installed
 
@@ -31,18 +31,29 @@ run: install $(LOCAL_ENV)
 $(LOCAL_ENV): | install
 	@scripts/write-local-env $(PY) $@
 
-test: lint test-sqlite test-postgres test-browser
+# Lint first, then the type checker and the three suites side by side: a suite spends much of its
+# time waiting on the servers and worker processes it starts, so two cores serve them all at
+# once. Each stage's output is printed whole as it ends (--output-sync), and `make test` fails if
+# any stage failed (-k lets the others finish first).
+test: lint
+	@$(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser
 
 # ruff.toml: lint (pyflakes, import order, bugbear, Django rules) and the formatter's check.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy.ini: django-stubs and djangorestframework-stubs over the packages (not tests or migrations).
+typecheck: install
+	@echo "== Type check (mypy)"
+	$(VENV)/bin/mypy
+
 lint-fix: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 test-sqlite: install
+	@echo "== SQLite"
 	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright
 
 # Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it).
@@ -53,6 +64,7 @@ test-postgres: install
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser
+	@echo "== Browser (Chromium)"
 	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e
 
 # Playwright drives Debian's Chromium: browsers cannot be downloaded here.

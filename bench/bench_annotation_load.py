@@ -167,32 +167,20 @@ def query_counts(campaign, probe) -> dict:
 
 
 def start_gunicorn(env: dict, workers: int, threads: int):
-    command = [
-        str(ROOT / ".venv" / "bin" / "gunicorn"),
-        "config.wsgi:application",
-        "--bind",
-        "127.0.0.1:0",
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--timeout",
-        "30",
-        "--graceful-timeout",
-        "10",
-        "--log-level",
-        "info",
-        # Longer than the think time: otherwise the server closes idle connections between votes
-        # and a client reusing one just then sees it dropped.
-        "--keep-alive",
-        "30",
-    ]
+    command = [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application", "--bind", "127.0.0.1:0"]
+    command += ["--workers", str(workers), "--threads", str(threads), "--log-level", "info"]
+    command += ["--timeout", "30", "--graceful-timeout", "10"]
+    # Longer than the think time: otherwise the server closes idle connections between votes
+    # and a client reusing one just then sees it dropped.
+    command += ["--keep-alive", "30"]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    stderr = process.stderr
+    assert stderr is not None  # a pipe, as asked
     port = None
     lines: list[str] = []
     started = time.monotonic()
     while port is None:
-        line = process.stderr.readline()
+        line = stderr.readline()
         if not line:
             raise RuntimeError("gunicorn stopped while starting:\n" + "".join(lines[-20:]))
         lines.append(line)
@@ -203,7 +191,7 @@ def start_gunicorn(env: dict, workers: int, threads: int):
             process.terminate()
             raise RuntimeError("gunicorn did not start within 30 s:\n" + "".join(lines[-20:]))
     # Keep reading its log so the pipe never fills and blocks it.
-    threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
+    threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -266,7 +254,7 @@ class Connection:
         import http.client
 
         parts = urlsplit(base)
-        self.http = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        self.http = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
         self.cookies: dict[str, str] = {}
         self.reconnects = 0
 
@@ -305,12 +293,29 @@ def annotator_main(
     confirmed: list[str] = []
     timings: dict[str, list[tuple[float, float]]] = {plan["name"]: [] for plan in plans}
     double_submit = None
+    reconnects = 0
+
+    def report() -> None:
+        results.put(
+            {
+                "index": index,
+                "errors": errors,
+                "confirmed": confirmed,
+                "timings": timings,
+                "double_submit": double_submit,
+                "reconnects": reconnects,
+            }
+        )
+
     next_path, vote_path = f"/api/annotate/{slug}/next/", f"/api/annotate/{slug}/votes/"
     try:
         # Generous time: 32 password hashes at once queue on a few cores; log-in is not measured.
         connection = Connection(base, timeout=120)
         _, page = connection.request("GET", "/accounts/login/")
-        form_token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1).decode()
+        found = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        if found is None:
+            raise RuntimeError("the log-in page has no CSRF token")
+        form_token = found.group(1).decode()
         status, _ = connection.request(
             "POST",
             "/accounts/login/",
@@ -329,16 +334,7 @@ def annotator_main(
         for plan in plans:
             plan["gate"].abort()
             plan["done"].abort()
-        results.put(
-            {
-                "index": index,
-                "errors": errors,
-                "confirmed": [],
-                "timings": timings,
-                "double_submit": None,
-                "reconnects": 0,
-            }
-        )
+        report()
         return
 
     last = None
@@ -381,16 +377,8 @@ def annotator_main(
         pass
     except OSError as error:
         errors.append(f"{type(error).__name__}: {error}")
-    results.put(
-        {
-            "index": index,
-            "errors": errors,
-            "confirmed": confirmed,
-            "timings": timings,
-            "double_submit": double_submit,
-            "reconnects": connection.reconnects,
-        }
-    )
+    reconnects = connection.reconnects
+    report()
 
 
 # ----------------------------------------------------------------------------- checks

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,15 +74,22 @@ def start_server(latency: float, sigma: float, processes: int) -> tuple[subproce
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert server.stdout is not None  # a pipe, as asked
     return server, server.stdout.readline().strip()
 
 
-def start_workers(count: int, env: dict, logs: Path) -> list[subprocess.Popen]:
+class Worker(subprocess.Popen):
+    """A worker process and the file its output goes to."""
+
+    log: Path
+
+
+def start_workers(count: int, env: dict, logs: Path) -> list[Worker]:
     """Workers as deployed, polling every 50 ms; returned once each says it is polling."""
     workers = []
     for n in range(count):
         log = logs / f"worker-{n}-{uuid.uuid4().hex[:6]}.log"
-        process = subprocess.Popen(
+        process = Worker(
             [
                 PY,
                 "manage.py",
@@ -117,7 +125,7 @@ def peak_memory_mib(process: subprocess.Popen) -> float | None:
     return int(match.group(1)) / 1024 if match else None
 
 
-def stop(processes: list[subprocess.Popen]) -> None:
+def stop(processes: Sequence[subprocess.Popen]) -> None:
     for process in processes:
         process.terminate()
     for process in processes:
@@ -283,7 +291,10 @@ def child(args) -> dict:
                 time.sleep(0.05)
         finally:
             stop(procs)
-        run = JudgeRun.objects.get(pk=int(re.match(r"Run (\d+):", first_line).group(1)))
+        printed = re.match(r"Run (\d+):", first_line)
+        if printed is None:
+            raise SystemExit(f"{label}: the command did not print its run first:\n{out[-2000:]}")
+        run = JudgeRun.objects.get(pk=int(printed.group(1)))
         done = run.judgments.scored().count()
         if command.returncode != 0 or run.status != "finished" or done != calls:
             raise SystemExit(
@@ -291,6 +302,9 @@ def child(args) -> dict:
                 f"{command.returncode}\n{out[-2000:]}\n{err[-2000:]}"
             )
         first = run.shards.order_by("started_at").values_list("started_at", flat=True).first()
+        last = run.judgments.order_by("-created_at").values_list("created_at", flat=True).first()
+        # A finished run with every judgment has all three.
+        assert first is not None and last is not None and run.finished_at is not None
         # A worker's pick-up: from the first shard task's row (written once the run is committed)
         # to a worker starting it.
         first_task = (
@@ -300,8 +314,7 @@ def child(args) -> dict:
             .values_list("enqueued_at", "started_at")
             .first()
         )
-        pickup = (first_task[1] - first_task[0]).total_seconds() if first_task else None
-        last = run.judgments.order_by("-created_at").values_list("created_at", flat=True).first()
+        pickup = (first_task[1] - first_task[0]).total_seconds() if first_task and first_task[1] else None
         print(
             f"    made {(run.created_at - command_started).total_seconds():.2f} s after the start; first shard "
             f"{(first - run.created_at).total_seconds():.2f} s later; last judgment "
@@ -334,7 +347,7 @@ def child(args) -> dict:
             for workers in (1, 2, 4)
         ]
 
-    results = {"database": connection.vendor}
+    results: dict[str, object] = {"database": connection.vendor}
     try:
         if args.scale_only:
             results["scale"] = scale()

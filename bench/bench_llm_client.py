@@ -37,6 +37,7 @@ def start_server(latency: float, processes: int) -> tuple[subprocess.Popen, str]
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert server.stdout is not None  # a pipe, as asked
     return server, server.stdout.readline().strip()
 
 

@@ -16,6 +16,8 @@ the 96 K reply as runs do (only the last `MAX_REPLY_CHARS` read). Each time is t
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -79,8 +81,10 @@ def main() -> None:
     for name, make in SHAPES.items():
         texts = {size: make(size * 1024) for size in SIZES_K}
         assert all(len(text) == size * 1024 for size, text in texts.items()), name
-        calls = {size: (lambda text=text: parse_both(text, None)) for size, text in texts.items()}
-        calls["capped"] = lambda text=texts[96]: parse_both(text, MAX_REPLY_CHARS)
+        calls: dict[int | str, Callable[[], object]] = {
+            size: partial(parse_both, text, None) for size, text in texts.items()
+        }
+        calls["capped"] = partial(parse_both, texts[96], MAX_REPLY_CHARS)
         times = best_times(options.repeat, calls)
         capped = times["capped"]
         cells = "".join(f"{times[size] * 1000:7.2f}" for size in SIZES_K)

@@ -230,7 +230,6 @@ TASKS = {
 # _API_KEY (llm/secrets.py). SECRET_KEY and DATABASE_URL are never allowed.
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES")
 
-# Judge runs (judging/engine/execution.py, judging/llm.py): a running shard beats every
 # Judge runs (judging/engine/execution.py, llm/retry.py): a running shard beats every
 # HEARTBEAT seconds; one silent for STALE seconds was left by a crash and `judge_resume`
 # takes it. Retries back off exponentially from RETRY_BASE up to RETRY_CAP, with jitter.

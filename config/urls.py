@@ -1,10 +1,12 @@
 """The project's routes. Each app owns its pages (`<app>/urls.py`) and API (`<app>/api_urls.py`)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -15,11 +17,12 @@ from home import urls as home_urls
 
 # Swagger UI with its start-up script served as a file (the split view), so the page runs under
 # the site's script policy; only its own small inline <style> block needs styles relaxed here.
-api_docs = csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]})(
+docs_csp: dict[str, Any] = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
+api_docs = csp_override(docs_csp)(
     login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[IsAuthenticated]))
 )
 
-api_patterns = [
+api_patterns: list[URLPattern | URLResolver] = [
     path("", ApiRootApi.as_view(), name="api-root"),
     path("me/", MeApi.as_view(), name="api-me"),
     path("", include("curation.api_urls")),

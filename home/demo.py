@@ -24,7 +24,7 @@ from judging.models import JudgeRun, JudgeTemplate
 from judging.prompts.templates import item_template_name, template_family, templates_ensure_defaults
 from judging.results.figures import run_figures_refresh
 
-# Loaded in this order; each app may add its own file (e.g. fixtures/demo_judging.json).
+# Loaded in this order; each app may add its own file (fixtures/demo_<app>.json).
 DEMO_FIXTURES = ["demo.json", "demo_curation.json"]
 
 
@@ -79,7 +79,7 @@ def _demo_run_templates() -> None:
     templates_ensure_defaults()
     for run in JudgeRun.objects.filter(templates__isnull=True).select_related("dataset"):
         family = template_family(run.dataset)
-        latest: dict[str, JudgeTemplate] = {}
+        latest: dict[str, JudgeTemplate | None] = {}
         for judgment in run.judgments.select_related("item"):
             name = item_template_name(run, judgment.item, family)
             if name not in latest:

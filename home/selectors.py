@@ -1,5 +1,7 @@
 """Reads that span the apps: which dataset, study or run an export is about; people and invitations."""
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 
 from core.exports import ExportError
@@ -13,7 +15,7 @@ from judging.models import JudgeRun
 def export_scope_resolve(*, dataset_name: str | None, study_slug: str | None, run_id: int | None) -> dict:
     """Turn the names given on a command line or in a query string into the objects an export
     needs; an unknown name raises DatasetNotFound or ExportError saying which one."""
-    scope = {"dataset": None, "study": None, "run": None}
+    scope: dict[str, Any] = {"dataset": None, "study": None, "run": None}
     if dataset_name:
         scope["dataset"] = dataset_by_name(name=dataset_name)
     if study_slug:
@@ -36,7 +38,8 @@ def people_list(*, limit: int = 500):
         .only("id", "username", "is_active", "is_superuser", "last_login", "date_joined")[:limit]
     )
     for user in users:
-        user.role_names = sorted(group.name for group in user.groups.all() if group.name in Role.values)
+        # Read by the people page beside the account's fields (an attribute, not a model field).
+        user.role_names = sorted(group.name for group in user.groups.all() if group.name in Role.values)  # type: ignore[attr-defined]
     return users
 
 

@@ -12,8 +12,7 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -32,7 +31,7 @@ class PeopleError(UserbenchError):
     """A change to an account or an invitation that cannot be made; nothing was changed."""
 
 
-def people_change_record(*, actor: AbstractBaseUser, action: str, subject: str, details: dict | None = None) -> None:
+def people_change_record(*, actor: User | None, action: str, subject: str, details: dict | None = None) -> None:
     """Record who changed an account, a role or an invitation, and how.
 
     The one place these changes are recorded; it writes the application log. Passwords and
@@ -59,19 +58,19 @@ def _checked_roles(roles) -> list[str]:
     return chosen
 
 
-def _set_groups(user: AbstractBaseUser, roles: list[str]) -> None:
+def _set_groups(user: User, roles: list[str]) -> None:
     groups = [Group.objects.get_or_create(name=role)[0] for role in roles]
     keep = user.groups.exclude(name__in=Role.values)
     user.groups.set([*keep, *groups])
 
 
-def _guard(*, actor: AbstractBaseUser, user: AbstractBaseUser) -> None:
+def _guard(*, actor: User, user: User) -> None:
     if user.is_superuser and not actor.is_superuser:
         raise PeopleError(_("%(name)s is a superuser; manage that account in the admin.") % {"name": user.username})
 
 
 @transaction.atomic
-def account_create(*, username: str, password: str, roles, actor: AbstractBaseUser):
+def account_create(*, username: str, password: str, roles, actor: User):
     """A new active account with these roles (the username and password already validated)."""
     roles = _checked_roles(roles)
     User = get_user_model()
@@ -84,7 +83,7 @@ def account_create(*, username: str, password: str, roles, actor: AbstractBaseUs
 
 
 @transaction.atomic
-def account_roles_set(*, user: AbstractBaseUser, roles, actor: AbstractBaseUser) -> list[str]:
+def account_roles_set(*, user: User, roles, actor: User) -> list[str]:
     """Give the account exactly these roles; returns them. A researcher cannot take the
     researcher role from themselves, so the team never locks itself out by accident."""
     roles = _checked_roles(roles)
@@ -101,7 +100,7 @@ def account_roles_set(*, user: AbstractBaseUser, roles, actor: AbstractBaseUser)
 
 
 @transaction.atomic
-def account_active_set(*, user: AbstractBaseUser, active: bool, actor: AbstractBaseUser) -> None:
+def account_active_set(*, user: User, active: bool, actor: User) -> None:
     """Deactivate an account (it can no longer log in; its work stays) or activate it again."""
     _guard(actor=actor, user=user)
     if user.pk == actor.pk and not active:
@@ -114,7 +113,7 @@ def account_active_set(*, user: AbstractBaseUser, active: bool, actor: AbstractB
 
 @transaction.atomic
 def invitation_create(
-    *, roles, note: str = "", days: int = INVITATION_DAYS_DEFAULT, actor: AbstractBaseUser
+    *, roles, note: str = "", days: int = INVITATION_DAYS_DEFAULT, actor: User
 ) -> tuple[Invitation, str]:
     """A one-time invitation link's row and its token. Return the token to the researcher once:
     only its hash is stored."""
@@ -173,7 +172,7 @@ def invitation_accept(*, token: str, username: str, password: str):
 
 
 @transaction.atomic
-def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> None:
+def invitation_revoke(*, invitation: Invitation, actor: User) -> None:
     """Withdraw an invitation that was not used yet."""
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.used_at:

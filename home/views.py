@@ -4,6 +4,7 @@ the people pages (accounts, roles, one-time invitation links)."""
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -31,6 +32,13 @@ from home.services import (
     invitation_revoke,
 )
 from judging.results.selectors import run_list_with_progress
+
+
+class ResearcherRequest(HttpRequest):
+    """A request `researcher_required` let through: its user is signed in, never anonymous."""
+
+    user: User
+
 
 WORK_PAGES = {
     Role.RESEARCHER: "dashboard",
@@ -99,7 +107,7 @@ def people(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_new(request: HttpRequest) -> HttpResponse:
+def account_new(request: ResearcherRequest) -> HttpResponse:
     form = AccountForm(request.POST, prefix="account")
     if form.is_valid():
         try:
@@ -119,7 +127,7 @@ def account_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_roles(request: HttpRequest, user_id: int) -> HttpResponse:
+def account_roles(request: ResearcherRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     form = RolesForm(request.POST, prefix=f"p{person.pk}")
     if not form.is_valid():
@@ -137,7 +145,7 @@ def account_roles(request: HttpRequest, user_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_active(request: HttpRequest, user_id: int) -> HttpResponse:
+def account_active(request: ResearcherRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     active = request.POST.get("active") == "1"
     try:
@@ -152,7 +160,7 @@ def account_active(request: HttpRequest, user_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def invitation_new(request: HttpRequest) -> HttpResponse:
+def invitation_new(request: ResearcherRequest) -> HttpResponse:
     """Make a one-time link and show it once: only its hash is kept."""
     form = InvitationForm(request.POST, prefix="invite")
     if form.is_valid():
@@ -173,7 +181,7 @@ def invitation_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def invitation_withdraw(request: HttpRequest, invitation_id: int) -> HttpResponse:
+def invitation_withdraw(request: ResearcherRequest, invitation_id: int) -> HttpResponse:
     invitation = get_object_or_404(Invitation, pk=invitation_id)
     try:
         invitation_revoke(invitation=invitation, actor=request.user)
@@ -189,7 +197,7 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
     """The invitee's page: choose a username and a password, then start with the invited roles."""
     invitation = invitation_for_token(token)
     state = invitation.state() if invitation else "unknown"
-    if state != "open":
+    if invitation is None or state != "open":
         return render(request, "home/invitation_closed.html", {"state": state}, status=410 if invitation else 404)
     form = AcceptInvitationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

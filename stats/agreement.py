@@ -7,6 +7,7 @@ unordered pair of models); a rating is (rater, label). Labels are plain strings
 
 from collections import Counter, defaultdict
 from itertools import combinations
+from typing import Any
 
 Units = dict[object, list[tuple[object, str]]]
 
@@ -100,7 +101,7 @@ def krippendorff_alpha_nominal(units: Units) -> float | None:
     alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c n_k, with the
     coincidence matrix o_ck built from units that have at least two ratings.
     """
-    coincidences: Counter = Counter()
+    coincidences: dict[tuple[Any, Any], float] = defaultdict(float)
     for ratings in units.values():
         labels = [label for _, label in ratings]
         m = len(labels)
@@ -112,7 +113,7 @@ def krippendorff_alpha_nominal(units: Units) -> float | None:
                     coincidences[(x, y)] += 1 / (m - 1)
     if not coincidences:
         return None
-    marginals: Counter = Counter()
+    marginals: dict[Any, float] = defaultdict(float)
     for (x, _), value in coincidences.items():
         marginals[x] += value
     n = sum(marginals.values())

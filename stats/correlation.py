@@ -14,6 +14,7 @@ exact test for small samples without ties; Pearson's the usual t test (exact und
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -83,7 +84,7 @@ def correlations(x, y, *, level: float = 0.95) -> dict:
     n = len(x)
     if len(y) != n:
         raise ValueError(f"Correlations need paired values: {n} x values but {len(y)} y values.")
-    out = {"n": n, "meaningful": True, "reason": None, "notes": {}}
+    out: dict[str, Any] = {"n": n, "meaningful": True, "reason": None, "notes": {}}
     constant = n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0
     if n < 3:
         out.update(meaningful=False, reason=f"{n} points: a correlation needs at least 3.")

@@ -16,6 +16,7 @@ slope is score points per standard deviation of length.
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -171,7 +172,7 @@ def length_bias_pairwise(
     decisive = np.array([v in (FIRST, SECOND) for v in verdicts], dtype=bool)
     y = np.array([v == FIRST for v in verdicts], dtype=float)[decisive]
     z = z[decisive]
-    out = {
+    out: dict[str, Any] = {
         "n": int(decisive.sum()),
         "method": method,
         "slope": None,
@@ -235,7 +236,7 @@ def length_bias_pointwise(
     if x.shape != y.shape:
         raise ValueError(f"Need one length per score: {x.shape[0]} lengths and {y.shape[0]} scores.")
     n = x.size
-    out = {
+    out: dict[str, Any] = {
         "n": n,
         "groups": None,
         "slope": None,
@@ -306,7 +307,7 @@ def self_preference(records: Iterable[tuple[str, bool, float]], *, level: float 
         values[same].append(value)
         by_candidate[candidate].append(value)
     same_values, other_values = np.array(values[True]), np.array(values[False])
-    out = {
+    out: dict[str, Any] = {
         "same": {"n": same_values.size, "mean": float(same_values.mean()) if same_values.size else None},
         "other": {"n": other_values.size, "mean": float(other_values.mean()) if other_values.size else None},
         "advantage": None,
@@ -419,7 +420,7 @@ def judge_human_agreement(
             shared.append(item)
     shared.sort(key=str)
     scale = {FIRST: 1.0, TIE: 0.0, SECOND: -1.0}
-    rows = []
+    rows: list[dict[str, Any]] = []
     judged, majorities = [], []
     for item in shared:
         votes = list(humans[item])

@@ -19,6 +19,7 @@ Bootstrap rounds are seeded; a zero-width interval carries a note (stats.interva
 
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,15 @@ def mean_shift(a: Sequence[float], b: Sequence[float], *, level=0.95, rounds=BOO
     _check_paired(a, b, "values")
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = int(x.size)
-    out = {"n": n, "mean_a": None, "mean_b": None, "shift": None, "low": None, "high": None, "note": None}
+    out: dict[str, Any] = {
+        "n": n,
+        "mean_a": None,
+        "mean_b": None,
+        "shift": None,
+        "low": None,
+        "high": None,
+        "note": None,
+    }
     if n == 0:
         return out
     difference = y - x
@@ -94,6 +103,10 @@ def verdict_agreement(
     }
 
 
+def _places_moved(rank_a: int | None, rank_b: int | None) -> int | None:
+    return None if rank_a is None or rank_b is None else rank_a - rank_b
+
+
 def model_drift(rows: Iterable[tuple[str, float, float]], *, level=0.95, rounds=BOOTSTRAP_ROUNDS, seed=0) -> dict:
     """Per model: mean value in either run, the shift (b - a) with its bootstrap interval over the
     model's units, the rank in either run (competition ranks of the means, best first) and the
@@ -121,7 +134,7 @@ def model_drift(rows: Iterable[tuple[str, float, float]], *, level=0.95, rounds=
             **shifts[name],
             "rank_a": ranks_a[name],
             "rank_b": ranks_b[name],
-            "moved": ranks_a[name] - ranks_b[name],
+            "moved": _places_moved(ranks_a[name], ranks_b[name]),
         }
         for name in names
     ]

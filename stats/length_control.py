@@ -27,6 +27,7 @@ inflation, the rate is computed and flagged `too_few`.
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -84,7 +85,7 @@ def length_controlled_win_rate(
         raise ValueError("Lengths must be non-negative.")
     n = int(y.size)
     z = normal_quantile(level)
-    out = {
+    out: dict[str, Any] = {
         "n": n,
         "failures": int((~parsed).sum()),
         "raw": None,
@@ -193,7 +194,7 @@ def length_controlled_win_rates(
         if candidate == reference:
             raise ValueError(f"Row {number}: the reference {reference!r} is judged against itself.")
         by_candidate[candidate].append((candidate_length, reference_length, outcome))
-    results = []
+    results: list[dict[str, Any]] = []
     for candidate in sorted(by_candidate):
         lengths_c, lengths_r, outcomes = zip(*by_candidate[candidate])
         results.append(
@@ -231,7 +232,7 @@ def length_controlled_win_rates(
         }
     )
     ranks = competition_ranks([row["lc"] for row in results])
-    for row, rank in zip(results, ranks):
-        row["rank"] = rank
+    for result, rank in zip(results, ranks):
+        result["rank"] = rank
     results.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, row["model"]))
     return results

@@ -53,6 +53,7 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -70,12 +71,14 @@ DENSE_CELLS = 1 << 22
 def _choix():
     """choix and scipy load in 0.8 s: only where a fit is made, not in every process that ranks
     a table (`competition_ranks`) or imports this module on its way to a command's first line."""
+    # Loaded on the first fit, not with this module: choix brings scipy, 0.8 s of import.
     import choix
 
     return choix
 
 
 def _graphs():
+    # scipy is as slow to import as choix: loaded only where a win matrix's graph is read.
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -372,16 +375,14 @@ def competition_ranks(values, *, higher_is_better: bool = True, tolerance: float
     Returns one rank per value, in the input order.
     """
     numbers = [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values]
-    order = sorted(
-        (k for k, v in enumerate(numbers) if v is not None),
-        key=lambda k: -numbers[k] if higher_is_better else numbers[k],
-    )
+    present = {k: v for k, v in enumerate(numbers) if v is not None}
+    order = sorted(present, key=lambda k: -present[k] if higher_is_better else present[k])
     ranks: list[int | None] = [None] * len(numbers)
     group_value = None
     group_rank = 0
     for place, k in enumerate(order, start=1):
-        if group_value is None or abs(numbers[k] - group_value) > tolerance:
-            group_value, group_rank = numbers[k], place
+        if group_value is None or abs(present[k] - group_value) > tolerance:
+            group_value, group_rank = present[k], place
         ranks[k] = group_rank
     return ranks
 
@@ -519,10 +520,11 @@ def bradley_terry(
         result.skipped_rounds = int(rounds - valid.sum())
         if valid.any():
             lower, upper = percentile_interval(draws[valid], level=level)
-    if lower is not None:
+    if lower is not None and upper is not None:
         ranks = ranks_by_overlap(lower, upper)
     else:
-        ranks = competition_ranks(scores, tolerance=RANK_TOLERANCE)
+        # Fitted strengths are finite numbers, so every one has a rank (None is for NaN).
+        ranks = cast(list[int], competition_ranks(scores, tolerance=RANK_TOLERANCE))
     wins = np.zeros(n, dtype=np.int64)
     losses = np.zeros(n, dtype=np.int64)
     ties = np.zeros(n, dtype=np.int64)

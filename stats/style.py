@@ -49,6 +49,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from numbers import Real
+from typing import cast
 
 import numpy as np
 from scipy import sparse
@@ -189,7 +190,7 @@ def _style_votes_checked(labels: list[str], rows, features: tuple[str, ...]) -> 
                 if name not in mapping:
                     raise ValueError(f"Vote {number}: {side} lacks {name!r}.")
                 value = mapping[name]
-                if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < math.inf:
+                if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= float(value) < math.inf:
                     raise ValueError(f"Vote {number}: {side}[{name!r}] must be a non-negative number, got {value!r}.")
                 row_values.append(float(value))
             values.append(row_values)
@@ -530,10 +531,11 @@ def style_bradley_terry(
         if valid.any():
             lower, upper = percentile_interval(draws[valid], level=level)
 
-    if lower is not None:
+    if lower is not None and upper is not None:
         ranks = ranks_by_overlap(lower[:m], upper[:m])
     else:
-        ranks = competition_ranks(theta, tolerance=RANK_TOLERANCE)
+        # Fitted strengths are finite numbers, so every one has a rank (None is for NaN).
+        ranks = cast(list[int], competition_ranks(theta, tolerance=RANK_TOLERANCE))
     for k in range(m):
         low = None if lower is None else float(lower[k])
         high = None if upper is None else float(upper[k])

@@ -2,9 +2,17 @@
 curation -> judging -> annotation, with home (cross-app pages) and config (settings, URLs) on top.
 
 Read from the source with `ast`, so an import hidden inside a function counts too.
+
+File by file as well: no import cycle between two modules (except through a `tasks.py`), every
+import inside a function says why, the pure modules import no Django, and the paths that comments
+and docs name exist. Each of those checks is a plain function, shown to fail on a planted tree.
 """
 
 import ast
+import io
+import os
+import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -123,3 +131,491 @@ def test_the_statistics_are_pure():
         if target in PACKAGES - {"stats"} or target in ("django", "rest_framework")
     ]
     assert impure == []
+
+
+# ----------------------------------------------------------------------------- file by file
+#
+# The checks below read every module of the packages (migrations apart) and resolve each import to
+# the FILE it loads: `from judging import services` is judging/services.py, `from . import x` is
+# the sibling x.py, `from judging.services import run_create` is judging/services.py. Importing a
+# module runs its packages' `__init__.py` first, so those count as imported too. An import under
+# `if TYPE_CHECKING:` never runs and does not count; one inside a function does.
+
+
+def _module_files(root: Path, packages) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of `packages` under `root` (no migrations)."""
+    files = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.relative_to(root).parts:
+                continue
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            files[".".join(parts)] = path
+    return files
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST):
+    """(import node, inside a function?) for every import that runs, at any depth."""
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for other in child.orelse:
+                    yield from visit(ast.Module(body=[other], type_ignores=[]), in_function)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child, in_function
+            yield from visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    yield from visit(tree, False)
+
+
+def _absolute_names(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """Every dotted name an import may load, relative imports resolved: `from a import b` gives
+    both `a` and `a.b` (b may be a module or a name defined in a)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        stem = ".".join(base + ([node.module] if node.module else []))
+    else:
+        stem = node.module or ""
+    return [stem] + [f"{stem}.{alias.name}" for alias in node.names if alias.name != "*"]
+
+
+def _loaded_modules(names: list[str], files: dict[str, Path]) -> set[str]:
+    """The project modules that importing `names` runs: each name's longest prefix that is a
+    module, and every package `__init__.py` above it."""
+    loaded = set()
+    for name in names:
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            if ".".join(parts[:end]) in files:
+                loaded.add(".".join(parts[:end]))
+    return loaded
+
+
+def module_graph(root: Path, packages) -> tuple[dict[str, Path], dict[str, set[str]], dict[str, set[str]]]:
+    """(modules -> files, module -> project modules it imports, module -> other top-level
+    packages it imports such as `django`), imports inside functions included."""
+    files = _module_files(root, packages)
+    graph: dict[str, set[str]] = {}
+    outside: dict[str, set[str]] = {}
+    for module, path in files.items():
+        is_package = path.name == "__init__.py"
+        graph[module], outside[module] = set(), set()
+        for node, _ in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            names = _absolute_names(node, module, is_package)
+            graph[module] |= _loaded_modules(names, files) - {module}
+            if isinstance(node, ast.Import) or not node.level:
+                outside[module] |= {name.split(".")[0] for name in names} - set(packages)
+    return files, graph, outside
+
+
+def file_import_cycles(root: Path, packages, allowed_through: str = "tasks.py") -> list[list[str]]:
+    """Import cycles between files, each as the list of its files (the first repeated at the
+    end), leaving out any cycle that passes through a module named `allowed_through` (the
+    service <-> task loop of a queued Django app). One cycle is reported per knot of modules
+    that all reach each other."""
+    files, graph, _ = module_graph(root, packages)
+    kept = {module for module, path in files.items() if path.name != allowed_through}
+    edges = {module: sorted(graph[module] & kept) for module in kept}
+    # Tarjan's strongly connected components, iteratively (deep package graphs stay in bounds).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    knots: list[list[str]] = []
+    for start in sorted(kept):
+        if start in index:
+            continue
+        work = [(start, iter(edges[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(edges[successor])))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    knot = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        knot.append(member)
+                        if member == node:
+                            break
+                    if len(knot) > 1:
+                        knots.append(sorted(knot))
+    cycles = []
+    for knot in sorted(knots):
+        members = set(knot)
+        # The shortest way from the knot's first module back to itself, by breadth.
+        first = knot[0]
+        previous: dict[str, str] = {}
+        queue = [first]
+        while queue and first not in previous:
+            node = queue.pop(0)
+            for successor in edges[node]:
+                if successor in members and successor not in previous:
+                    previous[successor] = node
+                    queue.append(successor)
+        path = [first]
+        while len(path) == 1 or path[-1] != first:
+            path.append(previous[path[-1]])
+        path.reverse()
+        cycles.append([str(files[module].relative_to(root)) for module in path])
+    return cycles
+
+
+def _why_comments(source: str) -> set[int]:
+    """The lines holding a comment that says something: a bare `# noqa: ...`, `# type: ignore`
+    or `# pragma ...` says nothing about why."""
+    comments = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.COMMENT:
+            continue
+        text = re.sub(
+            r"#\s*(noqa(:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*)?|type:\s*ignore(\[[^\]]*\])?|pragma:?[^#]*)",
+            "#",
+            token.string,
+        )
+        if re.search(r"[A-Za-z]{2}", text):
+            comments.add(token.start[0])
+    return comments
+
+
+def unexplained_function_imports(root: Path, packages) -> list[str]:
+    """`file:line: import` for each import inside a function with no comment saying why.
+
+    Whatever it imports (project code, Django, a heavy library, the standard library): an import
+    belongs at the top of its module unless something forces it down (a cycle, a heavy import
+    kept off a start-up path, an optional dependency), and then the reader needs that reason.
+    The reason is a comment on the import's line(s) or on the 1-3 lines just above; a run of
+    imports one after another (blank lines between groups allowed) shares one comment: above
+    the first of them, or anywhere among them. A docstring does not count (it says what the
+    function does, for its callers), nor does a bare `noqa` or `type: ignore`.
+    """
+    found = []
+    for _, path in _module_files(root, packages).items():
+        source = path.read_text(encoding="utf-8")
+        comments = _why_comments(source)
+        tree = ast.parse(source)
+        in_function = {(node.lineno, node.col_offset) for node, inner in _import_nodes(tree) if inner}
+        for body in (
+            getattr(node, field)
+            for node in ast.walk(tree)
+            for field in ("body", "orelse", "finalbody", "handlers")
+            if isinstance(getattr(node, field, None), list)
+        ):
+            run: list[ast.stmt] = []
+            for statement in [*body, None]:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    run.append(statement)
+                    continue
+                if run and (run[0].lineno, run[0].col_offset) in in_function:
+                    span = range(max(1, run[0].lineno - 3), run[-1].end_lineno + 1)
+                    explained = any(line in comments for line in span)
+                    if not explained:
+                        found += [
+                            f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
+                            for node in run
+                            if (node.lineno, node.col_offset) in in_function
+                        ]
+                run = []
+    return sorted(found, key=lambda where: (where.split(":")[0], int(where.split(":")[1])))
+
+
+def impure_modules(root: Path, packages, pure: list[str], forbidden=("django", "rest_framework")) -> list[str]:
+    """For each listed pure path (a file, or a folder for every file in it): a line for a path
+    that does not exist, and one per module that imports a `forbidden` package, directly or
+    through project modules (imports inside functions included), naming the chain of files."""
+    files, graph, outside = module_graph(root, packages)
+    modules_of = {path: module for module, path in files.items()}
+    problems = []
+    for listed in pure:
+        target = root / listed
+        if not target.exists():
+            problems.append(f"{listed}: listed as pure but missing (moved? update the list)")
+            continue
+        paths = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        for path in paths:
+            start = modules_of[path]
+            came_from = {start: None}
+            queue = [start]
+            while queue:
+                module = queue.pop(0)
+                if bad := sorted(outside[module] & set(forbidden)):
+                    chain = [module]
+                    while came_from[chain[-1]] is not None:
+                        chain.append(came_from[chain[-1]])
+                    files_chain = " -> ".join(str(files[name].relative_to(root)) for name in reversed(chain))
+                    problems.append(f"{path.relative_to(root)}: {files_chain} imports {', '.join(bad)}")
+                    break
+                for successor in sorted(graph[module]):
+                    if successor not in came_from:
+                        came_from[successor] = module
+                        queue.append(successor)
+    return problems
+
+
+# Folders never read for comments and docs: the environment, caches, generated files, and
+# migrations (a migration's comments tell history: the files they name may be long gone).
+_NOT_READ = {
+    ".git",
+    ".venv",
+    "node_modules",
+    "staticfiles",
+    "__pycache__",
+    ".ruff_cache",
+    ".pytest_cache",
+    "migrations",
+}
+# A path-like word: segments of letters, digits, `_`, `-` and `.` joined by `/`. Not when it
+# continues something else (a URL `/runs/new/`, `../shared/...`, `https://...`, `~/...`,
+# `<app>/locale`, `$VAR/...`).
+_PATH_WORD = re.compile(r"(?<![\w./:~@<>{}$*\\-])((?:[\w.-]+/)+[\w.-]*)(?![\w/<>{}*?\[$])")
+# Paths of other repositories that look like ours, each with where it lives.
+NAMED_ELSEWHERE = frozenset(
+    {
+        "config/dimension_definition.json",  # AlignBench's repository (judging keeps a copy)
+    }
+)
+_TEMPLATE_COMMENTS = re.compile(r"\{#.*?#\}|\{% comment %\}.*?\{% endcomment %\}|<!--.*?-->", re.DOTALL)
+
+
+def _files_read(root: Path):
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(name for name in subfolders if name not in _NOT_READ)
+        for name in sorted(names):
+            yield Path(folder) / name
+
+
+def _comment_and_doc_lines(root: Path):
+    """(file, line number, text) for every line of prose: Python comments and docstrings,
+    Markdown files, and the comments of templates."""
+    for path in _files_read(root):
+        if path.suffix == ".md":
+            for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                yield path, number, text
+        elif path.suffix == ".py":
+            source = path.read_text(encoding="utf-8")
+            for token in tokenize.generate_tokens(io.StringIO(source).readline):
+                if token.type == tokenize.COMMENT:
+                    yield path, token.start[0], token.string
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    (docstring := node.body[:1])
+                    and isinstance(docstring[0], ast.Expr)
+                    and isinstance(docstring[0].value, ast.Constant)
+                    and isinstance(docstring[0].value.value, str)
+                ):
+                    for offset, text in enumerate(docstring[0].value.value.splitlines()):
+                        yield path, docstring[0].lineno + offset, text
+        elif path.suffix == ".html" and "templates" in path.relative_to(root).parts:
+            source = path.read_text(encoding="utf-8")
+            for comment in _TEMPLATE_COMMENTS.finditer(source):
+                first = source.count("\n", 0, comment.start()) + 1
+                for offset, text in enumerate(comment.group().splitlines()):
+                    yield path, first + offset, text
+
+
+def missing_named_paths(root: Path, named_elsewhere: frozenset[str] | None = None) -> list[str]:
+    """`file:line: path` for each repository path named in prose that does not exist.
+
+    The rules, strict where a path can only mean a file of this repository and silent where it
+    may mean something else:
+    - a path is a word with at least one `/` whose first segment is a folder at the top of the
+      repository (`judging/services.py`, `bench/bench_bt.py`, `tests/judging/`, `docs/`); it
+      must exist from the top, as a file or (ending in `/`) a folder;
+    - a template or static file's name (`judging/run_detail.html`, `judging/run.js`) may also
+      exist under any `templates/` or `static/` folder, as Django finds them;
+    - not checked: words that continue a URL or another path (`/runs/new/`, `https://...`,
+      `../shared/data/...`, `~/...`), words with a placeholder or a glob (`<app>/locale`,
+      `{slug}/`, `judging/*.py`, `tests/...`), paths whose first segment is no top-level folder
+      (`review/services.py` said inside curation/, `admin/base.html`), and single names (`.env`,
+      `db.sqlite3`, `Makefile`: files `make run` creates or that need no folder to be found);
+    - paths of other repositories that look like ours are listed in `NAMED_ELSEWHERE`;
+    - read: Python comments and docstrings, Markdown files, template comments; not migrations.
+    A trailing `:line` or `::test` is not part of the path; a trailing `.` ends the sentence.
+    """
+    if named_elsewhere is None:
+        named_elsewhere = NAMED_ELSEWHERE
+    top = {path.name for path in root.iterdir() if path.is_dir() and path.name not in _NOT_READ}
+    lookup = [root] + sorted(
+        folder
+        for pattern in ("templates", "static", "*/templates", "*/static")
+        for folder in root.glob(pattern)
+        if folder.is_dir()
+    )
+    missing = []
+    for path, number, text in _comment_and_doc_lines(root):
+        for match in _PATH_WORD.finditer(text):
+            named = match.group(1).rstrip(".")
+            if named.split("/")[0] not in top or "..." in named or "//" in named or named in named_elsewhere:
+                continue
+            if not any((folder / named).exists() for folder in lookup):
+                missing.append(f"{path.relative_to(root)}:{number}: {named}")
+    return missing
+
+
+# ----------------------------------------------------------------------------- the checks on this tree
+
+# Modules that must never import Django, DRF or the ORM, even through another project module:
+# the statistics, and the pure rooms of judging, curation, core and llm. A listed path that does
+# not exist fails the test (a move must update this list, never silently drop a module from it).
+PURE_MODULES = [
+    "stats/",
+    "judging/verdicts/parsing.py",
+    "judging/prompts/texts.py",
+    "judging/prompts/building.py",
+    "judging/papers/tables.py",
+    "curation/conversation.py",
+    "core/import_checks.py",
+    "llm/window.py",
+]
+
+
+def test_no_import_cycle_between_files_except_through_a_task_module():
+    """A cycle between two files makes the import order matter and each file unreadable alone.
+    The one allowed: a service enqueues its task and the task calls the service back, which
+    every queued Django app has, so a cycle through a `tasks.py` is left out."""
+    cycles = file_import_cycles(ROOT, LAYERS)
+    assert cycles == [], "import cycles between files:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_every_import_inside_a_function_says_why():
+    unexplained = unexplained_function_imports(ROOT, LAYERS)
+    assert unexplained == [], "imports inside functions with no comment saying why:\n" + "\n".join(unexplained)
+
+
+def test_pure_modules_import_no_django():
+    problems = impure_modules(ROOT, LAYERS, PURE_MODULES)
+    assert problems == [], "pure modules:\n" + "\n".join(problems)
+
+
+def test_comments_and_docs_name_only_paths_that_exist():
+    missing = missing_named_paths(ROOT)
+    assert missing == [], "paths named in comments or docs that do not exist:\n" + "\n".join(missing)
+
+
+# ----------------------------------------------------------------------------- the checks can fail
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_planted_cycle_between_two_files_is_found(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/orders.py": "from shop import billing\n",
+            # Relative, inside a function, and `from package import module`: all resolved.
+            "shop/billing.py": "def total():\n    from . import orders\n\n    return orders\n",
+            "shop/tasks.py": "from shop.jobs import run\n",
+            "shop/jobs.py": "from shop import tasks\n\nrun = None\n",
+            "shop/types.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from shop import hints\n",
+            "shop/hints.py": "from shop.types import TYPE_CHECKING\n",
+        },
+    )
+    # The cycle through tasks.py is allowed, and an import only type checkers read is no cycle.
+    assert file_import_cycles(tmp_path, ["shop"]) == [["shop/billing.py", "shop/orders.py", "shop/billing.py"]]
+
+
+def test_a_planted_cycle_across_packages_and_deeper_modules_is_found(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "low/__init__.py": "",
+            "low/helpers.py": "import high.b\n",
+            "low/deep/__init__.py": "",
+            "low/deep/a.py": "from ..helpers import name\n",
+            "high/__init__.py": "",
+            "high/b.py": "from low.deep.a import name\n",
+        },
+    )
+    assert file_import_cycles(tmp_path, ["low", "high"]) == [
+        ["high/b.py", "low/deep/a.py", "low/helpers.py", "high/b.py"]
+    ]
+
+
+def test_a_planted_function_import_without_a_reason_is_found(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/orders.py": (
+                "def a():\n    import json\n\n\n"
+                "def b():\n    # A cycle: billing imports this module.\n    from shop import billing\n\n\n"
+                "def c():\n    from shop import billing  # noqa: F401\n\n\n"
+                "def d():\n    import csv  # kept off the start-up path\n"
+            ),
+        },
+    )
+    assert unexplained_function_imports(tmp_path, ["shop"]) == [
+        "shop/orders.py:2: import json",
+        "shop/orders.py:11: from shop import billing",
+    ]
+
+
+def test_a_planted_impure_module_and_a_missing_pure_path_are_found(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/maths.py": "def mean():\n    # cheap\n    from shop import helpers\n",
+            "shop/helpers.py": "from django.db import models\n",
+            "shop/clean.py": "import math\n",
+        },
+    )
+    assert impure_modules(tmp_path, ["shop"], ["shop/maths.py", "shop/clean.py", "shop/gone.py"]) == [
+        "shop/maths.py: shop/maths.py -> shop/helpers.py imports django",
+        "shop/gone.py: listed as pure but missing (moved? update the list)",
+    ]
+
+
+def test_a_planted_missing_path_is_found(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "shop/__init__.py": '"""Orders are saved by shop/orders.py; shop/gone.py is no more."""\n',
+            "shop/orders.py": "# See shop/__init__.py, docs/ and shop/templates/shop/page.html.\nx = 1  # shop/old.py:12\n",
+            "shop/templates/shop/page.html": "{# extends shop/base.html #}<p>shop/not_a_comment.py</p>\n",
+            "docs/guide.md": (
+                "Read `shop/orders.py`, then shop/moved.py. Not paths: /shop/orders/, ../shop/x.py,\n"
+                "https://example.org/shop/y.py, <app>/locale, shop/*.py, shop/..., .env, db.sqlite3.\n"
+                "A template by its name: `shop/page.html`.\n"
+            ),
+        },
+    )
+    assert missing_named_paths(tmp_path) == [
+        "docs/guide.md:1: shop/moved.py",
+        "shop/__init__.py:1: shop/gone.py",
+        "shop/orders.py:2: shop/old.py",
+        "shop/templates/shop/page.html:1: shop/base.html",
+    ]
