@@ -136,8 +136,8 @@ def test_the_statistics_are_pure():
 # ----------------------------------------------------------------------------- file by file
 #
 # The checks below read every module of the packages (migrations apart) and resolve each import to
-# the FILE it loads: `from judging import services` is judging/services.py, `from . import x` is
-# the sibling x.py, `from judging.services import run_create` is judging/services.py. Importing a
+# the FILE it loads: `from judging import tasks` is judging/tasks.py, `from . import x` is
+# the sibling x.py, `from judging.runs.creation import run_create` is judging/runs/creation.py. Importing a
 # module runs its packages' `__init__.py` first, so those count as imported too. An import under
 # `if TYPE_CHECKING:` never runs and does not count; one inside a function does.
 
@@ -446,7 +446,7 @@ def missing_named_paths(root: Path, named_elsewhere: frozenset[str] | None = Non
     The rules, strict where a path can only mean a file of this repository and silent where it
     may mean something else:
     - a path is a word with at least one `/` whose first segment is a folder at the top of the
-      repository (`judging/services.py`, `bench/bench_bt.py`, `tests/judging/`, `docs/`); it
+      repository (`judging/runs/spec.py`, `bench/bench_bt.py`, `tests/judging/`, `docs/`); it
       must exist from the top, as a file or (ending in `/`) a folder;
     - a template or static file's name (`judging/run_detail.html`, `judging/run.js`) may also
       exist under any `templates/` or `static/` folder, as Django finds them;
@@ -619,3 +619,32 @@ def test_a_planted_missing_path_is_found(tmp_path):
         "shop/orders.py:2: shop/old.py",
         "shop/templates/shop/page.html:1: shop/base.html",
     ]
+
+
+# A file a newcomer can read in one sitting; the papers' prompts are printed verbatim, however long.
+MAX_MODULE_LINES = 600
+VERBATIM = {"judging/prompts/texts.py"}
+
+
+def long_modules(root: Path) -> list[str]:
+    """`path: lines` for every Python file outside tests/ and migrations/ over MAX_MODULE_LINES."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("tests", ".venv") or "migrations" in relative.parts or str(relative) in VERBATIM:
+            continue
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            found.append(f"{relative}: {lines}")
+    return found
+
+
+def test_no_module_outgrows_a_sitting():
+    assert long_modules(ROOT) == []
+
+
+def test_a_planted_long_module_is_found(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    (tmp_path / "core" / "fine.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    assert long_modules(tmp_path) == [f"core/big.py: {MAX_MODULE_LINES + 1}"]
