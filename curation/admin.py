@@ -26,7 +26,8 @@ class CaseInline(admin.TabularInline):
     model = Case
     extra = 0
     fields = ["position", "service", "intent", "intent_other", "review_status"]
-    readonly_fields = fields
+    # Plain names suit both; the stubs type `fields` as a list of groups and lists do not vary.
+    readonly_fields = fields  # type: ignore[assignment]
 
 
 @admin.register(Submission)

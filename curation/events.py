@@ -3,7 +3,7 @@ that put drafted and translated items in those queues."""
 
 from collections.abc import Iterable
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from curation.models import ReviewEvent
 
@@ -13,7 +13,7 @@ def review_event_record(
     action,
     case=None,
     item=None,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     queue="",
     before=None,
     after=None,

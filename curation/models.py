@@ -331,6 +331,9 @@ class CurationJob(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Not stored: how the run that returned this job ended ("signal", "unusable" or ""), set by
+    # curation.datasets.llm_steps.
+    stopped: str
 
     def __str__(self):
         return f"{self.kind} job {self.pk} on {self.dataset}"

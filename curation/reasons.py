@@ -9,6 +9,7 @@ as it was typed.
 import re
 from dataclasses import dataclass
 
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 
@@ -16,8 +17,8 @@ from django.utils.translation import gettext_lazy as _
 class RecordedReason:
     # str.format template of the stored English text, with {named} fields.
     template: str
-    # The same sentence for people, with %(named)s fields.
-    shown: str
+    # The same sentence for people, with %(named)s fields (translated when it is read).
+    shown: str | Promise
 
     def text(self, **values) -> str:
         """The English text to store."""

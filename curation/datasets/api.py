@@ -15,7 +15,7 @@ class DatasetListApi(ListAPIView):
             ref_name = "Dataset"
 
         name = serializers.CharField()
-        source = serializers.CharField()
+        source = serializers.CharField()  # type: ignore[assignment]  # stubs: Field.source; declared fields leave the class
         description = serializers.CharField()
         item_count = serializers.IntegerField()
         frozen_at = serializers.DateTimeField(allow_null=True)

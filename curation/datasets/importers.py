@@ -6,9 +6,9 @@ from the model fields here, so they are the database's.
 """
 
 from collections.abc import Callable
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, TextIO, cast
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from core.errors import UserbenchError
@@ -25,7 +25,11 @@ class DataImportError(UserbenchError):
 
 def item_columns() -> dict[str, int]:
     """The Item columns a public file fills that have a length limit: {field: max_length}."""
-    return {name: Item._meta.get_field(name).max_length for name in ("external_id", "category", "subcategory")}
+    # Each is a CharField, and a CharField has a max_length.
+    return {
+        name: cast(int, cast(models.CharField, Item._meta.get_field(name)).max_length)
+        for name in ("external_id", "category", "subcategory")
+    }
 
 
 def checked_name(value: str, what: str, model, field: str) -> str:

@@ -59,7 +59,7 @@ REDRAFT_USER = {
 def reference_request(item: Item, model: str, previous: str = "", max_tokens: int | None = None):
     """The drafting request for an item; with `previous`, a request for a new draft instead of it."""
     language = item.language if item.language in REFERENCE_SYSTEM else "en"
-    messages = (("system", REFERENCE_SYSTEM[language]), ("user", item.question))
+    messages: tuple[tuple[str, str], ...] = (("system", REFERENCE_SYSTEM[language]), ("user", item.question))
     if previous:
         messages += (("assistant", previous), ("user", REDRAFT_USER[language]))
     return ChatRequest(model=model, messages=messages, max_tokens=max_tokens)

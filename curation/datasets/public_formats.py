@@ -79,7 +79,7 @@ def read_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemReco
     if header != URS_COLUMNS:
         found = ",".join(header)[:200] or "nothing"
         raise FormatError(first[0] if first else 1, f"expected the header {','.join(URS_COLUMNS)}, found {found}")
-    records = []
+    records: list[ItemRecord] = []
     for line, row in rows:
         cells = csv_cells(row, line, URS_COLUMNS)
         question = text_field(cells["question"], line, "question")
@@ -155,7 +155,7 @@ def read_alpacaeval(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[I
     dataset: non-empty text, at most the category column; instruction and instruction_zh:
     non-empty text. Items are numbered 0001, 0002, ... in file order.
     """
-    records = []
+    records: list[ItemRecord] = []
     for line, value in json_objects(source):
         require_fields(value, line, ALPACAEVAL_FIELDS)
         category = name_field(value["dataset"], line, "dataset", limit=column_limit(columns, "category"))

@@ -24,7 +24,7 @@ def dataset_by_name(*, name: str) -> Dataset:
 def dataset_list_with_counts() -> QuerySet[Dataset]:
     """Datasets with their item and excluded-item counts, newest first."""
     return Dataset.objects.annotate(
-        item_count=count_of(Item.objects, to="dataset"),
+        item_count=count_of(Item.objects.all(), to="dataset"),
         excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
     ).order_by("-created_at", "-id")
 
@@ -34,9 +34,9 @@ def working_datasets() -> QuerySet[Dataset]:
     return (
         Dataset.objects.filter(frozen_at__isnull=True)
         .annotate(
-            item_count=count_of(Item.objects, to="dataset"),
+            item_count=count_of(Item.objects.all(), to="dataset"),
             excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
-            version_count=count_of(Dataset.objects, to="frozen_from"),
+            version_count=count_of(Dataset.objects.all(), to="frozen_from"),
         )
         .order_by("name")
     )
@@ -55,7 +55,7 @@ def dataset_get(*, name: str) -> Dataset | None:
     return (
         Dataset.objects.select_related("study", "previous_version", "frozen_from", "created_by")
         .annotate(
-            item_count=count_of(Item.objects, to="dataset"),
+            item_count=count_of(Item.objects.all(), to="dataset"),
             excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
         )
         .filter(name=name)
@@ -68,7 +68,7 @@ def dataset_related_versions(*, dataset: Dataset) -> dict:
     newest first, and the working copies made from this dataset."""
     root = dataset.frozen_from or (dataset if dataset.frozen_at is None else None)
     versions = (
-        root.frozen_versions.annotate(item_count=count_of(Item.objects, to="dataset")).order_by("-version")
+        root.frozen_versions.annotate(item_count=count_of(Item.objects.all(), to="dataset")).order_by("-version")
         if root is not None
         else Dataset.objects.none()
     )

@@ -6,8 +6,9 @@ items, with the same external ids, into a new immutable Dataset row.
 """
 
 from datetime import datetime
+from typing import cast
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, F, ProtectedError, QuerySet
 from django.utils import timezone
@@ -43,7 +44,7 @@ def dataset_check_working(*, dataset: Dataset) -> None:
 
 
 @transaction.atomic
-def study_dataset_build(*, study: Study, name: str, created_by: AbstractBaseUser | None = None) -> tuple[Dataset, int]:
+def study_dataset_build(*, study: Study, name: str, created_by: User | None = None) -> tuple[Dataset, int]:
     """Create (or extend) the working dataset of a study from its accepted cases.
 
     One item per accepted case of a submitted, not excluded submission that has a question and
@@ -107,9 +108,7 @@ def working_copy_name(dataset: Dataset) -> str:
 
 
 @transaction.atomic
-def dataset_working_copy(
-    *, dataset: Dataset, name: str = "", created_by: AbstractBaseUser | None = None
-) -> tuple[Dataset, bool]:
+def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User | None = None) -> tuple[Dataset, bool]:
     """A working dataset with the items of a frozen one (an import or a version), in one step,
     so LLM steps and reviews can change them; returns (the copy, whether it was made now).
 
@@ -201,7 +200,7 @@ def _item_copy(item: Item, *, dataset: Dataset, link: dict, **fields) -> Item:
 
 
 @transaction.atomic
-def dataset_freeze(*, dataset: Dataset, created_by: AbstractBaseUser | None = None) -> Dataset:
+def dataset_freeze(*, dataset: Dataset, created_by: User | None = None) -> Dataset:
     """Freeze the accepted items of a working dataset into a new immutable version.
 
     The version is named '<name>@v<n>', keeps each item's external id (stable across
@@ -213,7 +212,8 @@ def dataset_freeze(*, dataset: Dataset, created_by: AbstractBaseUser | None = No
     if not items:
         raise VersionError(_("Nothing to freeze: no accepted item without open reviews."))
     previous = dataset.frozen_versions.order_by("-version").first()
-    number = (previous.version if previous else 0) + 1
+    # A frozen version always has its number.
+    number = (cast(int, previous.version) if previous else 0) + 1
     version = Dataset.objects.create(
         name=f"{dataset.name}@v{number}",
         description=dataset.description,
@@ -258,7 +258,7 @@ def difficulty_filter_apply(
     scores: dict[str, tuple[float, int]],
     percent: int = 50,
     run_number: int,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> DifficultyFilter:
     """AlignBench 2.2: exclude the percent of items with the highest mean score (the easiest).
 
@@ -338,7 +338,8 @@ def items_withdraw(*, items: list[Item], now: datetime | None = None) -> dict:
         "translation", "localised"
     ):
         removed += [text for text in (translated, localised) if text]
-    deleted, tombstones, versions = 0, [], {}
+    deleted, tombstones = 0, []
+    versions: dict[int, int] = {}
     for item in items:
         if item.dataset.frozen_at is None:
             try:

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
-from curation.access import researcher_required
+from curation.access import AuthenticatedHttpRequest, researcher_required
 from curation.choices import Intent, Language
 from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (
@@ -57,7 +57,7 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_build_view(request: HttpRequest) -> HttpResponse:
+def dataset_build_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Create or extend a study's working dataset from its accepted cases."""
     study = Study.objects.filter(slug=request.POST.get("study", "")).first()
     name = request.POST.get("name", "").strip()
@@ -75,7 +75,7 @@ def dataset_build_view(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_job_view(request: HttpRequest, dataset_id: int) -> HttpResponse:
+def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     """Start reference drafting or translation in the background."""
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     kind = request.POST.get("kind")
@@ -142,7 +142,7 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_freeze_view(request: HttpRequest, dataset_id: int) -> HttpResponse:
+def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     try:
         version = dataset_freeze(dataset=dataset, created_by=request.user)
@@ -227,7 +227,7 @@ def dataset_detail_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_copy_view(request: HttpRequest) -> HttpResponse:
+def dataset_copy_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A working copy of a frozen (imported) dataset in one step; opens the copy's working page."""
     try:
         dataset = dataset_by_name(name=request.POST.get("dataset", ""))

@@ -15,7 +15,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 logging.getLogger("presidio-analyzer").setLevel(logging.WARNING)
 from functools import lru_cache  # noqa: E402
 
-import regex  # noqa: E402  (presidio matches with `regex`, whose flag values differ from `re`'s)
+import regex  # type: ignore[import-untyped]  # noqa: E402  (presidio matches with `regex`, whose flag values differ from `re`'s; no stubs installed)
 import tldextract  # noqa: E402
 from presidio_analyzer import AnalyzerEngine, Pattern, PatternRecognizer, RecognizerRegistry  # noqa: E402
 from presidio_analyzer.nlp_engine import NoOpNlpEngine  # noqa: E402

@@ -72,7 +72,7 @@ def pii_hints(text: str, language: str = "en", threshold: float = 0.4) -> list[P
     spans = _merge_same_kind([(r.entity_type, r.start, r.end, r.score) for r in results])
     # Highest score first, then longest: keep a span only if it overlaps nothing kept.
     spans.sort(key=lambda span: (-span[3], -(span[2] - span[1]), span[1]))
-    kept = []
+    kept: list[tuple[str, int, int, float]] = []
     for span in spans:
         if all(span[2] <= other[1] or span[1] >= other[2] for other in kept):
             kept.append(span)

@@ -1,6 +1,9 @@
 """Reads for the review queues and item and case histories."""
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from collections.abc import Mapping
+from typing import Any, cast
+
+from django.contrib.auth.models import User
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -20,7 +23,7 @@ from curation.models import (
 REDRAFTS_LISTED = 50
 
 
-def queue_progress(*, reviewer: AbstractBaseUser) -> list[dict]:
+def queue_progress(*, reviewer: User) -> list[dict]:
     """Per queue: waiting (free for this reviewer), leased by others, leased to this
     reviewer, waiting for a new draft, done, total, and the percentage done."""
     now = timezone.now()
@@ -42,7 +45,7 @@ def queue_progress(*, reviewer: AbstractBaseUser) -> list[dict]:
     }
     result = []
     for queue in ReviewQueue:
-        row = rows.get(queue.value, {})
+        row: Mapping[str, Any] = rows.get(queue.value, {})
         total = row.get("total", 0)
         done = row.get("done", 0)
         result.append(
@@ -61,7 +64,7 @@ def queue_progress(*, reviewer: AbstractBaseUser) -> list[dict]:
     return result
 
 
-def task_for_reviewer(*, task_id: int, reviewer: AbstractBaseUser) -> ReviewTask | None:
+def task_for_reviewer(*, task_id: int, reviewer: User) -> ReviewTask | None:
     """A task leased to this reviewer, with what its page shows; None if it is not theirs."""
     return (
         ReviewTask.objects.filter(pk=task_id, leased_to=reviewer, status=ReviewTask.Status.OPEN)
@@ -146,12 +149,13 @@ def reference_redrafts(*, limit: int = REDRAFTS_LISTED) -> dict:
     listed = list(tasks.select_related("item")[:limit])
     rows = []
     for task in listed:
+        item = cast(Item, task.item)  # filtered on item__isnull=False
         state = _redraft_state(task.draft_status, task.job_status, task.draft_attempts or 0)
         rows.append(
             {
                 "item_id": task.item_id,
-                "external_id": task.item.external_id,
-                "question": task.item.question,
+                "external_id": item.external_id,
+                "question": item.question,
                 "state": state,
                 "attempts": task.draft_attempts or 0,
                 "error": task.draft_error or (task.job_error if task.job_status == CurationJob.Status.FAILED else ""),

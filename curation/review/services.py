@@ -7,9 +7,10 @@ nothing a participant wrote is ever overwritten (the reviewed question lives bes
 from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -151,7 +152,7 @@ def cases_process(*, cases, on_progress=None) -> int:
 # --------------------------------------------------------------------------- leases
 
 
-def _available(queue: str, reviewer: AbstractBaseUser, now):
+def _available(queue: str, reviewer: User, now):
     return (
         ReviewTask.objects.filter(queue=queue, status=ReviewTask.Status.OPEN)
         .filter(Q(leased_to__isnull=True) | Q(lease_expires_at__lt=now) | Q(leased_to=reviewer))
@@ -160,7 +161,7 @@ def _available(queue: str, reviewer: AbstractBaseUser, now):
 
 
 @transaction.atomic
-def review_task_lease(*, queue: str, reviewer: AbstractBaseUser, now: datetime | None = None) -> ReviewTask | None:
+def review_task_lease(*, queue: str, reviewer: User, now: datetime | None = None) -> ReviewTask | None:
     """Lease the next task of a queue to the reviewer, or return None when none is free.
 
     A reviewer's own unexpired lease comes back first. On PostgreSQL the row lock with
@@ -193,7 +194,7 @@ def review_task_lease(*, queue: str, reviewer: AbstractBaseUser, now: datetime |
 
 
 @transaction.atomic
-def review_task_release(*, task: ReviewTask, reviewer: AbstractBaseUser) -> None:
+def review_task_release(*, task: ReviewTask, reviewer: User) -> None:
     """Give a leased task back to the queue untouched."""
     task = ReviewTask.objects.select_for_update().get(pk=task.pk)
     if task.leased_to_id != reviewer.pk:
@@ -206,7 +207,7 @@ def review_task_release(*, task: ReviewTask, reviewer: AbstractBaseUser) -> None
     )
 
 
-def _locked_task(task: ReviewTask, reviewer: AbstractBaseUser, queue: str) -> ReviewTask:
+def _locked_task(task: ReviewTask, reviewer: User, queue: str) -> ReviewTask:
     task = ReviewTask.objects.select_for_update(of=("self",)).select_related("case", "item").get(pk=task.pk)
     if task.queue != queue:
         raise ReviewError(_("This item belongs to another queue."))
@@ -218,7 +219,7 @@ def _locked_task(task: ReviewTask, reviewer: AbstractBaseUser, queue: str) -> Re
     return task
 
 
-def _close(task: ReviewTask, reviewer: AbstractBaseUser, decision: str, status=ReviewTask.Status.DONE) -> None:
+def _close(task: ReviewTask, reviewer: User, decision: str, status=ReviewTask.Status.DONE) -> None:
     task.status = status
     task.decision = decision
     task.decided_by = reviewer
@@ -240,7 +241,7 @@ TRANSLATION_TAGS = ("coherence", "diversity", "factual_illusion", "excessive_loc
 def quality_review_decide(
     *,
     task: ReviewTask,
-    reviewer: AbstractBaseUser,
+    reviewer: User,
     decision: str,
     question: str = "",
     reason: str = "",
@@ -257,7 +258,8 @@ def quality_review_decide(
     if decision not in QUALITY_DECISIONS:
         raise ReviewError(_("Unknown decision: %(decision)s.") % {"decision": decision})
     task = _locked_task(task, reviewer, ReviewQueue.QUALITY)
-    case = task.case
+    # A quality task is about a case (the review_task_target_matches_queue constraint).
+    case = cast(Case, task.case)
     curation = CaseCuration.objects.select_for_update().get(case=case)
     before = {"review_status": case.review_status, "question": curation.question}
     question = _typed(question)
@@ -294,7 +296,7 @@ def quality_review_decide(
         "edit": ReviewEvent.Action.EDITED,
         "reject": ReviewEvent.Action.REJECTED,
     }
-    after = {"review_status": case.review_status, "question": curation.question}
+    after: dict[str, object] = {"review_status": case.review_status, "question": curation.question}
     if decision == "edit":
         after["conversation_edited"] = curation.conversation != case.conversation
     if left:
@@ -313,9 +315,7 @@ def quality_review_decide(
 
 
 @transaction.atomic
-def reference_review_decide(
-    *, task: ReviewTask, reviewer: AbstractBaseUser, decision: str, reference: str = ""
-) -> Item:
+def reference_review_decide(*, task: ReviewTask, reviewer: User, decision: str, reference: str = "") -> Item:
     """Accept the latest LLM draft as the reference, correct it, or ask for a new draft.
 
     The draft stays in ReferenceDraft; the item's reference is the accepted or corrected text.
@@ -323,7 +323,8 @@ def reference_review_decide(
     if decision not in REFERENCE_DECISIONS:
         raise ReviewError(_("Unknown decision: %(decision)s.") % {"decision": decision})
     task = _locked_task(task, reviewer, ReviewQueue.REFERENCE)
-    item = Item.objects.select_for_update().get(pk=task.item_id)
+    # Reference and translation tasks are about an item (review_task_target_matches_queue).
+    item = Item.objects.select_for_update().get(pk=cast(int, task.item_id))
     _refuse_frozen(item)
     draft = item.reference_drafts.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
     before = {"reference": item.reference}
@@ -380,7 +381,7 @@ def reference_review_decide(
 def translation_review_decide(
     *,
     task: ReviewTask,
-    reviewer: AbstractBaseUser,
+    reviewer: User,
     decision: str,
     text: str = "",
     tags: Iterable[str] = (),
@@ -399,13 +400,14 @@ def translation_review_decide(
     reason = _typed(reason)
     if decision == "exclude" and not reason:
         raise ReviewError(_("Give a reason for excluding."))
-    limit = Item._meta.get_field("exclusion_reason").max_length
+    limit = cast(int, Item._meta.get_field("exclusion_reason").max_length)  # a CharField's max_length
     if len(reason) > limit:
         raise ReviewError(
             _("The reason has %(length)d characters; keep it to %(limit)d.") % {"length": len(reason), "limit": limit}
         )
     task = _locked_task(task, reviewer, ReviewQueue.TRANSLATION)
-    item = Item.objects.select_for_update().get(pk=task.item_id)
+    # Reference and translation tasks are about an item (review_task_target_matches_queue).
+    item = Item.objects.select_for_update().get(pk=cast(int, task.item_id))
     _refuse_frozen(item)
     translation = item.translations.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
     if translation is None:

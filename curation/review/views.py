@@ -4,14 +4,16 @@ Thin: parse the request, call one service or selector, render. User text reaches
 as plain strings and is escaped there; PII highlights are built from offsets, never as HTML.
 """
 
+from typing import cast
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from curation.access import can_manage_studies, history_viewer_required, reviewer_required
-from curation.models import Case, ReviewQueue, ReviewTask, StepStatus, Submission
+from curation.access import AuthenticatedHttpRequest, can_manage_studies, history_viewer_required, reviewer_required
+from curation.models import Case, Item, ReviewQueue, ReviewTask, StepStatus, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import highlight_segments, unresolved_hints
 from curation.review.history import TAG_LABELS, history_rows
@@ -41,7 +43,7 @@ def _error_text(error: ReviewError) -> str:
 
 
 @reviewer_required
-def review_index(request: HttpRequest) -> HttpResponse:
+def review_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The reviewer's queues: what waits, what they hold, and progress."""
     return render(
         request,
@@ -56,7 +58,7 @@ def review_index(request: HttpRequest) -> HttpResponse:
 
 @reviewer_required
 @require_POST
-def review_take(request: HttpRequest, queue: str) -> HttpResponse:
+def review_take(request: AuthenticatedHttpRequest, queue: str) -> HttpResponse:
     """Lease the next item of a queue and open it."""
     if queue not in ReviewQueue.values:
         raise Http404
@@ -68,7 +70,7 @@ def review_take(request: HttpRequest, queue: str) -> HttpResponse:
 
 
 @reviewer_required
-def review_task(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_task(request: AuthenticatedHttpRequest, task_id: int) -> HttpResponse:
     """One leased item: show it (GET) or record a decision (POST), then take the next one."""
     task = task_for_reviewer(task_id=task_id, reviewer=request.user)
     if task is None:
@@ -124,23 +126,25 @@ def review_task(request: HttpRequest, task_id: int) -> HttpResponse:
 
 def _task_context(request: HttpRequest, task: ReviewTask, error: str) -> dict:
     context = {"task": task, "error": error, "post": request.POST if request.method == "POST" else {}}
+    # A quality task is about a case, the others about an item (review_task_target_matches_queue).
     if task.queue == ReviewQueue.QUALITY:
-        curation = task.case.curation
+        case = cast(Case, task.case)
+        curation = case.curation
         context["curation"] = curation
-        context["segments"] = _labelled(highlight_segments(task.case.conversation, curation.pii_hints))
+        context["segments"] = _labelled(highlight_segments(case.conversation, curation.pii_hints))
         context["pii_entities"] = sorted({entity_label(hint["entity"]) for hint in curation.pii_hints})
         context["pii_left"] = len(
-            unresolved_hints(curation.pii_hints, task.case.conversation, [curation.question, curation.conversation])
+            unresolved_hints(curation.pii_hints, case.conversation, [curation.question, curation.conversation])
         )
     elif task.queue == ReviewQueue.REFERENCE:
-        context["draft"] = (
-            task.item.reference_drafts.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
-        )
-        attempt = latest_draft_attempt(item=task.item)
+        item = cast(Item, task.item)
+        context["draft"] = item.reference_drafts.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
+        attempt = latest_draft_attempt(item=item)
         context["failed_attempt"] = attempt if attempt and attempt["state"] == "failed" else None
     else:
+        item = cast(Item, task.item)
         context["translation"] = (
-            task.item.translations.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
+            item.translations.filter(status=StepStatus.DONE).order_by("-finished_at", "-id").first()
         )
         context["tags"] = [(tag, TAG_LABELS[tag]) for tag in TRANSLATION_TAGS]
         context["checked_tags"] = request.POST.getlist("tags") if request.method == "POST" else []
@@ -149,7 +153,7 @@ def _task_context(request: HttpRequest, task: ReviewTask, error: str) -> dict:
 
 @reviewer_required
 @require_POST
-def review_release(request: HttpRequest, task_id: int) -> HttpResponse:
+def review_release(request: AuthenticatedHttpRequest, task_id: int) -> HttpResponse:
     """Give the item back to its queue."""
     task = get_object_or_404(ReviewTask, pk=task_id)
     try:
@@ -182,7 +186,7 @@ def item_page(request: HttpRequest, item_id: int) -> HttpResponse:
 
 
 @history_viewer_required
-def case_page(request: HttpRequest, case_id: int) -> HttpResponse:
+def case_page(request: AuthenticatedHttpRequest, case_id: int) -> HttpResponse:
     """A case's automatic findings and its whole history."""
     case = get_object_or_404(Case.objects.select_related("submission", "curation"), pk=case_id)
     # An unfinished submission is still the participant's alone: reviewers never read it.

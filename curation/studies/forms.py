@@ -1,5 +1,7 @@
 """Forms of the questionnaire and of the study set-up. They validate; services write."""
 
+from typing import TYPE_CHECKING, cast
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
@@ -8,6 +10,9 @@ from django.utils.translation import pgettext_lazy
 from curation.choices import SATISFACTION_INTENTS, Intent
 from curation.conversation import parse_turns
 from curation.models import Study
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
 
 # Size limits a participant can act on; the messages say the limit and the current length.
 MAX_CONVERSATION = 20_000
@@ -155,7 +160,9 @@ class ParticipantForm(forms.Form):
                 # A group of radios or checkboxes is reached through its first input.
                 several = isinstance(field.field.widget, forms.RadioSelect)
                 anchor = f"{field.auto_id}_0" if several else field.auto_id
-                rows.append({"anchor": anchor, "label": field.label, "message": " ".join(self.errors[name])})
+                # An ErrorList hands out its messages as text.
+                messages = cast(list[str], self.errors[name])
+                rows.append({"anchor": anchor, "label": field.label, "message": " ".join(messages)})
         return rows
 
 
@@ -196,15 +203,18 @@ class CaseForm(ParticipantForm):
         self.fields["conversation"].help_text = _(
             "Paste it in this form: Question: ... Answer: ... Several turns are welcome, up to %(limit)s characters."
         ) % {"limit": f"{MAX_CONVERSATION:,}"}
-        self.fields["service"].choices = [("", _("Choose a service"))] + [
+        cast(forms.ChoiceField, self.fields["service"]).choices = [("", _("Choose a service"))] + [
             (service, service_label(service)) for service in study.services
         ]
         if OTHER_SERVICE not in study.services:
-            self.fields["service"].choices.append((OTHER_SERVICE, service_label(OTHER_SERVICE)))
+            # The choices setter stored them as a list.
+            cast(list, cast(forms.ChoiceField, self.fields["service"]).choices).append(
+                (OTHER_SERVICE, service_label(OTHER_SERVICE))
+            )
         offered = [value for value in study.intents if value in Intent.values]
         if Intent.OTHER not in offered:
             offered.append(Intent.OTHER)
-        self.fields["intent"].choices = [("", _("Choose an intent"))] + [
+        cast(forms.ChoiceField, self.fields["intent"]).choices = [("", _("Choose an intent"))] + [
             (value, intent_label(value)) for value in offered
         ]
 
@@ -259,7 +269,7 @@ class AboutForm(ParticipantForm):
 
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["age_group"].choices = (
+        cast(forms.ChoiceField, self.fields["age_group"]).choices = (
             [("", _("Not answered"))]
             + [(group, group) for group in study.age_groups]
             + [(PREFER_NOT_TO_SAY, _("Prefer not to say"))]
@@ -300,7 +310,9 @@ class UsageForm(ParticipantForm):
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
         self.study = study
-        self.fields["llms_used"].choices = [(service, service_label(service)) for service in study.services]
+        cast(forms.ChoiceField, self.fields["llms_used"]).choices = [
+            (service, service_label(service)) for service in study.services
+        ]
         required = _("Please choose one answer in this row.")
         rows = []
         for intent in SATISFACTION_INTENTS:
@@ -340,7 +352,7 @@ class UsageForm(ParticipantForm):
         return [self[name] for name in self.grid_names]
 
     @staticmethod
-    def grid_columns() -> list[tuple[str, str]]:
+    def grid_columns() -> list[tuple[str, "StrPromise"]]:
         return SATISFACTION_CHOICES + [NOT_USED]
 
     @staticmethod

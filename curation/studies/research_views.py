@@ -1,5 +1,7 @@
 """The researcher's study pages: figures of a study and its set-up."""
 
+from typing import cast
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -8,7 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
-from curation.access import researcher_required
+from curation.access import AuthenticatedHttpRequest, researcher_required
 from curation.models import Study
 from curation.studies import services
 from curation.studies.forms import StudyForm, UsageForm
@@ -42,14 +44,15 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def study_duplicate_resolve(request: HttpRequest, slug: str) -> HttpResponse:
+def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Keep one of the submissions that share a Prolific ID (the others are excluded)."""
     study = get_object_or_404(Study, slug=slug)
     try:
         keep = services.prolific_duplicates_resolve(
             study=study,
             prolific_pid=request.POST.get("prolific_pid", ""),
-            keep_id=int_param(request.POST.get("keep"), name="keep", default=0),
+            # With a default, int_param never gives None.
+            keep_id=cast(int, int_param(request.POST.get("keep"), name="keep", default=0)),
             actor=request.user,
         )
     except services.DuplicateError as error:
@@ -62,7 +65,7 @@ def study_duplicate_resolve(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @researcher_required
-def study_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     """Create a study or change its set-up."""
     study = get_object_or_404(Study, slug=slug) if slug else None
     form = StudyForm(request.POST if request.method == "POST" else None, instance=study or Study())
@@ -70,7 +73,7 @@ def study_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         try:
             saved = services.study_save(values=form.study_values(), study=study, user=request.user)
         except services.StudyError as error:
-            for field, errors in (error.fields or {None: error.messages}).items():
+            for field, errors in error.fields.items() or {None: error.messages}.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
             messages.success(request, _("Study saved."))
@@ -81,7 +84,7 @@ def study_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def study_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
+def study_withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Withdraw a participant (by Prolific ID or submission number) and erase their data."""
     study = get_object_or_404(Study, slug=slug)
     if request.POST.get("confirm") != "1":

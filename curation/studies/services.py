@@ -5,8 +5,9 @@ double click) cannot push a case past the maximum or finish a submission twice.
 """
 
 from datetime import datetime, timedelta
+from typing import cast
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -79,7 +80,7 @@ def submission_start(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
     country_hint: str = "",
-    filled_by: AbstractBaseUser | None = None,
+    filled_by: User | AnonymousUser | None = None,
 ) -> Submission:
     """Start a new submission after consent; the browser that started it holds it.
 
@@ -268,7 +269,7 @@ RESERVED_STUDY_SLUGS = frozenset({"new", "edit"})
 
 
 @transaction.atomic
-def study_save(*, values: dict, study: Study | None = None, user: AbstractBaseUser | None = None) -> Study:
+def study_save(*, values: dict, study: Study | None = None, user: User | None = None) -> Study:
     """Create a study or update its set-up from the researcher's form values (audited)."""
     if values.get("slug") in RESERVED_STUDY_SLUGS:
         reserved = _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}
@@ -296,7 +297,7 @@ def study_save(*, values: dict, study: Study | None = None, user: AbstractBaseUs
 
 @transaction.atomic
 def prolific_duplicates_resolve(
-    *, study: Study, prolific_pid: str, keep_id: int, actor: AbstractBaseUser | None = None
+    *, study: Study, prolific_pid: str, keep_id: int, actor: User | None = None
 ) -> Submission:
     """Keep one of the submissions that share a Prolific ID; the others are excluded with the
     reason, and unfinished ones are closed (their browser can no longer write to them).
@@ -333,9 +334,7 @@ def prolific_duplicates_resolve(
 
 
 @transaction.atomic
-def submissions_expire(
-    *, idle_for: timedelta, now: datetime | None = None, actor: AbstractBaseUser | None = None
-) -> int:
+def submissions_expire(*, idle_for: timedelta, now: datetime | None = None, actor: User | None = None) -> int:
     """Erase unfinished submissions with no activity for `idle_for`: their cases and drafts go
     with them. Finished submissions are never touched. Returns how many were erased; the
     audit log records the count (never who they were)."""
@@ -361,7 +360,7 @@ class WithdrawalError(UserbenchError):
 
 @transaction.atomic
 def participant_withdraw(
-    *, study: Study, prolific_pid: str = "", submission_id: int | None = None, actor: AbstractBaseUser | None = None
+    *, study: Study, prolific_pid: str = "", submission_id: int | None = None, actor: User | None = None
 ) -> dict:
     """Withdraw a participant and erase their data wherever it was copied.
 
@@ -377,7 +376,10 @@ def participant_withdraw(
         raise WithdrawalError(_("Name the participant by a Prolific ID or by a submission number, not both."))
     submissions = Submission.objects.select_for_update().filter(study=study)
     submissions = (
-        submissions.filter(prolific_pid=prolific_pid) if prolific_pid else submissions.filter(pk=submission_id)
+        submissions.filter(prolific_pid=prolific_pid)
+        if prolific_pid
+        # Without a Prolific ID there is a submission number: checked above.
+        else submissions.filter(pk=cast(int, submission_id))
     )
     submission_ids = list(submissions.values_list("pk", flat=True))
     if not submission_ids:

@@ -32,6 +32,7 @@ from curation.studies.forms import (
     AboutForm,
     CaseForm,
     ConsentForm,
+    ParticipantForm,
     UsageForm,
     service_label,
 )
@@ -47,7 +48,7 @@ SESSION_KEY = "study_submissions"
 PROLIFIC_PARAMS = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?"
-STEP_URLS = {
+STEP_URLS: dict[str, str] = {
     StudyStep.CASES: "curation:study-cases",
     StudyStep.ABOUT: "curation:study-about",
     StudyStep.USAGE: "curation:study-usage",
@@ -139,6 +140,7 @@ MAX_CHOICE_CHARS = 200
 def _draft_fields(study: Study, key: str) -> dict[str, int] | None:
     """The fields (and their longest values) a page's draft may hold; None for no such page."""
     case = re.fullmatch(r"case-(?:new|(\d+))", key)
+    form: ParticipantForm
     if case and (case.group(1) is None or 1 <= int(case.group(1)) <= study.max_cases):
         form = CaseForm(study=study)
     elif key == StudyStep.ABOUT:
@@ -499,7 +501,7 @@ def study_review(request: HttpRequest, study: Study, submission: Submission) -> 
             StudyStep.REVIEW,
             cases=submission_cases(submission=submission),
             llms_used=_list_separator().join(service_label(service) for service in usage.get("llms_used", [])),
-            frequency=dict(FREQUENCY_CHOICES).get(usage.get("frequency"), ""),
+            frequency=dict(FREQUENCY_CHOICES).get(usage.get("frequency", ""), ""),
             ratings=ratings,
         ),
     )
