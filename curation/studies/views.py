@@ -475,7 +475,10 @@ def study_review(request: HttpRequest, study: Study, submission: Submission) -> 
         try:
             submission = services.submission_finish(submission=submission, language=request.LANGUAGE_CODE)
         except services.AlreadyFinished:
-            return _already_finished(request, study)
+            # Another browser under the same Prolific ID finished first: show the code it earned.
+            return _already_finished(
+                request, study, prolific_pid_state(study=study, prolific_pid=submission.prolific_pid)[0]
+            )
         except services.StudyError as error:
             messages.error(request, " ".join(error.messages))
         else:

@@ -212,6 +212,23 @@ def test_a_second_finished_submission_by_the_same_pid_is_refused(client, small_s
     assert Submission.objects.count() == 1
 
 
+def test_the_same_pid_finishing_second_in_another_browser_sees_it_already_took_part(small_study):
+    """Two browsers start under one Prolific ID; the one that submits last lands on the
+    already-taken-part page with the code the first one earned, not on a server error."""
+    from django.test import Client
+
+    first, second = Participant(Client(), small_study), Participant(Client(), small_study)
+    for participant in (first, second):
+        participant.consent(PROLIFIC)
+        participant.to_review()
+    first.submit()
+    response = second.submit()
+    assert response.status_code == 200
+    assert "You have already taken part" in response.text
+    assert 'id="completion-code">DONE123<' in response.text
+    assert Submission.objects.filter(status=Submission.Status.SUBMITTED).count() == 1
+
+
 def test_the_same_pid_in_the_same_browser_returns_where_it_stopped(client, small_study):
     first = Participant(client, small_study)
     first.consent(PROLIFIC)
