@@ -6,6 +6,8 @@ newer votes asks for them to be computed again (debounced)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -30,7 +32,8 @@ def figures_inputs(figures: StoredFigures) -> dict:
     votes = (
         Vote.objects.filter(campaign_id=figures.campaign_id)
         if figures.campaign_id
-        else (Vote.objects.filter(item__dataset_id=figures.dataset_id))
+        # Figures not of a campaign are of a dataset.
+        else (Vote.objects.filter(item__dataset_id=cast(int, figures.dataset_id)))
     )
     counted = votes.aggregate(n=Count("pk"), last=Max("pk"))
     inputs = {"votes": counted["n"], "last_vote": counted["last"]}
@@ -53,7 +56,8 @@ def figures_compute(figures: StoredFigures) -> dict:
     from annotation.style_report import style_bt_report
 
     if figures.what == StoredFigures.What.CAMPAIGN:
-        campaign = Campaign.objects.select_related("dataset").get(pk=figures.campaign_id)
+        # Campaign and style figures always have their campaign.
+        campaign = Campaign.objects.select_related("dataset").get(pk=cast(int, figures.campaign_id))
         run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None
         if run is not None:
             report = alignment_report(
@@ -64,7 +68,7 @@ def figures_compute(figures: StoredFigures) -> dict:
             report, bt = None, bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
         return {"bt": bt, "report": report, "quality": annotator_quality(campaign=campaign)}
     if figures.what == StoredFigures.What.STYLE:
-        campaign = Campaign.objects.get(pk=figures.campaign_id)
+        campaign = Campaign.objects.get(pk=cast(int, figures.campaign_id))
         return style_bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
     if figures.what == StoredFigures.What.BT:
         return bt_report(dataset=figures.dataset, rounds=figures.rounds, seed=figures.seed)

@@ -1,5 +1,7 @@
 """The researcher's form for a new campaign. It only parses input; campaign_create decides."""
 
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -73,7 +75,7 @@ class CampaignForm(NoLabelSuffix, forms.Form):
         super().__init__(*args, **kwargs)
         if dataset is not None:
             # Only the models that answered this dataset can be compared on it.
-            self.fields["candidates"].queryset = (
+            cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
                 CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
             )
 
@@ -119,8 +121,8 @@ class GoldPairForm(NoLabelSuffix, forms.Form):
         self.fields["question"].widget.attrs["list"] = "gold-questions"
         if dataset is not None:
             answered = CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
-            self.fields["model_a"].queryset = answered
-            self.fields["model_b"].queryset = answered
+            cast(forms.ModelChoiceField, self.fields["model_a"]).queryset = answered
+            cast(forms.ModelChoiceField, self.fields["model_b"]).queryset = answered
 
     def clean(self):
         cleaned = super().clean()

@@ -12,8 +12,10 @@ while it is VOTED, or LEASED with time left.
 """
 
 from functools import cache
+from typing import cast
 
 from django.db import connection
+from django.db.models import Model
 
 from annotation.models import Assignment, Campaign, ComparisonPair
 from curation.models import Item
@@ -53,7 +55,8 @@ def _statements(vendor: str) -> dict[str, str]:
             AS answer_b_text"""
     holding_a_slot = f"(s.status = '{_VOTED}' OR (s.status = '{_LEASED}' AND s.leased_until > %s))"
     annotators = Campaign._meta.get_field("annotators")
-    membership = connection.ops.quote_name(annotators.remote_field.through._meta.db_table)
+    # A many-to-many field always has its through model once the models are loaded.
+    membership = connection.ops.quote_name(cast(type[Model], annotators.remote_field.through)._meta.db_table)
     of_campaign, of_user = annotators.m2m_column_name(), annotators.m2m_reverse_name()
     return {
         # The open campaign with this slug, if the annotator was added to it.

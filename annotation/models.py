@@ -70,6 +70,11 @@ class ComparisonPair(models.Model):
     is_gold = models.BooleanField(default=False)
     gold_winner = models.CharField(max_length=20, blank=True)
 
+    # Not columns: both answers' texts, read along with the pair by annotation.leasing and
+    # annotation.services (None when a model has no answer); set only on the pairs they return.
+    answer_a_text: str | None
+    answer_b_text: str | None
+
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["campaign", "item", "model_a", "model_b", "is_gold"], name="pair_unique"),
@@ -111,6 +116,20 @@ class Assignment(models.Model):
     # and no earlier vote can be undone.
     undone_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Not columns: read along with the assignment by annotation.leasing's SQL and set only on the
+    # assignments it returns. Its pair's answers' texts (held_lease, and assignment_next) ...
+    answer_a_text: str | None
+    answer_b_text: str | None
+    # ... and, for assignment_to_vote_on, what a vote copies from its pair and campaign
+    # (the flags are 0 or 1 on SQLite).
+    pair_item_id: int
+    pair_model_a_id: int
+    pair_model_b_id: int
+    pair_campaign_id: int
+    pair_is_gold: int
+    votes_per_pair: int
+    campaign_is_open: int
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pair", "annotator"], name="annotator_sees_pair_once")]

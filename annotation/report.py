@@ -6,9 +6,10 @@ Researchers may see model names here; annotators never reach these functions.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from statistics import median
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Avg, Count, Q, QuerySet
 
 from annotation.models import Campaign, Vote, Winner
 from curation.choices import Intent
@@ -20,7 +21,7 @@ from stats import agreement, correlation, ranking, sample_size
 _TO_RANKING = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
 
 
-def campaign_votes(*, dataset=None, campaign: Campaign | None = None) -> "QuerySet[Vote]":  # noqa: F821
+def campaign_votes(*, dataset=None, campaign: Campaign | None = None) -> QuerySet[Vote]:
     """Votes that count for statistics: of the dataset and/or campaign, gold pairs left out."""
     votes = Vote.objects.exclude(assignment__pair__is_gold=True)
     if dataset is not None:
@@ -100,7 +101,7 @@ def _counted_rows(*, dataset, campaign: Campaign | None, exclude_flagged: bool) 
     excluded: set[str] = set()
     if exclude_flagged:
         if campaign is not None:
-            campaigns = [campaign]
+            campaigns: Iterable[Campaign] = [campaign]
         else:
             campaigns = Campaign.objects.filter(dataset=dataset) if dataset is not None else Campaign.objects.all()
         for each in campaigns:
@@ -163,9 +164,9 @@ def bt_report(
     }
 
 
-def _units(rows) -> agreement.Units:
+def _units(rows) -> agreement.Units[tuple[int, str, str]]:
     """Votes as agreement units (question, unordered model pair), labels oriented by model name."""
-    units: agreement.Units = defaultdict(list)
+    units: agreement.Units[tuple[int, str, str]] = defaultdict(list)
     for item_id, name_a, name_b, winner, username, label, _left in rows:
         if winner == Winner.CANNOT_DETERMINE:
             continue
@@ -179,7 +180,9 @@ def _units(rows) -> agreement.Units:
     return dict(units)
 
 
-def vote_units(*, dataset=None, campaign: Campaign | None = None, exclude_flagged: bool = True) -> agreement.Units:
+def vote_units(
+    *, dataset=None, campaign: Campaign | None = None, exclude_flagged: bool = True
+) -> agreement.Units[tuple[int, str, str]]:
     """The votes that count, per (question, sorted model pair): [(rater, "first"/"second"/"tie")]."""
     rows, _excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged)
     return _units(rows)

@@ -1,7 +1,7 @@
 """Reads of campaigns and assignments for pages and the API. Nothing here names a model to annotators."""
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
@@ -27,7 +27,7 @@ def campaign_list_with_counts() -> QuerySet[Campaign]:
     )
 
 
-def campaigns_for_annotator(*, user: AbstractBaseUser) -> QuerySet[Campaign]:
+def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
     """Open campaigns the annotator belongs to, with how many votes they have cast in each."""
     return (
         Campaign.objects.filter(annotators=user, is_open=True)
@@ -51,12 +51,12 @@ def campaign_by_slug(*, slug: str, dataset: Dataset | None = None) -> Campaign:
     return found
 
 
-def annotator_campaign_get(*, slug: str, annotator: AbstractBaseUser) -> Campaign | None:
+def annotator_campaign_get(*, slug: str, annotator: User) -> Campaign | None:
     """The open campaign with this slug if `annotator` was added to it, else None; one query."""
     return leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
 
 
-def annotator_progress(*, campaign: Campaign, annotator: AbstractBaseUser) -> dict:
+def annotator_progress(*, campaign: Campaign, annotator: User) -> dict:
     """In one query: how many items this annotator has voted on (gold pairs included) and
     skipped, how many ordinary pairs the campaign has, whether they may undo their last vote,
     and the campaign's progress: votes on ordinary pairs by everyone (`campaign_votes`) out of

@@ -8,7 +8,8 @@ from rest_framework import serializers
 
 
 class BTScoreSerializer(serializers.Serializer):
-    label = serializers.CharField(help_text="Model name (researchers only).")
+    # A declared field, not Field.label: the serializer metaclass takes it out of the class.
+    label = serializers.CharField(help_text="Model name (researchers only).")  # type: ignore[assignment]
     score = serializers.FloatField(help_text="Bradley-Terry coefficient (log-strength, centred).")
     lower = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, lower end.")
     upper = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, upper end.")
@@ -22,7 +23,8 @@ class BTScoreSerializer(serializers.Serializer):
 
 
 class TooFewSerializer(serializers.Serializer):
-    label = serializers.CharField()
+    # A declared field, not Field.label: the serializer metaclass takes it out of the class.
+    label = serializers.CharField()  # type: ignore[assignment]
     decisive = serializers.IntegerField(help_text="Wins and losses (ties and cannot-determine left out).")
 
 
@@ -164,7 +166,8 @@ class StyleScoreSerializer(serializers.Serializer):
     class Meta:
         ref_name = "StyleScore"
 
-    label = serializers.CharField(help_text="Model name (researchers only).")
+    # A declared field, not Field.label: the serializer metaclass takes it out of the class.
+    label = serializers.CharField(help_text="Model name (researchers only).")  # type: ignore[assignment]
     score = serializers.FloatField(help_text="Bradley-Terry coefficient with style held fixed (sum to zero).")
     lower = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, lower end.")
     upper = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, upper end.")

@@ -14,11 +14,13 @@ import random
 import re
 import secrets
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import combinations
+from typing import cast
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
@@ -106,7 +108,7 @@ def campaign_create(
     instructions_zh: str = "",
     seed: int = 0,
     gold_pairs=(),
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> Campaign:
     """Create a campaign and draw its pairs.
 
@@ -218,7 +220,7 @@ def campaign_create_by_names(
     *,
     dataset: str,
     models: list[str],
-    annotators: list[str] = (),
+    annotators: Sequence[str] = (),
     question_count: int | None = None,
     slug: str,
     title: str = "",
@@ -270,7 +272,7 @@ def _with_answer_texts(pairs):
     return pairs.annotate(answer_a_text=text_of("model_a_id"), answer_b_text=text_of("model_b_id"))
 
 
-def _lease(pair: ComparisonPair, annotator: AbstractBaseUser, campaign: Campaign, now) -> Assignment:
+def _lease(pair: ComparisonPair, annotator: User, campaign: Campaign, now) -> Assignment:
     assignment = Assignment.objects.create(
         pair=pair,
         annotator=annotator,
@@ -290,7 +292,7 @@ def gold_position(*, campaign_id: int, annotator_id: int, block: int, every: int
     return int.from_bytes(digest[:8], "big") % every
 
 
-def _due_for_gold(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
+def _due_for_gold(campaign: Campaign, annotator: User) -> bool:
     """One gold pair in every `gold_every` items, at a position the annotator cannot predict."""
     if not campaign.gold_every:
         return False
@@ -303,7 +305,7 @@ def _due_for_gold(campaign: Campaign, annotator: AbstractBaseUser) -> bool:
     )
 
 
-def _unseen_gold(campaign: Campaign, annotator: AbstractBaseUser):
+def _unseen_gold(campaign: Campaign, annotator: User):
     """A gold pair, chosen at random, on a question this annotator has not been shown in this
     campaign (a gold pair on a question they know would stand out); None when there is none."""
     seen_items = Assignment.objects.filter(pair__campaign=campaign, annotator=annotator).values("pair__item_id")
@@ -319,9 +321,7 @@ def _unseen_gold(campaign: Campaign, annotator: AbstractBaseUser):
 
 
 @transaction.atomic
-def assignment_next(
-    *, campaign: Campaign, annotator: AbstractBaseUser, now: datetime | None = None
-) -> Assignment | None:
+def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None = None) -> Assignment | None:
     """The annotator's current lease, or a new one on a pair that still needs votes; None when done.
 
     A lease the annotator let run out is renewed if its pair still has room,
@@ -383,7 +383,7 @@ def _winner_for(choice: str, model_a_on_left: bool) -> str:
 def vote_cast(
     *,
     token: str,
-    annotator: AbstractBaseUser,
+    annotator: User,
     choice: str,
     comment: str = "",
     now: datetime | None = None,
@@ -442,7 +442,7 @@ def vote_cast(
 
 
 @transaction.atomic
-def vote_undo(*, campaign: Campaign, annotator: AbstractBaseUser, now: datetime | None = None) -> Assignment:
+def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = None) -> Assignment:
     """Take back the annotator's latest vote in the campaign; its item comes back to them first.
 
     Only the latest vote can be undone, and only once: after an undo the next
@@ -461,7 +461,8 @@ def vote_undo(*, campaign: Campaign, annotator: AbstractBaseUser, now: datetime 
     )
     if pending or vote is None:
         raise AnnotationError(_("There is no vote to undo."))
-    assignment = vote.assignment
+    # Never None: the query above takes only votes with an assignment.
+    assignment = cast(Assignment, vote.assignment)
     vote.delete()
     assignment.status = Assignment.Status.LEASED
     assignment.undone_at = now
@@ -471,7 +472,7 @@ def vote_undo(*, campaign: Campaign, annotator: AbstractBaseUser, now: datetime 
 
 
 @transaction.atomic
-def assignment_skip(*, token: str, annotator: AbstractBaseUser, campaign: Campaign | None = None) -> Assignment:
+def assignment_skip(*, token: str, annotator: User, campaign: Campaign | None = None) -> Assignment:
     """Give the item back: its slot returns to the pool and this annotator never sees it again.
     With `campaign`, only an assignment of that campaign.
 

@@ -26,6 +26,7 @@ from annotation.services import assignment_next, assignment_skip, campaign_creat
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
 from core.params import ParameterError, int_param
+from core.roles import AuthenticatedHttpRequest
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
@@ -33,13 +34,13 @@ from stats import correlation
 
 
 @annotator_required
-def annotate_index(request: HttpRequest) -> HttpResponse:
+def annotate_index(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The campaigns this annotator works in, with their own progress."""
     return render(request, "annotation/index.html", {"campaigns": campaigns_for_annotator(user=request.user)})
 
 
 @annotator_required
-def annotate(request: HttpRequest, slug: str) -> HttpResponse:
+def annotate(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """The next blind pair: question, answers A and B, the four choices, skip and undo."""
     campaign = annotator_campaign(request.user, slug)
     assignment = assignment_next(campaign=campaign, annotator=request.user)
@@ -57,7 +58,7 @@ def annotate(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @annotator_required
-def vote(request: HttpRequest, slug: str) -> HttpResponse:
+def vote(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = annotator_campaign(request.user, slug)
     try:
         vote_cast(
@@ -76,7 +77,7 @@ def vote(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @annotator_required
-def skip(request: HttpRequest, slug: str) -> HttpResponse:
+def skip(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = annotator_campaign(request.user, slug)
     try:
         assignment_skip(campaign=campaign, token=request.POST.get("token", ""), annotator=request.user)
@@ -89,7 +90,7 @@ def skip(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @annotator_required
-def undo(request: HttpRequest, slug: str) -> HttpResponse:
+def undo(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     campaign = annotator_campaign(request.user, slug)
     try:
         vote_undo(campaign=campaign, annotator=request.user)
@@ -160,7 +161,7 @@ def _form_initial(form_class, data) -> dict:
 
 
 @researcher_required
-def campaign_new(request: HttpRequest) -> HttpResponse:
+def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Researchers design a campaign, its annotators and its gold pairs; a design that cannot work
     is shown again with the reasons beside the fields."""
     name = request.POST.get("dataset") or request.GET.get("dataset", "")

@@ -5,6 +5,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import cast
 
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -22,11 +23,12 @@ MAX_LINES_LISTED = 20
 
 def _vote_columns() -> dict[str, int]:
     """Column limits for read_votes, read from the model fields so they are the database's."""
+    # Each of these fields has a max_length.
     return {
-        "question_id": Item._meta.get_field("external_id").max_length,
-        "model": CandidateModel._meta.get_field("name").max_length,
-        "annotator": Vote._meta.get_field("annotator_label").max_length,
-        "comment": Vote._meta.get_field("comment").max_length,
+        "question_id": cast(int, Item._meta.get_field("external_id").max_length),
+        "model": cast(int, CandidateModel._meta.get_field("name").max_length),
+        "annotator": cast(int, Vote._meta.get_field("annotator_label").max_length),
+        "comment": cast(int, Vote._meta.get_field("comment").max_length),
     }
 
 
@@ -71,14 +73,17 @@ def votes_import(
         items_by_text.setdefault(question.strip(), pk)
     models = dict(CandidateModel.objects.values_list("name", "pk"))
 
-    question_problems, unknown_models, item_ids = [], {}, []
+    question_problems: list[str] = []
+    unknown_models: dict[str, int] = {}
+    item_ids: list[int | None] = []
     for record in records:
         if record.question_id is not None:
             item_id = items_by_id.get(record.question_id)
             missing = _("no question of dataset %(d)s has question_id %(q)s.")
             shown_as = shown(record.question_id)
         else:
-            text = record.question.strip()
+            # A record without question_id has a question (annotation/vote_format.py).
+            text = cast(str, record.question).strip()
             item_id = items_by_text.get(text)
             missing = _("no question of dataset %(d)s has the question text %(q)s.")
             shown_as = shown(text)
@@ -127,7 +132,8 @@ def votes_import(
         key = hashlib.sha256(f"{canonical}#{seen[canonical]}".encode()).hexdigest()
         rows.append(
             Vote(
-                item_id=item_id,
+                # Never None here: a question not found was refused above.
+                item_id=cast(int, item_id),
                 model_a_id=models[names[0]],
                 model_b_id=models[names[1]],
                 winner=record.winner,
@@ -138,7 +144,7 @@ def votes_import(
             )
         )
     keys = [row.source_key for row in rows]
-    existing = set()
+    existing: set[str] = set()
     # In slices: SQLite builds limit the parameters of one statement (32,766 by default, 999 before 3.32).
     for start in range(0, len(keys), 1000):
         chunk = keys[start : start + 1000]

@@ -202,7 +202,7 @@ def child(args) -> dict:
         from the very prompts the run will send."""
         probe = run_create(
             spec=RunSpec(
-                dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=[model], concurrency=1
+                dataset=dataset, mode="pointwise", judge_model="bench-judge", candidates=(model,), concurrency=1
             )
         )
         latencies = [

@@ -58,7 +58,7 @@ def build(items: int, tag: str):
             dataset=dataset,
             mode="pairwise",
             judge_model="judge",
-            candidates=models[:2],
+            candidates=tuple(models[:2]),
             reference_model=models[2],
             both_orders=True,
             seed=1,

@@ -1,12 +1,14 @@
 """Authentication: Django's model backend, reading a session's user together with their roles."""
 
 from functools import cache
+from typing import cast
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.db.models import Model
 
 from core.roles import Role, remember_roles
 
@@ -18,15 +20,17 @@ def _user_with_roles_sql(vendor: str) -> str:
     quote = connection.ops.quote_name
     user_model = get_user_model()
     groups = user_model._meta.get_field("groups")
-    membership = groups.remote_field.through._meta
+    # A many-to-many field always has its through model once the models are loaded.
+    membership = cast(type[Model], groups.remote_field.through)._meta
+    pk_column = cast(str, user_model._meta.pk.column)  # a primary key always has a column
     flags = ", ".join(
         f"""EXISTS (SELECT 1 FROM {quote(membership.db_table)} m
                     JOIN {quote(Group._meta.db_table)} g ON g.id = m.{quote(groups.m2m_reverse_name())}
-                    WHERE m.{quote(groups.m2m_column_name())} = u.{quote(user_model._meta.pk.column)}
+                    WHERE m.{quote(groups.m2m_column_name())} = u.{quote(pk_column)}
                       AND g.name = '{role.value}') AS holds_{role.value}"""
         for role in Role
     )
-    return f"SELECT u.*, {flags} FROM {quote(user_model._meta.db_table)} u WHERE u.{quote(user_model._meta.pk.column)} = %s"
+    return f"SELECT u.*, {flags} FROM {quote(user_model._meta.db_table)} u WHERE u.{quote(pk_column)} = %s"
 
 
 class RoleLoadingBackend(ModelBackend):

@@ -1,10 +1,10 @@
 """Counts of related rows for list pages, each as its own subquery."""
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, Manager, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 
-def count_of(related: QuerySet, *, to: str) -> Coalesce:
+def count_of(related: QuerySet | Manager, *, to: str) -> Coalesce:
     """How many rows of `related` point at the outer row through the foreign key `to`.
 
     Two or more `Count(...)` annotations over different relations join them all at once

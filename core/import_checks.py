@@ -104,6 +104,7 @@ def _decode(raw: bytes, number: int) -> str:
     if bad is not None:
         column = len(raw[:bad].decode("utf-8")) + 1
         raise FormatError(number, f"not UTF-8 (byte 0x{raw[bad]:02x} at column {column}){hint}", code="encoding")
+    assert text is not None  # it is None only when the bytes did not decode, refused above
     return text
 
 

@@ -6,6 +6,7 @@ a 500. Only ASCII digits within [low, high] count.
 """
 
 import re
+from typing import overload
 
 from django.utils.translation import gettext as _
 
@@ -20,6 +21,10 @@ class ParameterError(UserbenchError):
     """A query or form parameter that is not a whole number in range."""
 
 
+@overload
+def int_param(raw, *, name: str, low: int = ..., high: int = ..., default: int) -> int: ...
+@overload
+def int_param(raw, *, name: str, low: int = ..., high: int = ..., default: int | None = ...) -> int | None: ...
 def int_param(raw, *, name: str, low: int = 0, high: int = MAX_ID, default: int | None = None) -> int | None:
     """`raw` as an int in [low, high]; `default` when it is missing or empty; ParameterError
     naming the parameter otherwise."""

@@ -86,6 +86,7 @@ def bar_chart(rows: list[tuple[str, float | None, float | None, float | None]], 
 
     bars = []
     for k, (label, value, low, high) in enumerate(rows):
+        assert value is not None  # rows without a value were dropped above
         y = 8 + ROW * k
         bars.append(
             {

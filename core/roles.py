@@ -6,9 +6,11 @@ so the rule "which group may do what" lives in one place per app.
 
 from functools import wraps
 
+from django.contrib.auth.models import User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
@@ -42,6 +44,12 @@ def remember_roles(user, names: set[str]) -> set[str]:
 
 def has_role(user, role: Role) -> bool:
     return role.value in roles_of(user)
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request a view behind `role_required` receives: its user is signed in."""
+
+    user: User
 
 
 def role_required(*allowed: Role):

@@ -77,7 +77,7 @@ class Delivered:
 class _Interrupt:
     """Filled in by the signal handler (main thread), read by the event loop."""
 
-    stop: Callable[[int], None] | None = None
+    stop: Callable[[int], object] | None = None
     received: list[int] = field(default_factory=list)
 
 

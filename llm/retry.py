@@ -97,7 +97,7 @@ def _server_message(error) -> str:
     return " ".join(str(detail or error.message).split())[:200]
 
 
-def _transport_error(error: BaseException):
+def _transport_error(error: BaseException | None):
     """The aiohttp error behind an SDK error, if any (the SDK reports it through httpx2's types)."""
     # Imported here, not at the top: aiohttp comes with the SDK, which is loaded on first use (llm.sdk).
     import aiohttp

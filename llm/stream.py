@@ -23,6 +23,7 @@ import inspect
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
@@ -93,6 +94,7 @@ class _Slot:
         self.stream.retrying -= 1
         self.stream.active += 1
         self.state = "held"
+        assert self.granted is not None  # set by reacquire, which queued this slot
         if not self.granted.done():
             self.granted.set_result(None)
 
@@ -121,7 +123,7 @@ async def _call_with_retries(
         n = clients.take()
         started = time.monotonic()
         try:
-            payload = {
+            payload: dict[str, Any] = {
                 "model": request.model,
                 "messages": [{"role": role, "content": content} for role, content in request.messages],
             }
@@ -243,6 +245,7 @@ class CallStream:
         self._wake.set()
 
     async def _refill(self) -> None:
+        assert self.feed is not None  # a stream without a feed starts exhausted and never refills
         try:
             more = await self.feed()
             if more is None:

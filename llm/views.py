@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from core.roles import Role, role_required
+from core.roles import AuthenticatedHttpRequest, Role, role_required
 from llm.errors import EndpointError
 from llm.forms import ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
@@ -29,7 +29,7 @@ def endpoints(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _edit(request: HttpRequest, endpoint: Endpoint | None):
+def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None):
     form = EndpointForm(request.POST or None, instance=endpoint)
     if request.method == "POST" and form.is_valid():
         saved = endpoint_save(endpoint=endpoint, values=form.cleaned_data, actor=request.user)
@@ -45,12 +45,12 @@ def _edit(request: HttpRequest, endpoint: Endpoint | None):
 
 
 @researcher_required
-def endpoint_new(request: HttpRequest) -> HttpResponse:
+def endpoint_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _edit(request, None)
 
 
 @researcher_required
-def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+def endpoint_edit(request: AuthenticatedHttpRequest, endpoint_id: int) -> HttpResponse:
     return _edit(request, get_object_or_404(Endpoint, pk=endpoint_id))
 
 

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import Any
 
-Units = dict[object, list[tuple[object, str]]]
+type Units[K] = dict[K, list[tuple[object, str]]]
 
 TIE = "tie"
 
@@ -124,7 +124,7 @@ def krippendorff_alpha_nominal(units: Units) -> float | None:
     return 1 - (n - 1) * disagreement / expected
 
 
-def against_reference(units: Units, reference: dict[object, str]) -> list[dict]:
+def against_reference[K](units: Units[K], reference: dict[K, str]) -> list[dict]:
     """Each rater against a reference labeller (the judge): units, agreement, Cohen's kappa."""
     by_rater: dict[object, list[tuple[str, str]]] = defaultdict(list)
     for unit, ratings in units.items():

@@ -394,7 +394,7 @@ class StyleBTResult:
     estimable: bool = True
     too_few: bool = False
     reason: str | None = None
-    variance_inflation: dict[str, float] = field(default_factory=dict)
+    variance_inflation: dict[str, float | None] = field(default_factory=dict)
     scale: str = "log-strength"
     anchor: str | None = None
 
