@@ -218,9 +218,9 @@ def test_the_same_pid_finishing_second_in_another_browser_sees_it_already_took_p
     from django.test import Client
 
     first, second = Participant(Client(), small_study), Participant(Client(), small_study)
-    for participant in (first, second):
-        participant.consent(PROLIFIC)
-        participant.to_review()
+    for browser in (first, second):
+        browser.consent(PROLIFIC)
+        browser.to_review()
     first.submit()
     response = second.submit()
     assert response.status_code == 200
