@@ -1,20 +1,11 @@
 """Who may see and change studies, submissions and datasets. Views and API both use these."""
 
-from django.contrib.auth.models import User
-from django.http import HttpRequest
-
 from core.roles import Role, has_role, role_permission, role_required
 
 researcher_required = role_required(Role.RESEARCHER)
 reviewer_required = role_required(Role.REVIEWER)
 ResearcherPermission = role_permission(Role.RESEARCHER)
 ReviewerPermission = role_permission(Role.REVIEWER)
-
-
-class AuthenticatedHttpRequest(HttpRequest):
-    """The request a view behind one of the role decorators gets: its user is signed in."""
-
-    user: User
 
 
 def can_manage_studies(user) -> bool:

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_POST
 
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
-from curation.access import AuthenticatedHttpRequest, researcher_required
+from core.roles import AuthenticatedHttpRequest
+from curation.access import researcher_required
 from curation.choices import Intent, Language
 from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
 from curation.datasets.selectors import (

@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from curation.access import AuthenticatedHttpRequest, can_manage_studies, history_viewer_required, reviewer_required
+from core.roles import AuthenticatedHttpRequest
+from curation.access import can_manage_studies, history_viewer_required, reviewer_required
 from curation.models import Case, Item, ReviewQueue, ReviewTask, StepStatus, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import highlight_segments, unresolved_hints

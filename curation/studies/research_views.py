@@ -10,7 +10,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
-from curation.access import AuthenticatedHttpRequest, researcher_required
+from core.roles import AuthenticatedHttpRequest
+from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
 from curation.studies.forms import StudyForm, UsageForm
