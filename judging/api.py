@@ -225,6 +225,7 @@ class RunLeaderboardApi(APIView):
                 status=400,
             )
         payload, figures = run_figures_read(run=run, compute="missing")
+        assert payload is not None  # compute="missing" computes figures never computed
         # Stored with every group; a narrower `by` keeps the overall rows and the groups asked for.
         keep = {None, "overall", *by}
         if "intent" in by and "language" in by:
@@ -294,6 +295,7 @@ class RunDiagnosticsApi(APIView):
     def get(self, request, run_id: int):
         run = _run(run_by_id, run_id)
         payload, figures = run_figures_read(run=run, compute="missing")
+        assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
 
 
@@ -342,7 +344,8 @@ class ProbeAttackSerializer(serializers.Serializer):
         ref_name = "ProbeAttack"
 
     attack = serializers.CharField(help_text="claims_reference, fake_score, ignore_instructions or constant_generic.")
-    label = serializers.CharField()
+    # The serializer's metaclass takes declared fields off the class, so this never hides Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     model = serializers.CharField(help_text="The pseudo-candidate's name, probe:<attack>.")
     n = serializers.IntegerField(help_text="Parsed judgments of the attack under this template.")
     failures = serializers.IntegerField(help_text="Its parse failures, not averaged.")
@@ -395,4 +398,5 @@ class RunProbeApi(APIView):
     def get(self, request, run_id: int):
         run = _run(run_by_id, run_id)
         payload, figures = run_figures_read(run=run, compute="missing")
+        assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

@@ -1,5 +1,7 @@
 """The researcher's form for a new judge run. It parses input; judging.runs.spec decides."""
 
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -120,11 +122,12 @@ class RunForm(NoLabelSuffix, forms.Form):
     def __init__(self, *args, dataset: Dataset, candidates, endpoints, default_model: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].initial = dataset.name
-        self.fields["candidates"].queryset = candidates
-        self.fields["reference_model"].queryset = candidates
-        self.fields["endpoint"].choices = [(DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))] + [
-            (endpoint.name, endpoint.name) for endpoint in endpoints
-        ]
+        # self.fields holds copies of the fields declared above; the stubs know them only as Field.
+        cast(CandidateChoiceField, self.fields["candidates"]).queryset = candidates
+        cast(ReferenceChoiceField, self.fields["reference_model"]).queryset = candidates
+        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [
+            (DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))
+        ] + [(endpoint.name, endpoint.name) for endpoint in endpoints]
         self.fields["template_set"].initial = "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
         self.fields["judge_model"].initial = default_model
         # Suggest the endpoints' default models; any other name can be typed.

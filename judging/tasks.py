@@ -20,7 +20,10 @@ def run_figures_task(run_id: int) -> str:
     from judging.results.figures import run_figures_refresh  # statistics modules load only when needed
 
     figures = run_figures_refresh(run_id=run_id)
-    return figures.computed_at.isoformat() if figures is not None else "gone"
+    if figures is None:
+        return "gone"
+    assert figures.computed_at is not None  # run_figures_refresh sets it
+    return figures.computed_at.isoformat()
 
 
 @task(queue_name="judging")

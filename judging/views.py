@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+from typing import Any, cast
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -15,7 +16,7 @@ from core.plots import bar_chart
 from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
-from judging.access import researcher_required
+from judging.access import ResearcherRequest, researcher_required
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
@@ -93,7 +94,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     computed."""
     run = _load_run(run_id)
     payload, figures = run_figures_read(run=run)
-    context = {"run": run, "progress": run_progress(run=run), "figures": figures, "min_decisive": MIN_DECISIVE}
+    context: dict[str, Any] = {
+        "run": run,
+        "progress": run_progress(run=run),
+        "figures": figures,
+        "min_decisive": MIN_DECISIVE,
+    }
     if payload is None:
         context["manifest"] = run_manifest(run=run)
         return render(request, "judging/run_detail.html", context)
@@ -163,7 +169,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
+def run_action(request: ResearcherRequest, run_id: int, action: str) -> HttpResponse:
     run = _load_run(run_id)
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
@@ -194,14 +200,14 @@ def run_action(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
 
 @researcher_required
 def templates(request: HttpRequest) -> HttpResponse:
-    latest = {}
+    latest: dict[str, JudgeTemplate] = {}
     for template in template_list():
         latest.setdefault(template.name, template)
     return render(request, "judging/template_list.html", {"templates": list(latest.values())})
 
 
 @researcher_required
-def template_edit(request: HttpRequest, template_id: int) -> HttpResponse:
+def template_edit(request: ResearcherRequest, template_id: int) -> HttpResponse:
     """Edit a template as a new version; unchanged text makes none."""
     template = get_object_or_404(JudgeTemplate, pk=template_id)
     error = ""
@@ -273,12 +279,14 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_difficulty_view(request: HttpRequest, dataset_id: int) -> HttpResponse:
+def dataset_difficulty_view(request: ResearcherRequest, dataset_id: int) -> HttpResponse:
     """Apply the difficulty filter of a judge run to a working dataset (posted from its page)."""
     try:
-        run_id = int_param(request.POST.get("run"), name="run")
+        # With a default, int_param never gives None. A missing run is looked up as 0, which no
+        # run has: refused as an unknown one is.
+        run_id = cast(int, int_param(request.POST.get("run"), name="run", default=0))
         run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"))
-        percent = int_param(request.POST.get("percent"), name="percent", high=100, default=50)
+        percent = cast(int, int_param(request.POST.get("percent"), name="percent", high=100, default=50))
         flt = difficulty_filter_from_run(run=run, percent=percent, created_by=request.user)
     except ValueError:  # a parameter that is no number, or no run with that number (RunNotFound)
         messages.error(request, _("Give the number of an existing judge run and a whole percentage."))
@@ -302,7 +310,7 @@ def _plan_fingerprint(params: dict) -> str:
 
 
 @researcher_required
-def run_new(request: HttpRequest) -> HttpResponse:
+def run_new(request: ResearcherRequest) -> HttpResponse:
     """Start a judge run: choose the dataset, then the run; the number of calls and the estimated
     cost are shown before it starts."""
     name = request.POST.get("dataset") or request.GET.get("dataset")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import UserbenchError
 from curation.models import Dataset
@@ -134,7 +135,7 @@ def answers_generate(
     recorded = {
         key: value for key, value in (("preset", chosen.name), ("system_prompt", chosen.system_prompt)) if value
     }
-    counts = {
+    counts: dict[str, Any] = {
         "total": len(items),
         "generated": 0,
         "failed": 0,

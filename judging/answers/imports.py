@@ -7,7 +7,7 @@ is written, and an error names its line.
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, TextIO, cast
 
 from django.db import transaction
 
@@ -83,17 +83,21 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
     except UnicodeDecodeError as error:
         raise DataImportError(f"Nothing imported. The file is not UTF-8 text ({error.reason}).") from None
 
-    by_external_id, by_question, ambiguous = {}, {}, set()
-    for item_id, external_id, question in dataset.items.values_list("id", "external_id", "question"):
-        by_external_id[external_id] = item_id
+    by_external_id: dict[str, int] = {}
+    by_question: dict[str, int] = {}
+    ambiguous: set[str] = set()
+    for known_id, external_id, question in dataset.items.values_list("id", "external_id", "question"):
+        by_external_id[external_id] = known_id
         if question in by_question:
             ambiguous.add(question)
-        by_question[question] = item_id
+        by_question[question] = known_id
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
     already = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
 
-    answers, seen = [], {}
+    answers: list[Answer] = []
+    seen: dict[int, int] = {}
     for record in records:
+        item_id: int | None
         if record.question_id is not None:
             item_id = by_external_id.get(record.question_id)
             where = f"question_id {record.question_id}"
@@ -103,7 +107,8 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
                     f"Nothing imported. line {record.line}: the question appears more than once in "
                     f"{dataset_name!r}; give question_id instead."
                 )
-            item_id = by_question.get(record.question)
+            # read_answers gives every line without a question_id its question.
+            item_id = by_question.get(cast(str, record.question))
             where = "its question text"
         if item_id is None and only_known:
             continue

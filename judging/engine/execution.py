@@ -67,7 +67,7 @@ RATE_WINDOW_SECONDS = 30.0
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
     """The run's endpoint, with the run's own timeout when it has one."""
-    config = endpoint_config(run.endpoint.name if run.endpoint_id else None)
+    config = endpoint_config(run.endpoint.name if run.endpoint is not None else None)
     if run.timeout_seconds:
         config = replace(config, timeout_seconds=run.timeout_seconds)
     return config
@@ -257,13 +257,14 @@ class RunSlice:
         self.max_tokens = max_tokens_for(CallKind.JUDGING, endpoint=endpoint, override=run.max_tokens)
         self.signature = endpoint_signature(endpoint, run.judge_model, self.max_tokens)
         self.meter = RateMeter()
-        self.run_status = JudgeRun.Status.RUNNING
+        self.run_status: str = JudgeRun.Status.RUNNING
 
     def feed(self) -> list[ChatRequest] | None:
         """The next shard's requests; [] when the run has nothing left to claim, or None (while
         waiting for others) when other workers still hold shards that may come free."""
         self.waiting = False
         while True:
+            shard: JudgeShard | None
             if self.first_shard_id is not None:
                 shard = JudgeShard.objects.get(pk=self.first_shard_id)
                 self.first_shard_id = None
@@ -360,6 +361,7 @@ class RunSlice:
     def close(self, delivered: Delivered, *, on_signal: str) -> str:
         """Settle the shards still held after the calls stopped; returns how the slice ended."""
         held = list(self.left)
+        status: str
         if delivered.stopped is None:
             status = JudgeShard.Status.DONE
         elif delivered.stopped == "unusable":
@@ -427,6 +429,7 @@ def _run_slice(run: JudgeRun, worker_id: str, *, first_shard_id: int | None, on_
     run_close_if_idle(run=run)
     if delivered.stopped == "signal" and on_signal == "release":
         # Hand the signal on to the worker's own handler: it shuts down once this task returns.
+        assert delivered.signal is not None  # a delivery stopped by a signal records its number
         signal.raise_signal(delivered.signal)
     return status
 

@@ -14,6 +14,7 @@ import hashlib
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -131,7 +132,7 @@ def reproduction_dataset(
 
 def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:
     """Each configuration file the benchmark publishes, compared with the copy Userbench uses."""
-    checks = []
+    checks: list[dict[str, Any]] = []
     for config in benchmark.published:
         path = locate(data_dir, config.paths) if data_dir is not None else None
         if path is None:
@@ -162,7 +163,14 @@ def reproduction_answers(
     entries = []
     for name in models:
         had = Answer.objects.filter(item__dataset=dataset, model__name=name).count()
-        entry = {"model": name, "already": had, "imported": 0, "imported_from": None, "generated": 0, "failed": 0}
+        entry: dict[str, Any] = {
+            "model": name,
+            "already": had,
+            "imported": 0,
+            "imported_from": None,
+            "generated": 0,
+            "failed": 0,
+        }
         path = published_answers(data_dir, benchmark, name) if data_dir is not None else None
         if had == 0 and path is not None:
             with path.open("rb") as stream:
@@ -177,8 +185,9 @@ def reproduction_answers(
                 endpoint=endpoint_config(endpoint_name),
                 concurrency=concurrency,
                 preset=benchmark.generation_preset,
+                # mypy cannot infer a lambda whose default binds the loop's model name.
                 on_progress=(
-                    lambda counts, name=name: on_progress(name, counts["generated"], counts["failed"], counts["total"])
+                    lambda counts, name=name: on_progress(name, counts["generated"], counts["failed"], counts["total"])  # type: ignore[misc]
                 )
                 if on_progress
                 else None,
@@ -311,7 +320,7 @@ def reproduction_manifest(
         },
         "endpoint": recorded["endpoint"],
         "models": answers,
-        "reference_model": run.reference_model.name if run.reference_model_id else None,
+        "reference_model": run.reference_model.name if run.reference_model is not None else None,
         "run": {
             "id": run.pk,
             "status": run.status,

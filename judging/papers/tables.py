@@ -16,7 +16,7 @@ from judging.results.leaderboard import URS_INTENT_LABELS, URS_INTENT_ORDER
 
 URS_TABLE_4_INTENTS = URS_INTENT_ORDER[:6]
 URS_TABLE_4_LABELS = {**URS_INTENT_LABELS, "all": "All"}
-MARKS_AFTER = {2: "²", 3: "³"}
+MARKS_AFTER: dict[int | None, str] = {2: "²", 3: "³"}
 
 
 def _width(text: str) -> int:

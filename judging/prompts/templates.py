@@ -5,8 +5,9 @@ the version they used)."""
 from __future__ import annotations
 
 import re
+from typing import cast
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -17,7 +18,7 @@ from judging.models import JudgeMode, JudgeRun, JudgeTemplate
 from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for, template_problems
 
 
-def template_set_check(template_set: str) -> None:
+def template_set_check(template_set: str | None) -> None:
     """Refuse a template set Userbench does not ship (RunError naming the ones it does)."""
     if template_set not in TEMPLATE_SETS:
         raise RunError(
@@ -82,10 +83,11 @@ def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list
     ]
     if not wanted:
         template_set_check(template_set)
-    versions = {}
+    versions: dict[str, list[JudgeTemplate]] = {}
     for row in JudgeTemplate.objects.filter(name__in=[t.name for t in wanted]).order_by("name", "version"):
         versions.setdefault(row.name, []).append(row)
-    chosen, notes = [], []
+    chosen: list[JudgeTemplate] = []
+    notes: list[str] = []
     for template in wanted:
         rows = versions.get(template.name, [])
         same = [row for row in rows if row.text == template.text]
@@ -122,9 +124,7 @@ def template_placeholders_check(*, text: str, mode: str) -> None:
 
 
 @transaction.atomic
-def template_revise(
-    *, template: JudgeTemplate, text: str, user: AbstractBaseUser | None = None
-) -> tuple[JudgeTemplate, bool]:
+def template_revise(*, template: JudgeTemplate, text: str, user: User | None = None) -> tuple[JudgeTemplate, bool]:
     """Save an edit as a new version; runs keep pointing at the version they used.
 
     Returns (the version now current, whether it was made). Text equal to the latest version
@@ -159,7 +159,7 @@ def template_revise(
 
 @transaction.atomic
 def template_import(
-    *, name: str, mode: str, language: str | None, text: str, user: AbstractBaseUser | None = None
+    *, name: str, mode: str, language: str | None, text: str, user: User | None = None
 ) -> JudgeTemplate:
     """Store a prompt exactly as given (nothing stripped or normalised), as a new version when
     `name` exists. Raises RunError listing every problem; then nothing is written.
@@ -167,7 +167,8 @@ def template_import(
     Without `language`, a new name takes Chinese when the text has any CJK character and
     English otherwise; an existing name keeps its language."""
     problems = []
-    if not name or len(name) > JudgeTemplate._meta.get_field("name").max_length:
+    # The name is a CharField: it has a max_length, which the stubs type as optional.
+    if not name or len(name) > cast(int, JudgeTemplate._meta.get_field("name").max_length):
         problems.append(_("Name the template, in at most 100 characters."))
     if language is not None and language not in ("en", "zh"):
         problems.append(_("Unknown language %(language)s; use en or zh.") % {"language": repr(language)})

@@ -5,6 +5,8 @@ first use): the cheap reads of runs are judging/results/selectors.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from curation.models import Dataset
 from judging.models import JudgeMode, JudgeRun, Judgment
 from judging.results.leaderboard import (
@@ -63,7 +65,7 @@ def run_leaderboard(
         rows = pairwise_table(
             run_pair_outcomes(run=run),
             lengths=answer_lengths(run=run),
-            reference=run.reference_model.name if run.reference_model_id else None,
+            reference=run.reference_model.name if run.reference_model is not None else None,
         )
         # Each candidate's wins and losses against the reference: below MIN_DECISIVE no win rate
         # can be told from 50 %, so ranks over them are marked not meaningful.
@@ -83,7 +85,7 @@ def run_leaderboard(
     for group in by:
         if any(s.groups.get(group) for s in scores):
             tables[group] = pointwise_table(scores, by=group, seed=run.seed)
-    result = {"mode": run.mode, "tables": tables, "criteria": criteria_table(scores)}
+    result: dict[str, Any] = {"mode": run.mode, "tables": tables, "criteria": criteria_table(scores)}
     if "intent" in tables and "language" in tables:
         result["intent_language"] = intent_language_tables(scores, seed=run.seed)
     if "category" in tables and run.dataset.source == Dataset.Source.ALIGNBENCH:

@@ -12,6 +12,8 @@ Injection-probe answers (judging/answers/probe.py) are left out: they are report
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from typing import cast
 
 from django.db.models import BooleanField, ExpressionWrapper
 from django.db.models.functions import Length
@@ -146,7 +148,13 @@ def _parse_failures(rows: list[dict]) -> dict:
 def _human_agreement(run: JudgeRun, rows: list[dict]) -> dict:
     judge = judge_preferences(run=run, rows=rows)
     humans = {unit: labels for unit, labels in human_verdicts(dataset=run.dataset).items() if unit in judge}
-    result = judge_human_agreement(judge, humans, level=LEVEL, seed=run.seed % 2**32)
+    # The units are (item, model, model) tuples; the signature's Mapping[Hashable, ...] is invariant in its key.
+    result = judge_human_agreement(
+        cast(Mapping[Hashable, str], judge),
+        cast(Mapping[Hashable, Sequence[str]], humans),
+        level=LEVEL,
+        seed=run.seed % 2**32,
+    )
     external = dict(run.dataset.items.filter(pk__in={unit[0] for unit in humans}).values_list("pk", "external_id"))
     rows_out = []
     for row in result["disagreements"][:MAX_DISAGREEMENTS]:
@@ -178,6 +186,7 @@ def run_diagnostics(*, run: JudgeRun) -> dict:
     result = {"run": run.pk, "mode": run.mode, "level": LEVEL, "judgments": len(rows)}
     if run.mode == JudgeMode.PAIRWISE:
         reference_id = run.reference_model_id
+        assert reference_id is not None  # the database holds every pairwise run to one
         lengths = _lengths(run, {row["model_id"] for row in rows} | {reference_id})
         verdicts = [_position_verdict(row["order"], row["outcome"]) for row in rows]
         result["position_bias"] = position_bias_of_verdicts(verdicts, level=LEVEL)

@@ -49,7 +49,7 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
     inputs = run_figures_inputs(run)  # read first: a judgment saved meanwhile makes them stale, not wrong
     board = run_leaderboard(run=run, by=GROUPS)
     drift = None
-    if run.rerun_of_id is not None and run.rerun_of.mode == run.mode:
+    if run.rerun_of is not None and run.rerun_of.mode == run.mode:
         drift = runs_compare(run_a=run.rerun_of, run_b=run, rounds=DRIFT_PAGE_ROUNDS)
     payload = {
         "board": json_safe(board),

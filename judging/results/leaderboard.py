@@ -19,6 +19,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -170,7 +171,7 @@ def pointwise_table(scores: Iterable[Score], *, by: str | None = None, seed: int
     by_group: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     fails_group: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for score in scores:
-        group = score.groups.get(by, "") if by else None
+        group = score.groups.get(by, "") if by else ""
         if score.final is None:
             fails_all[score.model] += 1
             if by:
@@ -185,7 +186,9 @@ def pointwise_table(scores: Iterable[Score], *, by: str | None = None, seed: int
     for column in columns:
         table[column] = {m: _cell(by_group[column][m], fails_group[column][m], seed) for m in models}
     _mark_best(table)
-    rows = [{"model": m, "overall": table["overall"][m], "cells": {c: table[c][m] for c in columns}} for m in models]
+    rows: list[dict[str, Any]] = [
+        {"model": m, "overall": table["overall"][m], "cells": {c: table[c][m] for c in columns}} for m in models
+    ]
     rows.sort(key=lambda row: (-(row["overall"].mean if row["overall"].mean is not None else -1), row["model"]))
     return {"columns": columns, "rows": rows}
 
@@ -283,7 +286,7 @@ def alignbench_table(scores: Iterable[Score], *, failures_as_minus_one: bool = F
             if not failures_as_minus_one:
                 continue
         values[s.model][category].append(-1 if s.final is None else s.final)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for model in sorted(set(values) | set(failures)):
         means = {
             c: (float(np.mean(v)) if (v := values[model].get(c)) else None)
@@ -333,7 +336,7 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"win": 0, "lose": 0, "tie": 0, "error": 0})
     for item in outcomes:
         counts[item.model][item.outcome] += 1
-    rows = []
+    rows: list[dict[str, Any]] = []
     for model, c in counts.items():
         n = sum(c.values())
         wins = (c["win"] + 0.5 * c["tie"]) / n
@@ -373,7 +376,7 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
     rows.sort(key=lambda r: (r["model"] in unranked, -r["win_rate"], r["lose_rate"], r["model"]))
     # Equal win and lose rates share a rank ("1, 1, 3"): three models tied at 50 % are all
     # first, never 1, 2 and 3 by the alphabet.
-    previous = None
+    previous: dict[str, Any] | None = None
     for place, row in enumerate(rows, 1):
         if row["model"] in unranked:
             row["rank"] = None
@@ -382,7 +385,7 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
             row["win_rate"],
             row["lose_rate"],
         )
-        row["rank"] = previous["rank"] if same else place
+        row["rank"] = previous["rank"] if previous is not None and same else place
         previous = row
     return rows
 

@@ -19,7 +19,7 @@ def run_length_controlled(*, run: JudgeRun) -> list[dict]:
     judgments: one outcome per candidate and item (both orders combined as the win rate combines
     them), against the length difference of the candidate's and the reference's answers.
     Parse failures are left out of the fit."""
-    if run.mode != JudgeMode.PAIRWISE or not run.reference_model_id:
+    if run.mode != JudgeMode.PAIRWISE or run.reference_model is None:
         return []
     grouped: dict[tuple[str, int, int], list[str]] = {}
     for row in judgment_rows(run=run).values("model__name", "model_id", "item_id", "outcome"):
@@ -33,7 +33,7 @@ def run_length_controlled(*, run: JudgeRun) -> list[dict]:
         (
             name,
             lengths.get((item_id, model_id), 0),
-            lengths.get((item_id, run.reference_model_id), 0),
+            lengths.get((item_id, run.reference_model.pk), 0),
             COMBINED_VALUE[combine_orders(outcomes)],
         )
         for (name, model_id, item_id), outcomes in grouped.items()

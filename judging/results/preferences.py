@@ -34,6 +34,7 @@ def judge_preferences(*, run: JudgeRun, rows: list[dict] | None = None) -> dict[
         rows = judge_preference_rows(run=run)
     out: dict[tuple[int, str, str], str] = {}
     if run.mode == JudgeMode.PAIRWISE:
+        assert run.reference_model is not None  # the database holds every pairwise run to one
         reference = run.reference_model.name
         outcomes: dict[tuple[int, str], list[str]] = defaultdict(list)
         for row in rows:

@@ -87,7 +87,7 @@ def run_progress(*, run: JudgeRun) -> dict:
     remaining = max(0, total - row["replied"])
     unsettled = max(0, remaining - row["call_failures"])
     cost = None
-    if run.endpoint_id and run.endpoint.input_price_per_million is not None:
+    if run.endpoint is not None and run.endpoint.input_price_per_million is not None:
         cost = (
             Decimal(row["prompt_tokens"]) * run.endpoint.input_price_per_million
             + Decimal(row["completion_tokens"]) * (run.endpoint.output_price_per_million or Decimal(0))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -25,7 +25,7 @@ from llm.models import Endpoint
 
 
 @transaction.atomic
-def run_create(*, spec: RunSpec, created_by: AbstractBaseUser | None = None) -> JudgeRun:
+def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     """A run over the dataset's answers by the spec's candidates, split into shards. Nothing is
     called yet.
 

@@ -155,7 +155,7 @@ def model_entry(model: CandidateModel, dataset: Dataset) -> dict:
 
 def endpoint_entry(run: JudgeRun) -> dict:
     """The endpoint by name and base URL: no key, no key variable, no header."""
-    name = run.endpoint.name if run.endpoint_id else "default"
+    name = run.endpoint.name if run.endpoint is not None else "default"
     try:
         base_url = endpoint_config(None if name == "default" else name).base_url
     except EndpointError:
@@ -194,7 +194,7 @@ def run_manifest_build(
         "endpoint": endpoint_entry(run),
         "seeds": {"pair_order": run.seed, "bootstrap": run.seed},
         "candidates": [model_entry(model, run.dataset) for model in run.candidates.order_by("name")],
-        "reference_model": model_entry(run.reference_model, run.dataset) if run.reference_model_id else None,
+        "reference_model": model_entry(run.reference_model, run.dataset) if run.reference_model is not None else None,
         "injection_probe": run.injection_probe,
         "probes": [model_entry(model, run.dataset) for model in sorted(probe_models, key=lambda m: m.name)],
     }

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from curation.models import Item
 from judging.errors import RunError
-from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun
+from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeTemplate
 from judging.prompts.templates import item_template_name, latest_templates, template_family, templates_ensure_defaults
 from judging.runs.spec import RunSpec
 
@@ -23,7 +23,7 @@ from judging.runs.spec import RunSpec
 CHARS_PER_TOKEN = {"en": 4.0, "zh": 1.5}
 
 # A judge's reply length when the run sets no max_tokens: explanations per criterion, or a ranking.
-TYPICAL_REPLY_TOKENS = {JudgeMode.POINTWISE: 400, JudgeMode.PAIRWISE: 60}
+TYPICAL_REPLY_TOKENS: dict[str, int] = {JudgeMode.POINTWISE: 400, JudgeMode.PAIRWISE: 60}
 
 
 def pair_order(seed: int, item_id: int, model_id: int) -> int:
@@ -36,9 +36,9 @@ class RunPlan:
     """What a run would do, computed before anything is written: its units of work (item, model,
     order), the templates it would use, and an estimate of the tokens it would send and receive."""
 
-    candidates: tuple
+    candidates: tuple[CandidateModel, ...]
     units: tuple[tuple[int, int, int], ...]
-    templates: dict
+    templates: dict[str, JudgeTemplate]
     seed: int
     shard_size: int
     prompt_tokens: int
@@ -79,8 +79,9 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
     dataset, mode, reference_model = spec.dataset, spec.mode, spec.reference_model
     candidates = list(spec.candidates)
     both_orders, shard_size, max_tokens = spec.both_orders, spec.shard_size, spec.max_tokens
-    templates, system_prompt = spec.templates, spec.system_prompt
+    pinned, system_prompt = spec.templates, spec.system_prompt
     if mode == JudgeMode.PAIRWISE:
+        assert reference_model is not None  # RunSpec refuses a pairwise run without one
         candidates = [c for c in candidates if c.pk != reference_model.pk] or candidates
     seed = random.randrange(2**31) if spec.seed is None else spec.seed
 
@@ -126,6 +127,7 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
             if reference_model is not None and (item["id"], reference_model.pk) not in answer_chars:
                 continue
             if mode == JudgeMode.PAIRWISE:
+                assert reference_model is not None  # RunSpec refuses a pairwise run without one
                 orders = [0, 1] if both_orders else [pair_order(seed, item["id"], candidate.pk)]
                 other = answer_chars[(item["id"], reference_model.pk)]
             else:
@@ -144,8 +146,9 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
         )
 
     names = set(unit_names)
-    if templates is not None:
-        chosen = {template.name: template for template in templates}
+    templates: dict[str, JudgeTemplate]
+    if pinned is not None:
+        chosen = {template.name: template for template in pinned}
         missing = sorted(names - set(chosen))
         if missing:
             raise RunError(_("The templates given do not include %(names)s.") % {"names": ", ".join(missing)})

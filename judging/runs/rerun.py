@@ -48,7 +48,7 @@ def _changes(*, run: JudgeRun, manifest: dict) -> list[tuple[str, dict]]:
                     {"template": template.name, "version": template.version, "run": run.pk},
                 )
             )
-    models = [*run.candidates.all(), *([run.reference_model] if run.reference_model_id else [])]
+    models = [*run.candidates.all(), *([run.reference_model] if run.reference_model is not None else [])]
     recorded_answers = {
         entry["name"]: entry["answers_hash"]
         for entry in [
@@ -108,12 +108,12 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
             ),
             parameter="allow_changes",
         )
-    templates = list(run.templates.all()) or None
+    templates = tuple(run.templates.all()) or None
     spec = RunSpec(
         dataset=run.dataset,
         mode=run.mode,
         judge_model=run.judge_model,
-        candidates=list(run.candidates.all()),
+        candidates=tuple(run.candidates.all()),
         reference_model=run.reference_model,
         endpoint=run.endpoint,
         concurrency="auto" if run.concurrency_auto else run.concurrency,

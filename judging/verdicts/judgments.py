@@ -23,10 +23,10 @@ def judgment_fields_from_reply(
             }
         outcome = Judgment.Outcome.WIN if parsed.winner == candidate_side else Judgment.Outcome.LOSE
         return {"outcome": outcome, "parse_error": "", "final_score": None, "scores": {}}
-    parsed = parse_pointwise(text, criteria=criteria, template=template, answer=answer)
+    point = parse_pointwise(text, criteria=criteria, template=template, answer=answer)
     return {
         "outcome": "",
-        "parse_error": parsed.error[:300] if not parsed.ok else "",
-        "final_score": parsed.final_score if parsed.ok else None,
-        "scores": parsed.scores,
+        "parse_error": point.error[:300] if not point.ok else "",
+        "final_score": point.final_score if point.ok else None,
+        "scores": point.scores,
     }

@@ -512,4 +512,4 @@ def _winner(entries: list[tuple[int, str, str]]) -> PairwiseParse:
         return PairwiseParse(None, f"expected model_1 and model_2, got {sorted(ranks) or 'none'}")
     if sorted(ranks.values()) != [1, 2]:
         return PairwiseParse(None, f"expected ranks 1 and 2, got {sorted(ranks.values())}")
-    return PairwiseParse(min(ranks, key=ranks.get))
+    return PairwiseParse(min(ranks, key=ranks.__getitem__))

@@ -74,8 +74,8 @@ class Command(BaseCommand):
             f"{counts['skipped']} already answered."
         )
         self.stdout.write(summary)
-        for error in counts["errors"][:20]:
-            self.stderr.write(f"  {error}")
+        for message in counts["errors"][:20]:
+            self.stderr.write(f"  {message}")
         if counts["interrupted"]:
             self.stdout.write(
                 "Stopped; answers saved so far are kept and are not asked for again. Run the same command to continue."
