@@ -4,7 +4,6 @@ the people pages (accounts, roles, one-time invitation links)."""
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import campaign_list_with_counts
-from core.roles import Role, roles_of
+from core.roles import AuthenticatedHttpRequest, Role, roles_of
 from curation.access import researcher_required
 from curation.datasets.selectors import dataset_list_with_counts
 from curation.studies.selectors import study_list_with_counts
@@ -32,13 +31,6 @@ from home.services import (
     invitation_revoke,
 )
 from judging.results.selectors import run_list_with_progress
-
-
-class ResearcherRequest(HttpRequest):
-    """A request `researcher_required` let through: its user is signed in, never anonymous."""
-
-    user: User
-
 
 WORK_PAGES = {
     Role.RESEARCHER: "dashboard",
@@ -107,7 +99,7 @@ def people(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_new(request: ResearcherRequest) -> HttpResponse:
+def account_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AccountForm(request.POST, prefix="account")
     if form.is_valid():
         try:
@@ -127,7 +119,7 @@ def account_new(request: ResearcherRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_roles(request: ResearcherRequest, user_id: int) -> HttpResponse:
+def account_roles(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     form = RolesForm(request.POST, prefix=f"p{person.pk}")
     if not form.is_valid():
@@ -145,7 +137,7 @@ def account_roles(request: ResearcherRequest, user_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def account_active(request: ResearcherRequest, user_id: int) -> HttpResponse:
+def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     active = request.POST.get("active") == "1"
     try:
@@ -160,7 +152,7 @@ def account_active(request: ResearcherRequest, user_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def invitation_new(request: ResearcherRequest) -> HttpResponse:
+def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Make a one-time link and show it once: only its hash is kept."""
     form = InvitationForm(request.POST, prefix="invite")
     if form.is_valid():
@@ -181,7 +173,7 @@ def invitation_new(request: ResearcherRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def invitation_withdraw(request: ResearcherRequest, invitation_id: int) -> HttpResponse:
+def invitation_withdraw(request: AuthenticatedHttpRequest, invitation_id: int) -> HttpResponse:
     invitation = get_object_or_404(Invitation, pk=invitation_id)
     try:
         invitation_revoke(invitation=invitation, actor=request.user)

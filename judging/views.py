@@ -13,10 +13,11 @@ from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
+from core.roles import AuthenticatedHttpRequest
 from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError
-from judging.access import ResearcherRequest, researcher_required
+from judging.access import researcher_required
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
@@ -169,7 +170,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def run_action(request: ResearcherRequest, run_id: int, action: str) -> HttpResponse:
+def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> HttpResponse:
     run = _load_run(run_id)
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
@@ -207,7 +208,7 @@ def templates(request: HttpRequest) -> HttpResponse:
 
 
 @researcher_required
-def template_edit(request: ResearcherRequest, template_id: int) -> HttpResponse:
+def template_edit(request: AuthenticatedHttpRequest, template_id: int) -> HttpResponse:
     """Edit a template as a new version; unchanged text makes none."""
     template = get_object_or_404(JudgeTemplate, pk=template_id)
     error = ""
@@ -279,7 +280,7 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
 
 @researcher_required
 @require_POST
-def dataset_difficulty_view(request: ResearcherRequest, dataset_id: int) -> HttpResponse:
+def dataset_difficulty_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     """Apply the difficulty filter of a judge run to a working dataset (posted from its page)."""
     try:
         # With a default, int_param never gives None. A missing run is looked up as 0, which no
@@ -310,7 +311,7 @@ def _plan_fingerprint(params: dict) -> str:
 
 
 @researcher_required
-def run_new(request: ResearcherRequest) -> HttpResponse:
+def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Start a judge run: choose the dataset, then the run; the number of calls and the estimated
     cost are shown before it starts."""
     name = request.POST.get("dataset") or request.GET.get("dataset")
