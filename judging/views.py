@@ -3,7 +3,7 @@
 import hashlib
 import json
 import os
-from typing import Any, cast
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -283,11 +283,10 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
 def dataset_difficulty_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     """Apply the difficulty filter of a judge run to a working dataset (posted from its page)."""
     try:
-        # With a default, int_param never gives None. A missing run is looked up as 0, which no
-        # run has: refused as an unknown one is.
-        run_id = cast(int, int_param(request.POST.get("run"), name="run", default=0))
+        # A missing run is looked up as 0, which no run has: refused as an unknown one is.
+        run_id = int_param(request.POST.get("run"), name="run", default=0)
         run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"))
-        percent = cast(int, int_param(request.POST.get("percent"), name="percent", high=100, default=50))
+        percent = int_param(request.POST.get("percent"), name="percent", high=100, default=50)
         flt = difficulty_filter_from_run(run=run, percent=percent, created_by=request.user)
     except ValueError:  # a parameter that is no number, or no run with that number (RunNotFound)
         messages.error(request, _("Give the number of an existing judge run and a whole percentage."))

@@ -1,7 +1,5 @@
 """The researcher's study pages: figures of a study and its set-up."""
 
-from typing import cast
-
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -52,8 +50,7 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
         keep = services.prolific_duplicates_resolve(
             study=study,
             prolific_pid=request.POST.get("prolific_pid", ""),
-            # With a default, int_param never gives None.
-            keep_id=cast(int, int_param(request.POST.get("keep"), name="keep", default=0)),
+            keep_id=int_param(request.POST.get("keep"), name="keep", default=0),
             actor=request.user,
         )
     except services.DuplicateError as error:

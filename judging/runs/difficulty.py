@@ -3,7 +3,7 @@ each item its mean score, and curation drops the easiest items from the dataset.
 
 from __future__ import annotations
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Avg, Count
 
 from curation.datasets.services import difficulty_filter_apply
@@ -11,9 +11,7 @@ from curation.models import DifficultyFilter
 from judging.models import JudgeRun
 
 
-def difficulty_filter_from_run(
-    *, run: JudgeRun, percent: int = 50, created_by: AbstractBaseUser | None = None
-) -> DifficultyFilter:
+def difficulty_filter_from_run(*, run: JudgeRun, percent: int = 50, created_by: User | None = None) -> DifficultyFilter:
     """AlignBench 2.2's difficulty filter from a judge run over filter models: each item's mean
     final score (parse failures left out) goes to curation, which drops the easiest percent."""
     rows = (
