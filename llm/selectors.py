@@ -23,7 +23,9 @@ def endpoint_by_name(*, name: str) -> Endpoint:
     there is none of that name. The one lookup of an endpoint by name: pages, the API, commands."""
     row = Endpoint.objects.filter(name=name).first()
     if row is None:
-        known = ", ".join(endpoint_list().values_list("name", flat=True)) or _("none")
+        known = ", ".join(endpoint_list().values_list("name", flat=True))
+        if not known:
+            raise EndpointError(_("Unknown endpoint %(name)s.") % {"name": repr(name)})
         raise EndpointError(
             _("Unknown endpoint %(name)s; known endpoints: %(known)s.") % {"name": repr(name), "known": known}
         )

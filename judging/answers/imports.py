@@ -14,7 +14,7 @@ from django.db import transaction
 from core.import_checks import FormatError, describe, id_field, json_objects, text_field
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
-from curation.models import Dataset
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.models import Answer, CandidateModel
 
 
@@ -69,9 +69,9 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
     holds a slice of the file the answers were published for).
     """
     try:
-        dataset = Dataset.objects.get(name=dataset_name)
-    except Dataset.DoesNotExist:
-        raise DataImportError(f"No dataset named {dataset_name!r}.") from None
+        dataset = dataset_by_name(name=dataset_name)
+    except DatasetNotFound as error:
+        raise DataImportError(str(error)) from None
     model_name = model_name.strip()
     if not model_name:
         raise DataImportError("Name the model with --model.")

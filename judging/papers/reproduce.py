@@ -22,6 +22,7 @@ from django.utils import timezone
 from core import __version__
 from core.errors import UserbenchError
 from curation.datasets.importers import dataset_import
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.answers.generation import GENERATION_PRESETS, answers_generate
 from judging.answers.imports import answers_import
@@ -90,9 +91,10 @@ def reproduction_dataset(
     if dataset_name:
         if limit:
             raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
-        dataset = Dataset.objects.filter(name=dataset_name).first()
-        if dataset is None:
-            raise ReproduceError(f"No dataset named {dataset_name!r}.")
+        try:
+            dataset = dataset_by_name(name=dataset_name)
+        except DatasetNotFound as error:
+            raise ReproduceError(str(error)) from None
         if benchmark.table == "alignbench" and dataset.source != Dataset.Source.ALIGNBENCH:
             raise ReproduceError(
                 f"Dataset {dataset_name!r} is not an AlignBench dataset (its source is {dataset.source})."

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from curation.models import Dataset
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.answers.candidates import probe_answers_ensure
 from judging.errors import RunError
 from judging.models import CandidateModel, JudgeRun, JudgeShard
@@ -22,6 +22,7 @@ from judging.runs.spec import RunSpec, concurrency_resolve
 from llm.config import CallKind, default_endpoint_limits
 from llm.errors import EndpointError
 from llm.models import Endpoint
+from llm.selectors import endpoint_by_name
 
 
 @transaction.atomic
@@ -86,9 +87,10 @@ def run_spec_by_names(
     API, `judge`, `reproduce`); `parameters` are the spec's other fields.
 
     An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint."""
-    found = Dataset.objects.filter(name=dataset).first()
-    if found is None:
-        raise RunError(_("No dataset named %(name)s.") % {"name": repr(dataset)}, parameter="dataset")
+    try:
+        found = dataset_by_name(name=dataset)
+    except DatasetNotFound as error:
+        raise RunError(str(error), parameter="dataset") from None
     names = [name.strip() for name in models if name.strip()]
     candidates = list(CandidateModel.objects.filter(name__in=names))
     unknown = sorted(set(names) - {c.name for c in candidates})
@@ -106,9 +108,10 @@ def run_spec_by_names(
             )
     chosen_endpoint = None
     if endpoint and endpoint != "default":
-        chosen_endpoint = Endpoint.objects.filter(name=endpoint).first()
-        if chosen_endpoint is None:
-            raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(endpoint)}, parameter="endpoint")
+        try:
+            chosen_endpoint = endpoint_by_name(name=endpoint)
+        except EndpointError as error:
+            raise RunError(str(error), parameter="endpoint") from None
     return RunSpec(
         dataset=found, candidates=tuple(candidates), reference_model=reference, endpoint=chosen_endpoint, **parameters
     )
