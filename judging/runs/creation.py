@@ -110,8 +110,9 @@ def run_spec_by_names(
     if endpoint and endpoint != "default":
         try:
             chosen_endpoint = endpoint_by_name(name=endpoint)
-        except EndpointError as error:
-            raise RunError(str(error), parameter="endpoint") from None
+        except EndpointError:
+            # The API names only the endpoint asked for, not the others the server knows.
+            raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(endpoint)}, parameter="endpoint") from None
     return RunSpec(
         dataset=found, candidates=tuple(candidates), reference_model=reference, endpoint=chosen_endpoint, **parameters
     )
