@@ -143,20 +143,18 @@ def compare(votes: int, models: int, rounds: int, repeats: int, python: str | No
     )
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--votes", type=int, default=1_000_000)
-    parser.add_argument("--models", type=int, default=100)
+def comparison_main(*, doc: str, votes: int, models: int, small: str, repeats: int, warm_up, compare) -> None:
+    """The command line both FastChat comparisons share: sizes, rounds, repeats and FastChat's
+    interpreter; `warm_up()` loads what Userbench's side imports before anything is timed."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--votes", type=int, default=votes)
+    parser.add_argument("--models", type=int, default=models)
     parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument(
-        "--small", default="1000x10,10000x30", help="smaller sets also compared: votes x models, comma-separated"
-    )
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--small", default=small, help="smaller sets also compared: votes x models, comma-separated")
+    parser.add_argument("--repeats", type=int, default=repeats)
     parser.add_argument("--fastchat-python", help="an interpreter that imports FastChat (see bench/README.md)")
     args = parser.parse_args()
-    # Load choix and scipy and take numpy's first-call costs before anything is timed, as FastChat's
-    # interpreter imports its modules before its clock starts.
-    time_ours(*synthetic(200, 5), rounds=5, repeats=1)
+    warm_up()
     python = fastchat_python(args.fastchat_python)
     if python is None:
         print(
@@ -167,8 +165,22 @@ def main():
     else:
         print(f"FastChat from {python}")
     sizes = [tuple(int(x) for x in size.split("x")) for size in args.small.split(",") if size]
-    for votes, models in [*sizes, (args.votes, args.models)]:
-        compare(votes, models, args.rounds, args.repeats, python)
+    for n_votes, n_models in [*sizes, (args.votes, args.models)]:
+        compare(n_votes, n_models, args.rounds, args.repeats, python)
+
+
+def main():
+    comparison_main(
+        doc=__doc__,
+        votes=1_000_000,
+        models=100,
+        small="1000x10,10000x30",
+        repeats=3,
+        # Load choix and scipy and take numpy's first-call costs before anything is timed, as
+        # FastChat's interpreter imports its modules before its clock starts.
+        warm_up=lambda: time_ours(*synthetic(200, 5), rounds=5, repeats=1),
+        compare=compare,
+    )
 
 
 if __name__ == "__main__":

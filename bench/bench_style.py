@@ -19,7 +19,6 @@ Userbench's side is timed.
     .venv/bin/python bench/bench_style.py [--votes 100000] [--models 50] [--rounds 100] [--small 2000x10]
 """
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.bench_bt import FASTCHAT_MODULE, fastchat_python, run_fastchat  # noqa: E402
+from bench.bench_bt import comparison_main, run_fastchat  # noqa: E402
 from stats.style import style_bradley_terry, style_votes  # noqa: E402
 
 FEATURES = ("length", "headers", "list_items", "bold")
@@ -135,29 +134,16 @@ def compare(votes: int, models: int, rounds: int, repeats: int, python: str | No
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--votes", type=int, default=100_000)
-    parser.add_argument("--models", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument(
-        "--small", default="2000x10", help="smaller sets also compared: votes x models, comma-separated"
+    comparison_main(
+        doc=__doc__,
+        votes=100_000,
+        models=50,
+        small="2000x10",
+        repeats=2,
+        # scipy's optimisers and sparse matrices load before anything is timed.
+        warm_up=lambda: time_ours(*synthetic(300, 4), rounds=2, repeats=1),
+        compare=compare,
     )
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--fastchat-python", help="an interpreter that imports FastChat (see bench/README.md)")
-    args = parser.parse_args()
-    # scipy's optimisers and sparse matrices load before anything is timed.
-    time_ours(*synthetic(300, 4), rounds=2, repeats=1)
-    python = fastchat_python(args.fastchat_python)
-    if python is None:
-        print(
-            f"FastChat is not importable ({FASTCHAT_MODULE}): timing Userbench's side only. "
-            "bench/README.md gives the commands that make a throwaway FastChat environment."
-        )
-    else:
-        print(f"FastChat from {python}")
-    sizes = [tuple(int(x) for x in size.split("x")) for size in args.small.split(",") if size]
-    for votes, models in [*sizes, (args.votes, args.models)]:
-        compare(votes, models, args.rounds, args.repeats, python)
 
 
 if __name__ == "__main__":
