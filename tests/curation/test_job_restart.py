@@ -386,7 +386,7 @@ def test_the_page_in_chinese_and_a_bad_endpoint(servers, working, researcher, cl
     response = client.post(
         f"/review/datasets/{working.pk}/jobs/{job.pk}/restart/", {"endpoint": "nowhere"}, follow=True
     )
-    assert "Unknown endpoint &#x27;nowhere&#x27;" in response.text
+    assert "未知端点 &#x27;nowhere&#x27;" in response.text
     assert CurationJob.objects.get(pk=job.pk).status == "failed" and backup.count == 0
 
 
