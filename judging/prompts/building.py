@@ -447,9 +447,17 @@ PLACEHOLDERS = {
     "pairwise": ("question", "instruction", "output_1", "output_2", "intent", "category"),
 }
 REQUIRED_PLACEHOLDERS = {"pointwise": ("answer",), "pairwise": ("output_1", "output_2")}
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a message for the translation catalogue. This module is pure and translates nothing:
+    the service that shows a problem translates it (`judging/prompts/templates.py`)."""
+    return message
+
+
 _REQUIRED_MESSAGE = {
-    "pointwise": "A pointwise template must contain the {answer} placeholder.",
-    "pairwise": "A pairwise template must contain the {output_1} and {output_2} placeholders.",
+    "pointwise": gettext_noop("A pointwise template must contain the {answer} placeholder."),
+    "pairwise": gettext_noop("A pairwise template must contain the {output_1} and {output_2} placeholders."),
 }
 _ALL_PLACEHOLDERS = sorted({name for names in PLACEHOLDERS.values() for name in names})
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(" + "|".join(_ALL_PLACEHOLDERS) + r")\}")
@@ -469,29 +477,52 @@ def template_placeholders(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def template_problems(text: str, mode: str) -> list[str]:
-    """Why a template cannot be used for `mode`; empty when it can.
+def template_problem_messages(text: str, mode: str) -> list[tuple[str, dict[str, str]]]:
+    """Why a template cannot be used for `mode`, as (message, values) pairs: the message in
+    English with %(name)s fields, for the caller to translate; empty when it can be used.
 
     Unknown or misspelled placeholders are named with their line and the valid ones; a
     placeholder the mode needs and the text lacks is named too."""
     if mode not in PLACEHOLDERS:
-        return [f"Unknown mode {mode!r}; use pointwise or pairwise."]
+        return [(gettext_noop("Unknown mode %(mode)s; use pointwise or pairwise."), {"mode": repr(mode)})]
     valid = PLACEHOLDERS[mode]
-    problems = []
+    listed = ", ".join(f"{{{name}}}" for name in valid)
+    problems: list[tuple[str, dict[str, str]]] = []
     seen = set()
     for line, inner in template_placeholders(text):
         if inner in valid:
             seen.add(inner)
             continue
         close = difflib.get_close_matches(inner.strip().lower(), valid, n=1, cutoff=0.6)
-        hint = f" (did you mean {{{close[0]}}}?)" if close else ""
-        problems.append(
-            f"line {line}: unknown placeholder {{{inner}}}{hint}; valid placeholders for a {mode} template: "
-            + ", ".join(f"{{{name}}}" for name in valid)
-        )
+        values = {"line": str(line), "name": f"{{{inner}}}", "mode": mode, "valid": listed}
+        if close:
+            problems.append(
+                (
+                    gettext_noop(
+                        "line %(line)s: unknown placeholder %(name)s (did you mean %(close)s?); "
+                        "valid placeholders for a %(mode)s template: %(valid)s"
+                    ),
+                    {**values, "close": f"{{{close[0]}}}"},
+                )
+            )
+        else:
+            problems.append(
+                (
+                    gettext_noop(
+                        "line %(line)s: unknown placeholder %(name)s; valid placeholders for a %(mode)s "
+                        "template: %(valid)s"
+                    ),
+                    values,
+                )
+            )
     if not set(REQUIRED_PLACEHOLDERS[mode]) <= seen:
-        problems.append(_REQUIRED_MESSAGE[mode])
+        problems.append((_REQUIRED_MESSAGE[mode], {}))
     return problems
+
+
+def template_problems(text: str, mode: str) -> list[str]:
+    """`template_problem_messages` in English, one sentence each."""
+    return [message % values if values else message for message, values in template_problem_messages(text, mode)]
 
 
 def _all_markers() -> list[str]:

@@ -15,7 +15,7 @@ from core.audit import AuditAction, audit_record
 from curation.models import Dataset, Item
 from judging.errors import RunError
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for, template_problems
+from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for, template_problem_messages
 
 
 def template_set_check(template_set: str | None) -> None:
@@ -110,15 +110,20 @@ def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list
     return chosen, notes
 
 
+def template_problems_shown(text: str, mode: str) -> list[str]:
+    """A template's problems in the reader's language (the pure check gives them in English)."""
+    return [_(message) % values if values else _(message) for message, values in template_problem_messages(text, mode)]
+
+
 def template_placeholders_check(*, text: str, mode: str) -> None:
     """Refuse a judge template whose placeholders `judging.engine.execution.build_prompt` cannot fill.
 
     The one check of template text, for the template pages and for `import_template` (call it
-    before saving): prompts.template_problems names each unknown or misspelled `{name}` with
+    before saving): prompts.building.template_problem_messages names each unknown or misspelled `{name}` with
     its line, a close valid name and the valid ones, and a missing required placeholder.
     Raises RunError with all of them, one per line.
     """
-    problems = template_problems(text, mode)
+    problems = template_problems_shown(text, mode)
     if problems:
         raise RunError("\n".join(problems))
 
@@ -175,7 +180,7 @@ def template_import(
     if not text.strip():
         problems.append(_("The template is empty."))
     else:
-        problems.extend(template_problems(text, mode))
+        problems.extend(template_problems_shown(text, mode))
     latest = JudgeTemplate.objects.select_for_update().filter(name=name).order_by("-version").first()
     if latest is not None and latest.mode != mode:
         problems.append(

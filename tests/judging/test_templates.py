@@ -158,3 +158,27 @@ def test_template_pages_refuse_explain_and_compare(client_as, researcher, review
     assert page.count('class="diff-removed"') == 1 and page.count('class="diff-added"') == 1
     other = latest("urs/leisure/en")
     assert client.get(reverse("judging:template-diff", args=[first.pk, other.pk])).status_code == 404
+
+
+def test_template_problems_are_shown_in_the_readers_language():
+    from django.utils import translation
+
+    text = "{instrution}\n{output_1}"
+    with pytest.raises(RunError) as english:
+        template_placeholders_check(text=text, mode="pointwise")
+    with translation.override("zh-hans"), pytest.raises(RunError) as chinese:
+        template_placeholders_check(text=text, mode="pointwise")
+    assert str(english.value).splitlines() == [
+        "line 1: unknown placeholder {instrution} (did you mean {instruction}?); valid placeholders for a pointwise "
+        "template: {question}, {instruction}, {reference}, {answer}, {intent}, {category}",
+        "line 2: unknown placeholder {output_1}; valid placeholders for a pointwise template: {question}, "
+        "{instruction}, {reference}, {answer}, {intent}, {category}",
+        "A pointwise template must contain the {answer} placeholder.",
+    ]
+    assert str(chinese.value).splitlines() == [
+        "第 1 行：未知占位符 {instrution}（是否想写 {instruction}？）；pointwise 模板可用的占位符：{question}, "
+        "{instruction}, {reference}, {answer}, {intent}, {category}",
+        "第 2 行：未知占位符 {output_1}；pointwise 模板可用的占位符：{question}, {instruction}, {reference}, "
+        "{answer}, {intent}, {category}",
+        "逐项评分模板必须包含 {answer} 占位符。",
+    ]
