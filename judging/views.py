@@ -23,7 +23,7 @@ from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
 from judging.forms import DatasetChoiceForm, RunForm
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts.building import PLACEHOLDERS
+from judging.prompts.placeholders import PLACEHOLDERS
 from judging.prompts.templates import template_revise
 from judging.results.figures import run_figures_read
 from judging.results.leaderboard import BEST_MARKED

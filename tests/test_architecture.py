@@ -489,6 +489,7 @@ PURE_MODULES = [
     "judging/verdicts/parsing.py",
     "judging/prompts/texts.py",
     "judging/prompts/building.py",
+    "judging/prompts/placeholders.py",
     "judging/papers/tables.py",
     "curation/conversation.py",
     "core/import_checks.py",

@@ -15,7 +15,8 @@ from core.audit import AuditAction, audit_record
 from curation.models import Dataset, Item
 from judging.errors import RunError
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
-from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for, template_problem_messages
+from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for
+from judging.prompts.placeholders import template_problem_messages
 
 
 def template_set_check(template_set: str | None) -> None:

@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from judging.errors import RunError
 from judging.models import JudgeTemplate
-from judging.prompts.building import PLACEHOLDERS, default_templates, fill, template_placeholders
+from judging.prompts.building import default_templates, fill
+from judging.prompts.placeholders import PLACEHOLDERS, template_placeholders
 from judging.prompts.templates import template_placeholders_check, template_revise, templates_ensure_defaults
 from judging.results.selectors import template_versions_diff
 

@@ -22,10 +22,10 @@ from judging.prompts.building import (
     alignbench_question_type,
     default_templates,
     fill,
-    template_problems,
     urs_code_template,
     urs_template,
 )
+from judging.prompts.placeholders import template_problems
 from judging.prompts.texts import ALIGNBENCH_JUDGE_PROMPT
 from judging.runs.creation import run_create
 from judging.runs.spec import RunSpec

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.prompts.building import PLACEHOLDERS
+from judging.prompts.placeholders import PLACEHOLDERS
 from judging.prompts.templates import template_import
 
 
