@@ -10,13 +10,12 @@ from core.params import ParameterError, int_param
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts.building import TEMPLATE_SETS
-from judging.runs.spec import MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+from judging.runs.spec import MAX_CONCURRENCY, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 from llm.errors import EndpointError
 from llm.selectors import endpoint_by_name
 
 DEFAULT_ENDPOINT = "default"
 # The run stores its concurrency in a small integer column.
-MAX_CONCURRENCY = 32767
 TEMPLATE_SET_LABELS = {
     "urs": _("URS: one template per intent, in the question's language"),
     "urs-code": _("URS as its released code judged: the Chinese prompt for every question"),

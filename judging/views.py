@@ -171,7 +171,11 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> HttpResponse:
-    run = _load_run(run_id)
+    # The plain row: an action needs none of what the run's page shows with it.
+    try:
+        run = run_by_id(run_id=run_id)
+    except RunNotFound:
+        raise Http404 from None
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
         messages.success(request, _("%(count)d shard(s) queued again.") % {"count": count})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 
-from judging.models import JudgeRun, Judgment
+from judging.models import CALL_FAILURE, CUT_OFF, PARSE_FAILURE, REPLIED, JudgeRun, Judgment
 
 
 def run_counters_add(*, run_id: int, judgments: list[Judgment]) -> None:
@@ -28,10 +28,10 @@ def run_counters_add(*, run_id: int, judgments: list[Judgment]) -> None:
 def run_counters_refresh(*, run: JudgeRun) -> dict:
     """Recount the run's judgments into its running counts (after a resume, a close, a re-parse)."""
     totals = run.judgments.aggregate(
-        replied=Count("pk", filter=Q(call_error="")),
-        parse_failures=Count("pk", filter=Q(call_error="") & ~Q(parse_error="") & ~Q(finish_reason="length")),
-        call_failures=Count("pk", filter=~Q(call_error="")),
-        cut_off=Count("pk", filter=Q(call_error="", finish_reason="length")),
+        replied=Count("pk", filter=REPLIED),
+        parse_failures=Count("pk", filter=PARSE_FAILURE),
+        call_failures=Count("pk", filter=CALL_FAILURE),
+        cut_off=Count("pk", filter=CUT_OFF),
         cached_replies=Count("pk", filter=Q(cached=True)),
         prompt_tokens=Coalesce(Sum("prompt_tokens", filter=Q(cached=False)), 0),
         completion_tokens=Coalesce(Sum("completion_tokens", filter=Q(cached=False)), 0),

@@ -102,12 +102,6 @@ def shard_claim_next(*, run_id: int, worker_id: str) -> JudgeShard | None:
     return shard
 
 
-def shard_heartbeat(*, shard_id: int, in_flight: int) -> str:
-    """Record that the shard is alive; returns the run's status so a cancel is noticed."""
-    JudgeShard.objects.filter(pk=shard_id).update(heartbeat_at=timezone.now(), in_flight=in_flight)
-    return JudgeRun.objects.filter(shards__pk=shard_id).values_list("status", flat=True).first() or ""
-
-
 @transaction.atomic
 def shard_finish(*, shard_id: int, status: str, error: str = "") -> None:
     """Close a shard; when it was the last one open, close the run (`run_close`)."""
@@ -168,7 +162,10 @@ def shards_requeue(*, run: JudgeRun, force: bool) -> int:
     taken = {shard.pk: (shard.worker_id, abandon_reason(shard, now) or "forced") for shard in running}
     if not force:
         taken = {pk: held for pk, held in taken.items() if held[1] != "forced"}
-    retry = Q(status__in=[JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]) | Q(pk__in=list(taken))
+    # A shard that finished since it was read above stays finished.
+    retry = Q(status__in=[JudgeShard.Status.FAILED, JudgeShard.Status.CANCELLED]) | Q(
+        status=JudgeShard.Status.RUNNING, pk__in=list(taken)
+    )
     # A finished shard with units that have no judgment (failed calls dropped, cut-off replies of
     # an old max_tokens) gets another go too.
     retry |= Q(status=JudgeShard.Status.DONE, pk__in=_shards_missing_units(run))

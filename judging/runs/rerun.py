@@ -82,12 +82,6 @@ def _changes(*, run: JudgeRun, manifest: dict) -> list[tuple[str, dict]]:
     return changes
 
 
-def rerun_changes(*, run: JudgeRun, manifest: dict) -> list[str]:
-    """What differs today from what the manifest recorded, one sentence each (empty: nothing),
-    in English: the re-run's manifest records them."""
-    return [sentence % values for sentence, values in _changes(run=run, manifest=manifest)]
-
-
 @transaction.atomic
 def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = False, created_by=None) -> JudgeRun:
     """A new run identical to `run`, recorded as its re-run, with nothing called yet.

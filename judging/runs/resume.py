@@ -9,7 +9,7 @@ from judging.engine.counters import run_counters_refresh
 from judging.engine.dispatch import run_enqueue
 from judging.engine.execution import build_prompt, endpoint_for_run
 from judging.engine.queue import shards_requeue
-from judging.models import Answer, JudgeRun, JudgeShard
+from judging.models import CUT_OFF, Answer, JudgeRun, JudgeShard
 from judging.prompts.building import criteria_for_template
 from judging.runs.spec import concurrency_resolve, max_tokens_check, timeout_check
 from judging.verdicts.judgments import judgment_fields_from_reply
@@ -89,7 +89,7 @@ def _drop_failed_calls(run: JudgeRun) -> None:
     """Failed calls have no reply worth keeping: drop them so they are sent again. A prompt
     that exceeds the context length stays failed while the endpoint, the model and max_tokens
     are the same."""
-    failed = run.judgments.exclude(call_error="")
+    failed = run.judgments.call_failures()
     try:
         endpoint = endpoint_for_run(run)
         max_tokens = max_tokens_for(CallKind.JUDGING, endpoint=endpoint, override=run.max_tokens)
@@ -111,8 +111,9 @@ def run_reparse(*, run: JudgeRun) -> int:
     # Replies about a withdrawn participant's question were erased: their verdicts stay as they were.
     # A reply cut off by max_tokens is never scored, however it parses.
     judgments = (
-        run.judgments.filter(call_error="", item__withdrawn_at__isnull=True)
-        .exclude(finish_reason="length")
+        run.judgments.replied()
+        .exclude(CUT_OFF)
+        .filter(item__withdrawn_at__isnull=True)
         .select_related("item", "template")
     )
     answers = {
