@@ -145,11 +145,13 @@ def main(argv=None) -> int:
         workers.remove(victim)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
-        server.latency = 0.05
-        sent_before = server.count
+        # First what had a judgment at the kill, then what the server had received: a unit sent
+        # after that count cannot be among the judgments read before it.
         finished = {
             f"<<unit {external_id}>>" for external_id in run.judgments.values_list("item__external_id", flat=True)
         }
+        sent_before = server.count
+        server.latency = 0.05
         if not workers:
             workers.append(start_worker("restarted", env))  # the machine's worker comes back
         wait_for(

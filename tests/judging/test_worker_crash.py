@@ -23,7 +23,7 @@ def scenario(database_url: str, *, workers: int, migrate: bool = False) -> dict:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
     command = [sys.executable, "-m", "tests.judging.crash_scenario", "--workers", str(workers)]
     finished = subprocess.run(
-        command + (["--migrate"] if migrate else []), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        command + (["--migrate"] if migrate else []), cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
     )
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
     return json.loads(finished.stdout.strip().splitlines()[-1])
