@@ -36,11 +36,12 @@ beyond VIF 30 it reversed 22-45 % at every size tried, up to 500 votes. Hence tw
 
 import numpy as np
 
+# A Gram matrix as ill-conditioned as the fit refuses is singular here too.
+from stats.logistic import MAX_CONDITION
+
 MAX_VIF = 30.0
 MIN_VOTES_PER_PARAMETER = 30
 MIN_ITEMS = 30
-# A Gram matrix this ill-conditioned is singular for the fit (stats/logistic.py's MAX_CONDITION).
-MAX_CONDITION = 1e12
 
 
 def variance_inflation(gram: np.ndarray, columns) -> np.ndarray:

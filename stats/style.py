@@ -57,7 +57,7 @@ from scipy import sparse
 from stats.elo import ELO_INITIAL, scores_on_elo_scale
 from stats.estimability import MAX_VIF, MIN_VOTES_PER_PARAMETER, variance_inflation
 from stats.intervals import percentile_interval
-from stats.logistic import CONVERGED_DECREMENT, SEPARATION_ETA, SeparationError, fit_logistic
+from stats.logistic import CONVERGED_DECREMENT, MAX_CONDITION, SEPARATION_ETA, SeparationError, fit_logistic
 from stats.ranking import (
     _WINNERS,
     RANK_TOLERANCE,
@@ -318,8 +318,9 @@ def newton_round(design: StyleDesign, weights: np.ndarray, start: np.ndarray) ->
         gradient = B.T @ (X.T @ (weights * (mu - y)) + penalty * coef)
         information = design_gram(design, weights * mu * (1 - mu))
         information[np.diag_indices_from(information)] += penalty
+        reduced = B.T @ information @ B
         try:
-            step = np.linalg.solve(B.T @ information @ B, gradient)
+            step = np.linalg.solve(reduced, gradient)
         except np.linalg.LinAlgError:
             return None
         decrement = float(gradient @ step)
@@ -327,6 +328,10 @@ def newton_round(design: StyleDesign, weights: np.ndarray, start: np.ndarray) ->
         if not np.isfinite(decrement):
             return None
         if decrement < CONVERGED_DECREMENT:
+            # A nearly singular resample is fit_design's to refuse (the round is then skipped), as
+            # every round was before this shortcut: solve() alone would still return a point.
+            if np.linalg.cond(reduced) > MAX_CONDITION:
+                return None
             return B @ free
     return None
 
