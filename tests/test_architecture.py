@@ -9,6 +9,7 @@ and docs name exist. Each of those checks is a plain function, shown to fail on 
 """
 
 import ast
+import functools
 import io
 import os
 import re
@@ -27,6 +28,8 @@ MAX_FUNCTION_LEVEL_IMPORTS = 3
 
 def _modules():
     for package in LAYERS:
+        # A renamed package would otherwise leave every check below with nothing to read.
+        assert (ROOT / package).is_dir(), f"{package}/ is in LAYERS but not in the repository"
         for path in sorted((ROOT / package).rglob("*.py")):
             if "migrations" in path.parts:
                 continue
@@ -49,7 +52,9 @@ def _imports(tree: ast.AST):
     yield from visit(tree, False)
 
 
+@functools.cache
 def _edges():
+    """Parsed once for the three package-level tests."""
     edges = []
     for package, path in _modules():
         for target, in_function, line in _imports(ast.parse(path.read_text(encoding="utf-8"))):
@@ -206,7 +211,13 @@ def _loaded_modules(names: list[str], files: dict[str, Path]) -> set[str]:
 
 def module_graph(root: Path, packages) -> tuple[dict[str, Path], dict[str, set[str]], dict[str, set[str]]]:
     """(modules -> files, module -> project modules it imports, module -> other top-level
-    packages it imports such as `django`), imports inside functions included."""
+    packages it imports such as `django`), imports inside functions included. Read once per tree:
+    the cycle and purity tests share it (callers only read it)."""
+    return _module_graph(root, tuple(packages))
+
+
+@functools.cache
+def _module_graph(root: Path, packages: tuple[str, ...]):
     files = _module_files(root, packages)
     graph: dict[str, set[str]] = {}
     outside: dict[str, set[str]] = {}
@@ -630,7 +641,9 @@ VERBATIM = {"judging/prompts/texts.py"}
 def long_modules(root: Path) -> list[str]:
     """`path: lines` for every Python file outside tests/ and migrations/ over MAX_MODULE_LINES."""
     found = []
-    folders = [folder for folder in root.iterdir() if folder.is_dir() and folder.name not in ("tests", ".venv", ".git")]
+    # Hidden folders (.venv, .git, the tools' caches) hold no project code.
+    folders = [folder for folder in root.iterdir() if folder.is_dir() and not folder.name.startswith(".")]
+    folders = [folder for folder in folders if folder.name != "tests"]
     for path in sorted(path for folder in folders for path in folder.rglob("*.py")):
         relative = path.relative_to(root)
         if "migrations" in relative.parts or str(relative) in VERBATIM:
