@@ -1,9 +1,10 @@
 """The annotation API. Annotators' endpoints carry only assignment tokens and rendered text,
 never a model's name or id; researchers' endpoints may name models."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,7 +34,7 @@ from annotation.services import (
     vote_cast,
     vote_undo,
 )
-from core.params import int_param
+from core.params import ParameterError, int_param
 from judging.models import JudgeRun
 
 
@@ -216,9 +217,23 @@ class UndoApi(APIView):
 
 
 def _bounded_int(request, name, default, low, high):
-    """A query parameter through core.params; ParameterError (a 400 naming it) when it is not a
-    whole number in [low, high]."""
-    return int_param(request.query_params.get(name), name=name, low=low, high=high, default=default)
+    """A query parameter through core.params: `default` when absent; a 400 keyed by the parameter,
+    as DRF reports a field, when present but empty or not a whole number in [low, high]."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int_param(raw, name=name, low=low, high=high)
+    except ParameterError as error:
+        raise ValidationError({name: str(error)}) from None
+    if value is None:
+        raise ValidationError(
+            {
+                name: _("%(name)s must be a whole number from %(low)d to %(high)d.")
+                % {"name": name, "low": low, "high": high}
+            }
+        )
+    return value
 
 
 ROUNDS = OpenApiParameter("rounds", int, description="Bootstrap rounds (0-5000, default 1000).")

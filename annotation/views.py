@@ -108,9 +108,9 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     and whether newer votes are waiting)."""
     campaign = researcher_campaign(slug)
     try:
-        rounds = int_param(request.GET.get("rounds"), name="rounds", low=0, high=5000, default=DEFAULT_ROUNDS)
+        # A hand-edited link still shows the page: more rounds than 5000 are 5000.
+        rounds = min(5000, int_param(request.GET.get("rounds"), name="rounds", default=DEFAULT_ROUNDS))
     except ParameterError:
-        # A hand-edited link still shows the page, with the usual number of rounds.
         rounds = DEFAULT_ROUNDS
     run_id = int_param(request.GET.get("run"), name="run")
     run = None

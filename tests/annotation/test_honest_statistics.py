@@ -216,3 +216,15 @@ def test_the_leaderboard_command_footnotes_a_zero_width_interval(capsys):
 def _command_json(run, capsys):
     call_command("leaderboard", "--run", str(run.pk), "--format", "json")
     return capsys.readouterr().out
+
+
+def test_bootstrap_rounds_out_of_range_are_named_by_the_api_and_the_page_still_shows(three_models, client, researcher):
+    campaign, _run = three_models
+    client.force_login(researcher)
+    url = reverse("api-campaign-bt", args=[campaign.slug])
+    for raw in ("", "abc", "9000"):
+        response = client.get(url, {"rounds": raw})
+        assert response.status_code == 400, raw
+        assert list(response.json()) == ["rounds"], raw
+    page = client.get(reverse("annotation:results", args=[campaign.slug]), {"rounds": 9000})
+    assert page.status_code == 200
