@@ -18,6 +18,7 @@ from core.erasure import WITHDRAWN, erase_item_copies
 from core.errors import UserbenchError
 from curation import reasons
 from curation.datasets.maths import ITEM_FIELDS, difficulty_cut, items_diff
+from curation.events import review_event_record
 from curation.models import (
     Case,
     Dataset,
@@ -91,7 +92,7 @@ def study_dataset_build(*, study: Study, name: str, created_by: User | None = No
                 "conversation": case.curation.conversation,
             },
         )
-        ReviewEvent.objects.create(
+        review_event_record(
             action=ReviewEvent.Action.ADDED,
             item=item,
             case=case,
@@ -300,7 +301,7 @@ def difficulty_filter_apply(
                 filter=flt.pk, mean=f"{means[external_id]:.2f}", percent=percent
             )
             item.save(update_fields=["excluded", "exclusion_reason"])
-            ReviewEvent.objects.create(
+            review_event_record(
                 action=ReviewEvent.Action.EXCLUDED,
                 item=item,
                 actor=created_by,
