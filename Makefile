@@ -67,9 +67,10 @@ test-browser: install browser
 	@echo "== Browser (Chromium)"
 	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e
 
-# Playwright drives Debian's Chromium: browsers cannot be downloaded here.
+# Playwright drives Debian's Chromium (browsers cannot be downloaded here); the Chinese pages need a CJK font.
 browser:
 	@command -v chromium >/dev/null 2>&1 || scripts/apt-install chromium
+	@fc-list 2>/dev/null | grep -qi 'Noto.*CJK' || scripts/apt-install fonts-noto-cjk
 
 # Each app keeps its own catalogue in <app>/locale; the project one covers config/ and templates/.
 APPS := curation judging annotation
