@@ -27,6 +27,7 @@ from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from core import plots
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
+from curation.choices import intent_label
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
@@ -146,7 +147,10 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]
         )
         context["satisfaction_plot"] = plots.scatter(
-            [(p["intent"], p["judge"], p["satisfaction"]) for p in report["satisfaction_vs_judge"]["points"]]
+            [
+                (intent_label(p["intent"]), p["judge"], p["satisfaction"])
+                for p in report["satisfaction_vs_judge"]["points"]
+            ]
         )
     return render(request, "annotation/results.html", context)
 

@@ -19,6 +19,15 @@ class Intent(models.TextChoices):
     OTHER = "other", _("Other")
 
 
+def intent_label(value: str) -> str:
+    """An intent's label in the active language ("Factual QA" for "factual_qa"); an intent this
+    version does not know (an older import's) reads as itself with spaces, never snake_case."""
+    try:
+        return str(Intent(value).label)
+    except ValueError:
+        return value.replace("_", " ")
+
+
 class Language(models.TextChoices):
     EN = "en", _("English")
     ZH = "zh", _("Chinese")

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from curation.choices import SATISFACTION_INTENTS, Intent
+from curation.choices import SATISFACTION_INTENTS, Intent, intent_label
 from curation.conversation import parse_turns
 from curation.models import Study
 
@@ -103,13 +103,6 @@ def service_label(service: str) -> str:
     """A service's name in the reader's language (a service typed by a researcher or a
     participant is shown as typed)."""
     return str(SERVICE_NAMES.get(service, service))
-
-
-def intent_label(value: str) -> str:
-    try:
-        return str(Intent(value).label)
-    except ValueError:
-        return value
 
 
 FREQUENCY_CHOICES = [
