@@ -190,8 +190,8 @@ def generation_execute(*, generation_id: int) -> str:
     rows = AnswerGeneration.objects.filter(pk=generation.pk)
     try:
         endpoint = generation_endpoint(generation)
-    except EndpointError as error:
-        rows.update(status=AnswerGeneration.Status.FAILED, error=str(error)[:2000], finished_at=timezone.now())
+    except EndpointError as unusable:
+        rows.update(status=AnswerGeneration.Status.FAILED, error=str(unusable)[:2000], finished_at=timezone.now())
         return AnswerGeneration.Status.FAILED
 
     def progress(counts: dict) -> None:
@@ -218,14 +218,14 @@ def generation_execute(*, generation_id: int) -> str:
         status = AnswerGeneration.Status.FAILED
     else:
         status = AnswerGeneration.Status.FINISHED
-    error = counts["stopped"] or "\n".join(counts["errors"][:MAX_ERRORS_SHOWN])
+    reasons = counts["stopped"] or "\n".join(counts["errors"][:MAX_ERRORS_SHOWN])
     rows.update(
         status=status,
         total=counts["total"],
         generated=counts["generated"],
         failed=counts["failed"],
         cut_off=counts["cut_off"],
-        error=error[:2000],
+        error=reasons[:2000],
         finished_at=timezone.now(),
         beat_at=timezone.now(),
     )

@@ -71,7 +71,7 @@ def test_a_jsonl_upload_stores_the_answers_and_is_audited(client_as, researcher,
 
 
 def test_a_csv_upload_reads_the_same_columns(client_as, researcher, dataset):
-    content = 'question,response\n"Question 0?","A, with a comma"\nQuestion 1?,B\n'.encode()
+    content = b'question,response\n"Question 0?","A, with a comma"\nQuestion 1?,B\n'
     response = upload(client_as(researcher), dataset, content, name="answers.CSV")
     assert "Imported 2 answers of alpha." in response.text
     assert Answer.objects.get(item__external_id="q0").text == "A, with a comma"
