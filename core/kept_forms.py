@@ -8,7 +8,9 @@ person comes back to the same page the fields are put back into its form in the 
 for them: the form is only filled in.
 
 Only a POST that passed Django's CSRF check reaches the decorators, so another site cannot
-plant text in someone's form this way. Passwords and the CSRF token are never kept; files
+plant text in someone's form this way. A form refused by that check (its code rotated by a log-in
+in another tab) is never kept: the refusal page shows what was typed below, to copy
+(core/views.py, csrf_failure). Passwords and the CSRF token are never kept; files
 cannot be (the person chooses them again). Kept fields live at most KEEP_FOR and take at most
 MAX_KEPT_CHARS.
 """
@@ -27,6 +29,18 @@ MAX_PAGES = 10
 _NEVER_KEPT = {"csrfmiddlewaretoken", "password", "password1", "password2", "old_password", "new_password1"}
 
 
+def typed_fields(request: HttpRequest) -> list[list[str]]:
+    """The fields of a POST worth keeping: [[name, value], ...], without the CSRF token,
+    passwords, or empty values."""
+    return [
+        [name, value]
+        for name, values in request.POST.lists()
+        if name not in _NEVER_KEPT and "password" not in name
+        for value in values
+        if value.strip()
+    ]
+
+
 def form_page(request: HttpRequest) -> str:
     """The page the form was sent from (its Referer on this site), where the person goes back
     after logging in; the form's own address when the browser sent no Referer. A form posted to
@@ -43,12 +57,7 @@ def form_page(request: HttpRequest) -> str:
 def form_keep(request: HttpRequest) -> str:
     """Keep the fields of an anonymous POST for the page it was sent from; returns that page."""
     page = form_page(request)
-    fields = [
-        [name, value]
-        for name, values in request.POST.lists()
-        if name not in _NEVER_KEPT and "password" not in name
-        for value in values
-    ]
+    fields = typed_fields(request)
     if not fields or sum(len(name) + len(value) for name, value in fields) > MAX_KEPT_CHARS:
         return page
     kept = {path: entry for path, entry in request.session.get(SESSION_KEY, {}).items() if _fresh(entry)}

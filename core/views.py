@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.audit import AuditAction, audit_action_label, audit_events
+from core.kept_forms import typed_fields
 from core.roles import AuthenticatedHttpRequest, Role, role_required, signed_in_required
 from core.tokens import MAX_NAME, TokenError, api_token_create, api_token_revoke, api_tokens_of
 
@@ -79,5 +80,8 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     on; rendering it sets a fresh token, so that page works again once reloaded."""
     referer = request.headers.get("referer", "")
     back = referer if url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}) else request.path
-    context = {"no_cookie": reason == REASON_NO_CSRF_COOKIE, "back_url": back}
+    # What was typed, shown below to copy: never kept in the session, since this request may
+    # come from another site (core/kept_forms.py).
+    typed = typed_fields(request) if request.method == "POST" else []
+    context = {"no_cookie": reason == REASON_NO_CSRF_COOKIE, "back_url": back, "typed": typed}
     return render(request, "403_csrf.html", context, status=403)
