@@ -110,3 +110,10 @@ def test_the_migration_hashes_the_tokens_made_in_the_admin():
         "aaaaaaaa",
     )
     assert not Token.objects.exists()
+
+
+def test_the_tokens_page_speaks_chinese(client, settings):
+    client.force_login(UserFactory(username="p"))
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    response = client.post(PAGE, {"name": "脚本"})
+    assert all(words in response.text for words in ("API 令牌", "请现在复制", "复制令牌", "撤销")), response.text

@@ -283,3 +283,10 @@ def test_the_api_starts_follows_cancels_and_resumes_a_generation(
     assert [row["id"] for row in client.get(url).json()] == [body["id"]]
     assert client.post(detail + "resume/").status_code == 400
     assert client.get(reverse("api-dataset-generation", args=["d3", 999])).status_code == 404
+
+
+def test_the_answers_page_speaks_chinese(client_as, researcher, dataset, settings):
+    client = client_as(researcher)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    text = client.get(page(dataset)).text
+    assert all(words in text for words in ("候选回答", "上传回答", "生成回答", "提问方式")), text
