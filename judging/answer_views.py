@@ -56,8 +56,13 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
     dataset = _dataset(name)
     action = request.POST.get("action", "") if request.method == "POST" else ""
     endpoints = list(endpoint_list())
-    upload = AnswerUploadForm(request.POST, request.FILES) if action == "upload" else AnswerUploadForm()
-    generate = GenerationForm(request.POST if action in ("preview", "start") else None, endpoints=endpoints)
+    # Both forms have a `model` field: their own id prefixes keep the page's ids unique.
+    upload = AnswerUploadForm(
+        request.POST if action == "upload" else None, request.FILES if action == "upload" else None, auto_id="upload_%s"
+    )
+    generate = GenerationForm(
+        request.POST if action in ("preview", "start") else None, endpoints=endpoints, auto_id="generate_%s"
+    )
     preview = None
     if action == "upload" and upload.is_valid():
         file = upload.cleaned_data["file"]

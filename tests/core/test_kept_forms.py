@@ -77,7 +77,9 @@ def test_a_form_refused_by_the_csrf_check_shows_the_text_below_and_keeps_nothing
     client.force_login(person)
     new = reverse("curation:study-new")
     client.get(new)
-    response = client.post(new, study_form(csrfmiddlewaretoken="stale" * 8), headers={"referer": f"http://testserver{new}"})
+    response = client.post(
+        new, study_form(csrfmiddlewaretoken="stale" * 8), headers={"referer": f"http://testserver{new}"}
+    )
     assert response.status_code == 403
     assert heading in response.text and CONSENT in response.text and "stale" not in response.text
     assert SESSION_KEY not in client.session
