@@ -6,13 +6,16 @@ its preview, progress, cancel and resume."""
 import html
 import io
 import threading
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from core.models import AuditEvent
+from judging.answers.generation import GenerationError
 from judging.answers.generation_jobs import generation_cancel, generation_execute, generation_resume
 from judging.models import Answer, AnswerGeneration
 from llm.models import Endpoint
@@ -290,3 +293,34 @@ def test_the_answers_page_speaks_chinese(client_as, researcher, dataset, setting
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     text = client.get(page(dataset)).text
     assert all(words in text for words in ("候选回答", "上传回答", "生成回答", "提问方式")), text
+
+
+def test_a_generation_whose_worker_died_can_be_resumed(dataset, fake_endpoint, fake_llm, researcher, settings):
+    settings.TASKS = DUMMY
+    generation = AnswerGeneration.objects.create(
+        dataset=dataset,
+        model=CandidateModelFactory(name="gen-m"),
+        endpoint=fake_endpoint,
+        total=3,
+        status="running",
+        beat_at=timezone.now(),
+    )
+    with pytest.raises(GenerationError, match="Nothing is left to resume"):
+        generation_resume(generation=generation, actor=researcher)  # its worker is still beating
+    AnswerGeneration.objects.filter(pk=generation.pk).update(
+        beat_at=timezone.now() - timedelta(seconds=settings.JUDGING_STALE_SECONDS + 1)
+    )
+    generation.refresh_from_db()
+    assert generation_resume(generation=generation, actor=researcher).status == "queued"
+    assert generation_execute(generation_id=generation.pk) == "finished" and Answer.objects.count() == 3
+
+
+def test_the_api_names_an_unknown_endpoint_and_starts_nothing(client_as, researcher, dataset, settings):
+    settings.TASKS = DUMMY
+    response = client_as(researcher).post(
+        reverse("api-dataset-generations", args=["d3"]),
+        {"model": "m", "endpoint": "nope"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "Unknown endpoint 'nope'" in response.json()["detail"]
+    assert not AnswerGeneration.objects.exists()
