@@ -2,10 +2,14 @@
 desktop and a phone: from /runs/new/ to the dataset's answers page, an upload refused naming its
 line and then taken, and a generation from a loopback endpoint after its preview."""
 
+import threading
+
 import pytest
+from django.db import connection
 from playwright.sync_api import expect
 
-from judging.models import Answer
+from judging.answers.generation_jobs import generation_execute
+from judging.models import Answer, AnswerGeneration
 from llm.models import Endpoint
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 from tests.judging.fake_llm import FakeLLM
@@ -101,4 +105,68 @@ def test_answers_are_uploaded_and_generated_in_the_browser(
         "answer to Question 1?",
     ]
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    context.close()
+
+
+def test_a_generation_is_followed_live_cancelled_and_resumed(browser, live_server, settings, fake_llm):
+    """A worker runs the generation while the page is open: the page follows it without a
+    reload; a second one is cancelled before a worker takes it, then resumed."""
+    settings.TASKS = {
+        "default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "judging"]}
+    }
+    UserFactory(username="res", roles=["researcher"])
+    dataset = DatasetFactory(name="d2")
+    for n in range(2):
+        ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"Question {n}?")
+    Endpoint.objects.create(name="fake", base_url=fake_llm.base_url, default_model="gen-m", max_in_flight=2)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.locator("#id_username").fill("res")
+    page.locator("#id_password").fill("pw-for-tests")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/datasets/d2/answers/")
+
+    def start(model):
+        page.locator("#generate_model").fill(model)
+        page.locator("#generate_endpoint").select_option("fake")
+        page.get_by_role("button", name="Count calls and cost").click()
+        page.get_by_role("button", name="Start generating").click()
+        return AnswerGeneration.objects.get(model__name=model)
+
+    def work(generation_id):
+        """What a worker does, in a thread of its own: Playwright's loop holds this one."""
+        results = []
+
+        def run():
+            try:
+                results.append(generation_execute(generation_id=generation_id))
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join(60)
+        return results[0] if results else None
+
+    first = start("gen-m")
+    article = page.locator(f"#generation-{first.pk}")
+    expect(article.locator("[data-field=status_label]")).to_have_text("Queued")
+    expect(article.get_by_role("button", name="Cancel")).to_be_visible()
+    page.locator("#upload_model").fill("typed, not sent")  # the page is never reloaded under it
+    assert work(first.pk) == "finished"
+    expect(article.locator("[data-field=status_label]")).to_have_text("Finished", timeout=10_000)
+    expect(article.locator("[data-field=generated]")).to_have_text("2")
+    expect(article.get_by_role("button", name="Cancel")).to_be_hidden()
+    expect(article.get_by_role("button", name="Resume")).to_be_hidden()
+    assert page.locator("#upload_model").input_value() == "typed, not sent"
+
+    second = start("gen-b")
+    article = page.locator(f"#generation-{second.pk}")
+    article.get_by_role("button", name="Cancel").click()
+    expect(article.locator("[data-field=status_label]")).to_have_text("Cancelled")
+    article.get_by_role("button", name="Resume").click()
+    expect(article.locator("[data-field=status_label]")).to_have_text("Queued")
+    second.refresh_from_db()
+    assert second.status == "queued" and fake_llm.count == 2
     context.close()
