@@ -125,6 +125,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.roles",
+                "core.context_processors.kept_form",
             ],
         },
     },
@@ -301,7 +302,8 @@ CACHES = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: scripts without valid credentials get 401 with a WWW-Authenticate header.
-        "rest_framework.authentication.TokenAuthentication",
+        # Looked up by the token's hash (core/tokens.py); `Authorization: Token <token>` as before.
+        "core.tokens.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

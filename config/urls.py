@@ -43,7 +43,9 @@ urlpatterns = [
     path("api/", include(api_patterns)),
     path("", include("llm.urls")),
     path("", include("core.urls")),
-    path("", include("curation.urls")),
+    # Before curation: judging's `datasets/<name>/answers/` would otherwise be read as a dataset
+    # named "<name>/answers" by curation's `datasets/<name>/`.
     path("", include("judging.urls")),
+    path("", include("curation.urls")),
     path("", include("annotation.urls")),
 ]

@@ -28,6 +28,12 @@ class AuditAction(models.TextChoices):
     PARTICIPANT_WITHDRAWN = "participant_withdrawn", _("Withdrew a participant and erased their data")
     DUPLICATE_RESOLVED = "duplicate_resolved", _("Resolved submissions sharing a Prolific ID")
     SUBMISSIONS_EXPIRED = "submissions_expired", _("Erased abandoned submissions")
+    ANSWERS_IMPORTED = "answers_imported", _("Imported candidate answers")
+    GENERATION_STARTED = "generation_started", _("Started generating candidate answers")
+    GENERATION_CANCELLED = "generation_cancelled", _("Cancelled generating candidate answers")
+    GENERATION_RESUMED = "generation_resumed", _("Resumed generating candidate answers")
+    TOKEN_CREATED = "token_created", _("Created an API token")
+    TOKEN_REVOKED = "token_revoked", _("Revoked an API token")
 
 
 MAX_NAME = AuditEvent._meta.get_field("actor_name").max_length

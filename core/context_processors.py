@@ -9,3 +9,9 @@ def roles(request):
         "is_reviewer": Role.REVIEWER in held,
         "is_annotator": Role.ANNOTATOR in held,
     }
+
+
+def kept_form(request):
+    """The fields of a form sent after the session ended, to be put back in the page's form
+    (core/kept_forms.py); None on every other page."""
+    return {"kept_form": getattr(request, "kept_form", None)}

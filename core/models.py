@@ -30,3 +30,24 @@ class AuditEvent(models.Model):
 
     def __str__(self):
         return f"{self.action} {self.target} by {self.actor_name or 'system'}"
+
+
+class ApiToken(models.Model):
+    """A person's token for the API, made on /account/tokens/. Only a SHA-256 hash of the token
+    is stored: the token itself is shown once, when it is made, and cannot be read again. Written
+    only through core/tokens.py (which records each creation and revocation in the audit log)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    # What the person calls it ("laptop script"), so that they know which one to revoke.
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    # The token's first characters, shown in the list to tell tokens apart; never enough to use.
+    prefix = models.CharField(max_length=12)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…) of {self.user_id}"

@@ -14,6 +14,8 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
+from core.kept_forms import form_keep, form_restore
+
 
 class Role(models.TextChoices):
     RESEARCHER = "researcher", _("Researcher")
@@ -52,22 +54,52 @@ class AuthenticatedHttpRequest(HttpRequest):
     user: User
 
 
+def _to_login(request: HttpRequest):
+    """The log-in page, coming back here after; a form sent after the session ended is kept
+    first, and the person comes back to the page the form is on (core/kept_forms.py)."""
+    if request.method == "POST":
+        return redirect_to_login(form_keep(request))
+    return redirect_to_login(request.get_full_path())
+
+
+def _with_kept_form(view, request, *args, **kwargs):
+    """The view, with the fields kept for this page (if any) handed to the template through
+    core.context_processors.kept_form."""
+    if request.method == "GET":
+        request.kept_form = form_restore(request)
+    return view(request, *args, **kwargs)
+
+
 def role_required(*allowed: Role):
     """View decorator: anonymous people go to the log-in page, signed-in people without
-    one of the allowed roles get 403 and never any data."""
+    one of the allowed roles get 403 and never any data. A form sent after the session ended
+    is filled in again once the person has logged in (core/kept_forms.py)."""
 
     def decorator(view):
         @wraps(view)
         def wrapped(request, *args, **kwargs):
             if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path())
+                return _to_login(request)
             if not any(has_role(request.user, role) for role in allowed):
                 raise PermissionDenied
-            return view(request, *args, **kwargs)
+            return _with_kept_form(view, request, *args, **kwargs)
 
         return wrapped
 
     return decorator
+
+
+def signed_in_required(view):
+    """View decorator for pages of anyone signed in, whatever their roles (their own account);
+    as role_required, a form sent after the session ended is kept across the log-in."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return _to_login(request)
+        return _with_kept_form(view, request, *args, **kwargs)
+
+    return wrapped
 
 
 def role_permission(*allowed: Role):

@@ -1,13 +1,19 @@
-"""Pages of the core app: the researcher's audit log and the page of a refused form."""
+"""Pages of the core app: the researcher's audit log, a person's API tokens and the page of a
+refused form."""
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import REASON_NO_CSRF_COOKIE
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from core.audit import AuditAction, audit_action_label, audit_events
-from core.roles import Role, role_required
+from core.kept_forms import typed_fields
+from core.roles import AuthenticatedHttpRequest, Role, role_required, signed_in_required
+from core.tokens import MAX_NAME, TokenError, api_token_create, api_token_revoke, api_tokens_of
 
 PAGE_SIZE = 100
 
@@ -26,6 +32,47 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
+@signed_in_required
+def account_tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The person's own API tokens: make one (shown once, on this response only), list, revoke."""
+    created, error, name = None, "", ""
+    if request.method == "POST":
+        name = request.POST.get("name", "")
+        try:
+            token, key = api_token_create(user=request.user, name=name)
+        except TokenError as problem:
+            error = problem.message
+        else:
+            created, name = {"token": token, "key": key}, ""
+    response = render(
+        request,
+        "core/account_tokens.html",
+        {
+            "tokens": api_tokens_of(user=request.user),
+            "created": created,
+            "error": error,
+            "name": name,
+            "max_name": MAX_NAME,
+        },
+        status=400 if error else 200,
+    )
+    # The new token is on this page once: no cache may keep a copy.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@signed_in_required
+@require_POST
+def account_token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
+    try:
+        token = api_token_revoke(user=request.user, token_id=token_id)
+    except TokenError as problem:
+        messages.error(request, problem.message)
+    else:
+        messages.success(request, _("Token “%(name)s” revoked: requests with it are refused.") % {"name": token.name})
+    return redirect("core:tokens")
+
+
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """settings.CSRF_FAILURE_VIEW: a form came with a missing or stale security token (a page
     left open for long, a log-in or log-out in another tab, cookies blocked). Says what
@@ -33,5 +80,8 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     on; rendering it sets a fresh token, so that page works again once reloaded."""
     referer = request.headers.get("referer", "")
     back = referer if url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}) else request.path
-    context = {"no_cookie": reason == REASON_NO_CSRF_COOKIE, "back_url": back}
+    # What was typed, shown below to copy: never kept in the session, since this request may
+    # come from another site (core/kept_forms.py).
+    typed = typed_fields(request) if request.method == "POST" else []
+    context = {"no_cookie": reason == REASON_NO_CSRF_COOKIE, "back_url": back, "typed": typed}
     return render(request, "403_csrf.html", context, status=403)

@@ -67,6 +67,8 @@ class ProgressSerializer(serializers.Serializer):
     shards = serializers.DictField(child=serializers.IntegerField())
     stale_shards = serializers.IntegerField()
     percent = serializers.FloatField()
+    live = serializers.BooleanField(help_text="Pending or running: rate, ETA, in flight and window apply.")
+    resumable = serializers.BooleanField(help_text="A resume would send something: units left without a reply.")
 
 
 class RunDetailSerializer(serializers.Serializer):

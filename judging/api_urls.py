@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judging import api
+from judging import answer_api, api
 
 urlpatterns = [
     path("runs/", api.RunListApi.as_view(), name="api-runs"),
@@ -13,4 +13,22 @@ urlpatterns = [
     path("runs/<int:run_id>/resume/", api.RunResumeApi.as_view(), name="api-run-resume"),
     path("runs/<int:run_id>/cancel/", api.RunCancelApi.as_view(), name="api-run-cancel"),
     path("judge-templates/", api.TemplateListApi.as_view(), name="api-judge-templates"),
+    # A dataset name may hold "/": these end in a fixed word, so the name is what comes before it.
+    path("datasets/<path:name>/answers/", answer_api.DatasetAnswersApi.as_view(), name="api-dataset-answers"),
+    path("datasets/<path:name>/generations/", answer_api.GenerationListApi.as_view(), name="api-dataset-generations"),
+    path(
+        "datasets/<path:name>/generations/<int:generation_id>/",
+        answer_api.GenerationDetailApi.as_view(),
+        name="api-dataset-generation",
+    ),
+    path(
+        "datasets/<path:name>/generations/<int:generation_id>/cancel/",
+        answer_api.GenerationCancelApi.as_view(),
+        name="api-dataset-generation-cancel",
+    ),
+    path(
+        "datasets/<path:name>/generations/<int:generation_id>/resume/",
+        answer_api.GenerationResumeApi.as_view(),
+        name="api-dataset-generation-resume",
+    ),
 ]

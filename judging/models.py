@@ -332,3 +332,63 @@ class RunFigures(models.Model):
 
     def __str__(self):
         return f"figures of run {self.run_id}"
+
+
+class AnswerGeneration(models.Model):
+    """One request to generate a candidate model's answers to a dataset from the browser or the
+    API, run by a worker on the `judging` queue (judging/answers/generation_jobs.py).
+
+    The answers themselves are the state: a generation only asks for the items its model has not
+    answered, so cancelling keeps what came back and resuming sends the rest. The counts are
+    those of the latest attempt, written as its batches are saved.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        CANCELLED = "cancelled", _("Cancelled")
+        FAILED = "failed", _("Failed")
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="answer_generations")
+    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="generations")
+    # Null: the default endpoint from the environment.
+    endpoint = models.ForeignKey(
+        Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="answer_generations"
+    )
+    # A benchmark's way of asking (judging.answers.generation.GENERATION_PRESETS); blank: none.
+    preset = models.CharField(max_length=32, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    generated = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    cut_off = models.PositiveIntegerField(default=0)
+    # Why it stopped or what failed, in words a researcher can act on.
+    error = models.CharField(max_length=2000, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The worker's last sign of life while running: a generation silent for JUDGING_STALE_SECONDS
+    # lost its worker and may be resumed.
+    beat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # Two generations of one model on one dataset would ask for the same items twice.
+            models.UniqueConstraint(
+                fields=["dataset", "model"],
+                condition=Q(status__in=["queued", "running"]),
+                name="one_active_generation_per_dataset_and_model",
+            ),
+        ]
+
+    def __str__(self):
+        return f"generation {self.pk} ({self.model_id} on {self.dataset_id})"

@@ -4,8 +4,10 @@
 from django.tasks import task
 
 # The one import loop judging keeps, as every queued Django app does: these tasks call the
-# engine, and the engine queues them (judging/engine/dispatch.py imports this module when it
-# enqueues, inside the functions that do).
+# engine and the generation service, and those queue them (judging/engine/dispatch.py and
+# judging/answers/generation_jobs.py import this module when they enqueue, inside the
+# functions that do).
+from judging.answers.generation_jobs import generation_execute
 from judging.engine.execution import shard_execute
 from judging.engine.watchdog import run_watch
 
@@ -30,3 +32,9 @@ def run_figures_task(run_id: int) -> str:
 def run_watch_task(run_id: int) -> str:
     """The run's watchdog: a dead worker's shards go back to the queue (judging.engine.watchdog.run_watch)."""
     return f"{run_watch(run_id=run_id)} shard(s) taken back"
+
+
+@task(queue_name="judging")
+def answers_generate_task(generation_id: int) -> str:
+    """A generation of candidate answers started from a page or the API."""
+    return generation_execute(generation_id=generation_id)

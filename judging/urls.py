@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judging import views
+from judging import answer_views, views
 
 app_name = "judging"
 urlpatterns = [
@@ -13,6 +13,14 @@ urlpatterns = [
     path("judge-templates/<int:template_id>/", views.template_edit, name="template-edit"),
     path("judge-templates/<int:template_id>/compare/", views.template_diff_pick, name="template-diff-pick"),
     path("judge-templates/<int:old_id>/diff/<int:new_id>/", views.template_diff, name="template-diff"),
+    # A dataset's candidate answers; a dataset name may hold "/", so config/urls.py lists these
+    # before curation's `datasets/<name>/`, which would take any path under it.
+    path("datasets/<path:name>/answers/", answer_views.dataset_answers, name="dataset-answers"),
+    path(
+        "datasets/<path:name>/answers/generations/<int:generation_id>/<str:action>/",
+        answer_views.generation_action,
+        name="generation-action",
+    ),
     # Posted from a working dataset's page (curation); the filter reads this app's judgments.
     path("review/datasets/<int:dataset_id>/difficulty/", views.dataset_difficulty_view, name="dataset-difficulty"),
 ]

@@ -27,7 +27,7 @@ from core.import_checks import MAX_TEXT_CHARS, FormatError
 from curation.datasets.importers import item_columns
 from curation.datasets.public_formats import read_alignbench, read_alpacaeval, read_urs
 from curation.models import Item
-from judging.answers.imports import read_answers
+from judging.answers.imports import read_answers, read_answers_csv
 from judging.models import CandidateModel
 
 SECONDS_PER_IMPORTER = 3.0
@@ -77,6 +77,7 @@ ANSWERS = jsonl(
         {"question": "说 3", "response": ""},
     ]
 )
+ANSWERS_CSV = 'question_id,question,response\n1,,四\n,说 2,"2, 两"\n,说 3,\n'.encode()
 VOTES = jsonl(
     [
         {"question_id": "q1", "model_a": "alpha", "model_b": "beta", "winner": "model_a", "annotator": "h1"},
@@ -268,7 +269,10 @@ IMPORTERS = {
         (lambda source: read_alignbench(source, columns=ITEM_COLUMNS), ALIGNBENCH, check_items),
         (lambda source: read_alpacaeval(source, columns=ITEM_COLUMNS), ALPACAEVAL, check_items),
     ],
-    "import_answers": [(lambda source: read_answers(source, columns=ITEM_COLUMNS), ANSWERS, check_answers)],
+    "import_answers": [
+        (lambda source: read_answers(source, columns=ITEM_COLUMNS), ANSWERS, check_answers),
+        (lambda source: read_answers_csv(source, columns=ITEM_COLUMNS), ANSWERS_CSV, check_answers),
+    ],
     "import_votes": [(lambda source: read_votes(source, columns=VOTE_COLUMNS), VOTES, check_votes)],
 }
 

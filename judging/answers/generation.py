@@ -18,6 +18,7 @@ from core.errors import UserbenchError
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel
 from judging.prompts.building import ALIGNBENCH_TEMPERATURE, chat_messages
+from judging.prompts.estimate import cost_estimate, text_language, tokens_estimate
 from judging.prompts.texts import ALPACAEVAL_GENERATION_SYSTEM
 from llm.calls import ChatRequest
 from llm.config import CallKind, EndpointConfig, max_tokens_for
@@ -26,6 +27,8 @@ from llm.errors import LLMCallError
 from llm.stream import window_for
 
 DEFAULT_TEMPERATURE = 0.7
+# An answer's length for the estimate shown before a generation starts, when max_tokens allows it.
+TYPICAL_ANSWER_TOKENS = 500
 
 
 class GenerationError(UserbenchError):
@@ -94,6 +97,58 @@ def generation_preset(name: str | None, *, default_temperature: float = DEFAULT_
     return GENERATION_PRESETS[name]
 
 
+def _unanswered(dataset: Dataset, model_name: str) -> tuple[list, int]:
+    """The dataset's items `model_name` has not answered yet, in order, and how many it has."""
+    answered = set(
+        Answer.objects.filter(item__dataset=dataset, model__name=model_name).values_list("item_id", flat=True)
+    )
+    return [item for item in dataset.items.order_by("id") if item.pk not in answered], len(answered)
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """What a generation would send, computed before anything is sent: the calls (one per item
+    the model has not answered), the items already answered, and the tokens estimated."""
+
+    calls: int
+    answered: int
+    prompt_tokens: int
+    completion_tokens: int
+    max_tokens: int
+
+    def cost(self, *, input_price, output_price):
+        """The estimate priced per million tokens; None when the input price is unknown."""
+        return cost_estimate(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            input_price=input_price,
+            output_price=output_price,
+        )
+
+
+def generation_plan(
+    *, dataset: Dataset, model_name: str, endpoint: EndpointConfig, preset: str | None = None, max_tokens=None
+) -> GenerationPlan:
+    """The calls `answers_generate` would make with these settings and their tokens, estimated the
+    way a judge run's are (judging/prompts/estimate.py). An unknown preset raises GenerationError."""
+    chosen = generation_preset(preset)
+    limit = max_tokens_for(
+        CallKind.GENERATION, endpoint=endpoint, override=max_tokens if max_tokens is not None else chosen.max_tokens
+    )
+    items, answered = _unanswered(dataset, model_name)
+    system = tokens_estimate(len(chosen.system_prompt), text_language(chosen.system_prompt))
+    prompt_tokens = sum(
+        tokens_estimate(len(item.question), item.language) + (system if chosen.system_prompt else 0) for item in items
+    )
+    return GenerationPlan(
+        calls=len(items),
+        answered=answered,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=len(items) * min(limit, TYPICAL_ANSWER_TOKENS),
+        max_tokens=limit,
+    )
+
+
 def answers_generate(
     *,
     dataset: Dataset,
@@ -105,6 +160,7 @@ def answers_generate(
     preset: str | None = None,
     on_progress: Callable[[dict], None] | None = None,
     interruptible: bool = False,
+    should_stop: Callable[[], bool] | None = None,
 ) -> dict:
     """Answer every item of the dataset that `model_name` has not answered yet.
 
@@ -115,12 +171,13 @@ def answers_generate(
     "stopped"}: failures and cut-off replies keep their reasons in "errors"; "interrupted" is
     True after Ctrl-C (what came back is saved); "stopped" names the error that stopped the
     calls when every call failed the same way. `on_progress(counts)` is called as batches are
-    saved. `concurrency`: calls in flight, "auto", or None (the endpoint's limit, else auto)."""
+    saved. `concurrency`: calls in flight, "auto", or None (the endpoint's limit, else auto).
+    `should_stop()` is asked about once a second: True stops the calls (a cancel from the page);
+    what came back is saved, and "cancelled" is then True."""
     chosen = generation_preset(preset, default_temperature=default_temperature)
     max_tokens = max_tokens if max_tokens is not None else chosen.max_tokens
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
-    answered = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
-    items = [item for item in dataset.items.order_by("id") if item.pk not in answered]
+    items, answered = _unanswered(dataset, model_name)
     limit = max_tokens_for(CallKind.GENERATION, endpoint=endpoint, override=max_tokens)
     requests = [
         ChatRequest(
@@ -140,9 +197,10 @@ def answers_generate(
         "generated": 0,
         "failed": 0,
         "cut_off": 0,
-        "skipped": len(answered),
+        "skipped": answered,
         "errors": [],
         "interrupted": False,
+        "cancelled": False,
         "stopped": "",
     }
 
@@ -182,9 +240,13 @@ def answers_generate(
         if on_progress is not None:
             on_progress(counts)
 
+    options: dict[str, Any] = {}
+    if should_stop is not None:
+        options["tick"] = lambda _state: should_stop()
     delivered = deliver_batched_sync(
-        endpoint, requests, save=save, window=window_for(endpoint, concurrency), interruptible=interruptible
+        endpoint, requests, save=save, window=window_for(endpoint, concurrency), interruptible=interruptible, **options
     )
     counts["interrupted"] = delivered.stopped == "signal"
+    counts["cancelled"] = delivered.stopped == "tick"
     counts["stopped"] = str(delivered.unusable) if delivered.unusable else ""
     return counts

@@ -1,8 +1,9 @@
-"""Candidate answers from a file (`import_answers`): a whole file in one transaction, or nothing.
+"""Candidate answers from a file (`import_answers`, a dataset's answers page, the API): a whole
+file in one transaction, or nothing.
 
-The file is JSONL with `instruction` or `question` (or `question_id`) and `response` per line;
-every line is checked by the pure rules of core/import_checks.py before anything
-is written, and an error names its line.
+The file is JSONL with `instruction` or `question` (or `question_id`) and `response` per line,
+or CSV with a header naming the same columns; every line is checked by the pure rules of
+core/import_checks.py before anything is written, and an error names its line.
 """
 
 from collections.abc import Mapping
@@ -11,7 +12,8 @@ from typing import BinaryIO, TextIO, cast
 
 from django.db import transaction
 
-from core.import_checks import FormatError, describe, id_field, json_objects, text_field
+from core.audit import AuditAction, audit_record
+from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_field, json_objects, text_field
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
@@ -58,15 +60,71 @@ def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[Answ
     return records
 
 
+ANSWER_FORMATS = ("jsonl", "csv")
+_QUESTION_COLUMNS = ("question_id", "question", "instruction")
+
+
+def answer_format(filename: str) -> str:
+    """The format a file's name says: "csv" for a .csv file, "jsonl" otherwise."""
+    return "csv" if filename.lower().endswith(".csv") else "jsonl"
+
+
+def read_answers_csv(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[AnswerRecord]:
+    """Candidate answers, CSV (UTF-8, a byte-order mark allowed): a header with `response` and at
+    least one of `question_id`, `question`, `instruction`; other columns are ignored. A row names
+    its question by a non-empty question_id, else by its question text."""
+    rows = csv_rows(source)
+    first = next(rows, None)
+    header = [name.lstrip("\ufeff").strip() for name in (first[1] if first else [])]
+    if "response" not in header or not set(header) & set(_QUESTION_COLUMNS):
+        found = ",".join(header)[:200] or "nothing"
+        raise FormatError(
+            first[0] if first else 1,
+            f"expected a header with response and question_id, question or instruction, found {found}",
+        )
+    if len(set(header)) != len(header):
+        raise FormatError(first[0] if first else 1, "the header names a column twice")
+    records = []
+    for line, row in rows:
+        cells = csv_cells(row, line, header)
+        question_id = cells.get("question_id", "")
+        name = "instruction" if cells.get("instruction") else "question"
+        question = cells.get(name, "")
+        if not question_id and not question:
+            raise FormatError(line, "expected a question_id, question or instruction")
+        records.append(
+            AnswerRecord(
+                line=line,
+                response=text_field(cells["response"], line, "response", blank=True),
+                question_id=id_field(question_id, line, "question_id", limit=column_limit(columns, "external_id"))
+                if question_id
+                else None,
+                question=text_field(question, line, name) if not question_id else None,
+            )
+        )
+    if not records:
+        raise FormatError(1, "the file has a header but no rows")
+    return records
+
+
 @transaction.atomic
-def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | TextIO, only_known: bool = False) -> int:
+def answers_import(
+    *,
+    dataset_name: str,
+    model_name: str,
+    stream: BinaryIO | TextIO,
+    only_known: bool = False,
+    file_format: str = "jsonl",
+    actor=None,
+) -> int:
     """Store one model's answers to a dataset's items; returns how many were stored.
 
     Each line is matched to exactly one item by `question_id` (the item's id in its source) or
     by the exact question text. Unknown questions, answers given twice, and answers the model
     already has are refused with the line number, and then nothing is stored. With
     `only_known`, lines about questions the dataset lacks are skipped instead (a dataset that
-    holds a slice of the file the answers were published for).
+    holds a slice of the file the answers were published for). `file_format`: "jsonl" or "csv".
+    `actor`: who imported them from a page or the API, recorded in the audit log.
     """
     try:
         dataset = dataset_by_name(name=dataset_name)
@@ -76,8 +134,9 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
     if not model_name:
         raise DataImportError("Name the model with --model.")
     model_name = checked_name(model_name, "model name", CandidateModel, "name")
+    reader = read_answers_csv if file_format == "csv" else read_answers
     try:
-        records = read_answers(stream, columns=item_columns())
+        records = reader(stream, columns=item_columns())
     except FormatError as error:
         raise DataImportError(f"Nothing imported. {error}") from None
     except UnicodeDecodeError as error:
@@ -125,4 +184,10 @@ def answers_import(*, dataset_name: str, model_name: str, stream: BinaryIO | Tex
         seen[item_id] = record.line
         answers.append(Answer(item_id=item_id, model=model, text=record.response, origin=Answer.Origin.IMPORTED))
     Answer.objects.bulk_create(answers, batch_size=500)
+    audit_record(
+        actor=actor,
+        action=AuditAction.ANSWERS_IMPORTED,
+        target=f"dataset:{dataset.name}",
+        details={"model": model_name, "answers": len(answers), "format": file_format},
+    )
     return len(answers)

@@ -38,7 +38,8 @@ def run_get(*, run_id: int) -> JudgeRun:
 
 
 def run_progress(*, run: JudgeRun) -> dict:
-    """Done, failed, cut off, in flight, window, rate, ETA, tokens and estimated cost of a run.
+    """Done, failed, cut off, in flight, window, rate, ETA, tokens and estimated cost of a run;
+    whether it is at work (`live`) and whether a resume would send anything (`resumable`).
 
     Read from the run's running counts and its workers' rows (a few small queries, however
     many judgments there are): polling it costs the database little. `done` counts judgments
@@ -117,6 +118,16 @@ def run_progress(*, run: JudgeRun) -> dict:
         "shards": {key: shards.get(key, 0) for key in JudgeShard.Status.values},
         "stale_shards": stale,
         "percent": round(100 * row["replied"] / total, 1) if total else 100.0,
+        # Rate, ETA, calls in flight, the window and stale shards mean something only while the
+        # run is at work; a finished page leaves them out.
+        "live": status in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
+        # What `run_resume` would send: units without a reply after the run stopped, or the
+        # shards of a dead worker while it runs.
+        "resumable": (
+            remaining > 0
+            if status in (JudgeRun.Status.FINISHED, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED)
+            else running and (stale > 0 or (workers["n"] == 0 and remaining > 0))
+        ),
     }
 
 

@@ -5,7 +5,6 @@ model, order), the template versions it would use, and the tokens it would send 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -16,11 +15,9 @@ from django.utils.translation import gettext as _
 from curation.models import Item
 from judging.errors import RunError
 from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, JudgeTemplate
+from judging.prompts.estimate import cost_estimate, text_language, tokens_estimate
 from judging.prompts.templates import item_template_name, latest_templates, template_family, templates_ensure_defaults
 from judging.runs.spec import RunSpec
-
-# Rough characters per token, for the cost estimate shown before a run starts.
-CHARS_PER_TOKEN = {"en": 4.0, "zh": 1.5}
 
 # A judge's reply length when the run sets no max_tokens: explanations per criterion, or a ranking.
 TYPICAL_REPLY_TOKENS: dict[str, int] = {JudgeMode.POINTWISE: 400, JudgeMode.PAIRWISE: 60}
@@ -55,16 +52,12 @@ class RunPlan:
 
     def cost(self, *, input_price, output_price) -> Decimal | None:
         """The estimate priced per million tokens; None when the input price is unknown."""
-        if input_price is None:
-            return None
-        total = Decimal(self.prompt_tokens) * Decimal(input_price) + Decimal(self.completion_tokens) * Decimal(
-            output_price or 0
+        return cost_estimate(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            input_price=input_price,
+            output_price=output_price,
         )
-        return (total / Decimal(1_000_000)).quantize(Decimal("0.0001"))
-
-
-def _tokens(chars: int, language: str) -> int:
-    return int(chars / CHARS_PER_TOKEN.get(language, CHARS_PER_TOKEN["en"])) + 1
 
 
 def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan:
@@ -161,10 +154,10 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
     missing = sorted(names - set(templates))
     if missing:
         raise RunError(_("No judge template named %(names)s.") % {"names": ", ".join(missing)})
-    template_tokens = {name: _tokens(len(t.text), t.language) for name, t in templates.items()}
-    system_tokens = _tokens(len(system_prompt), "zh" if re.search(r"[\u4e00-\u9fff]", system_prompt) else "en")
+    template_tokens = {name: tokens_estimate(len(t.text), t.language) for name, t in templates.items()}
+    system_tokens = tokens_estimate(len(system_prompt), text_language(system_prompt))
     prompt_tokens = sum(
-        template_tokens[name] + _tokens(chars, language) + (system_tokens if system_prompt else 0)
+        template_tokens[name] + tokens_estimate(chars, language) + (system_tokens if system_prompt else 0)
         for name, (chars, language) in zip(unit_names, unit_chars, strict=True)
     )
     return RunPlan(

@@ -153,3 +153,76 @@
   var first = document.querySelector("form [autofocus]");
   if (first && document.activeElement !== first) { first.focus(); }
 })();
+
+// A case is kept in this browser as it is typed (localStorage), until it is saved: a reload, a
+// crash or a closed tab gives it back, with a note. The server keeps it only once saved (or
+// across a language switch, above). The key names the submission and the case, so two
+// participants on one computer never see each other's drafts; a draft older than a week is
+// dropped.
+(function () {
+  "use strict";
+  var form = document.querySelector("form[data-draft-key]");
+  var storage;
+  try { storage = window.localStorage; } catch (error) { return; }
+  if (!form || !storage) { return; }
+  var key = "userbench-case-draft:" + form.getAttribute("data-draft-key");
+  var WEEK = 7 * 24 * 3600 * 1000;
+  var SKIP = ["hidden", "file", "submit", "button", "reset", "password"];
+  function fields() {
+    return Array.prototype.filter.call(form.elements, function (el) {
+      return el.name && SKIP.indexOf(el.type) < 0;
+    });
+  }
+  function snapshot() {
+    var values = {};
+    fields().forEach(function (el) {
+      var list = values[el.name] = values[el.name] || [];
+      if (el.type === "checkbox" || el.type === "radio") {
+        if (el.checked) { list.push(el.value); }
+      } else if (el.type === "select-multiple") {
+        Array.prototype.forEach.call(el.selectedOptions, function (option) { list.push(option.value); });
+      } else {
+        list.push(el.value);
+      }
+    });
+    return values;
+  }
+  var initial = JSON.stringify(snapshot());
+  function save() {
+    var now = JSON.stringify(snapshot());
+    try {
+      if (now === initial) { storage.removeItem(key); }
+      else { storage.setItem(key, JSON.stringify({ values: JSON.parse(now), at: Date.now() })); }
+    } catch (error) { /* storage full or refused: the server still saves on submit */ }
+  }
+  var draft = null;
+  try { draft = JSON.parse(storage.getItem(key) || "null"); } catch (error) { draft = null; }
+  if (draft && draft.values && Date.now() - draft.at < WEEK && JSON.stringify(draft.values) !== initial) {
+    var used = {};
+    fields().forEach(function (el) {
+      var given = draft.values[el.name];
+      if (!given) { return; }
+      if (el.type === "checkbox" || el.type === "radio") {
+        el.checked = given.indexOf(el.value) >= 0;
+      } else if (el.type === "select-multiple") {
+        Array.prototype.forEach.call(el.options, function (option) { option.selected = given.indexOf(option.value) >= 0; });
+      } else {
+        var index = used[el.name] || 0;
+        if (index < given.length) { el.value = given[index]; }
+        used[el.name] = index + 1;
+      }
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    var note = document.querySelector("[data-draft-note]");
+    if (note) { note.hidden = false; }
+  } else if (draft) {
+    storage.removeItem(key);
+  }
+  form.addEventListener("input", save);
+  form.addEventListener("change", save);
+  // Sent to the server: from now on the server has it (or gives it back with its errors).
+  // (A submit the length check above stopped sent nothing: the draft stays.)
+  form.addEventListener("submit", function (event) {
+    if (!event.defaultPrevented) { storage.removeItem(key); }
+  });
+})();

@@ -3,12 +3,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.import_checks import MAX_TEXT_CHARS
-from judging.answers.imports import DataImportError, answers_import
+from judging.answers.imports import DataImportError, answer_format, answers_import
 
 
 class Command(BaseCommand):
     help = (
-        "Import one model's answers (JSONL with instruction/question/question_id and response). Whole file "
+        "Import one model's answers (JSONL with instruction/question/question_id and response, or a .csv file "
+        "with a header naming those columns). Whole file "
         f"or nothing: a bad line is named with what was expected. UTF-8; answers up to {MAX_TEXT_CHARS:,} characters; "
         "blank lines are skipped."
     )
@@ -22,7 +23,9 @@ class Command(BaseCommand):
         try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:
-                count = answers_import(dataset_name=dataset, model_name=model, stream=stream)
+                count = answers_import(
+                    dataset_name=dataset, model_name=model, stream=stream, file_format=answer_format(file.name)
+                )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None
         except OSError as error:

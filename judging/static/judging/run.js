@@ -13,7 +13,8 @@
           var key = node.dataset.field;
           if (key === "status") return;
           var value = data[key];
-          node.textContent = value === null || value === undefined ? "—" : String(value);
+          // data-unit: a unit shown after a value, never after the dash of a missing one ("ETA — s").
+          node.textContent = value === null || value === undefined ? "—" : String(value) + (node.dataset.unit || "");
           if (key === "error") node.hidden = !value;
         });
         var noWorker = document.getElementById("no-worker");

@@ -1,0 +1,180 @@
+"""REST API of a dataset's candidate answers: an upload of one model's answers (multipart `model`
+and `file`), and generations from an endpoint, followed, cancelled and resumed."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.models import Dataset
+from judging.access import ResearcherPermission
+from judging.answer_forms import MAX_UPLOAD_BYTES, MODEL_NAME_CHARS
+from judging.answers.generation import GENERATION_PRESETS
+from judging.answers.generation_jobs import (
+    generation_can_resume,
+    generation_cancel,
+    generation_resume,
+    generation_start,
+)
+from judging.answers.imports import answer_format, answers_import
+from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.models import AnswerGeneration
+from llm.selectors import endpoint_by_name
+
+
+def _dataset(name: str) -> Dataset:
+    try:
+        return dataset_by_name(name=name)
+    except DatasetNotFound as error:
+        raise NotFound(str(error)) from None
+
+
+def _generation(name: str, generation_id: int) -> AnswerGeneration:
+    try:
+        return generation_of_dataset(dataset=_dataset(name), generation_id=generation_id)
+    except GenerationNotFound as error:
+        raise NotFound(str(error)) from None
+
+
+class ModelAnswersSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "ModelAnswers"
+
+    model = serializers.CharField(source="name")
+    answers = serializers.IntegerField(source="answer_count")
+
+
+class GenerationSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "AnswerGeneration"
+
+    id = serializers.IntegerField()
+    dataset = serializers.CharField(source="dataset.name")
+    model = serializers.CharField(source="model.name")
+    endpoint = serializers.CharField(source="endpoint.name", allow_null=True, default=None)
+    preset = serializers.CharField()
+    max_tokens = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField(help_text="queued, running, finished, cancelled or failed.")
+    status_label = serializers.CharField(source="get_status_display")
+    total = serializers.IntegerField(help_text="Items the latest attempt asked for.")
+    generated = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cut_off = serializers.IntegerField(help_text="Answers cut off by max_tokens: not kept, asked for again on resume.")
+    error = serializers.CharField(help_text="Why it stopped, or the reasons of failed items.")
+    resumable = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_resumable(self, generation) -> bool:
+        return generation_can_resume(generation)
+
+
+class DatasetAnswersApi(APIView):
+    """The dataset's candidate models with their answer counts; POST uploads one model's answers
+    (JSONL, or CSV for a file named .csv): the whole file or nothing, an error naming its line."""
+
+    permission_classes = [ResearcherPermission]
+    parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnswerUpload"
+
+        model = serializers.CharField(max_length=MODEL_NAME_CHARS)
+        file = serializers.FileField(help_text="JSONL, or CSV when the file name ends in .csv; UTF-8.")
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnswerUploaded"
+
+        model = serializers.CharField()
+        imported = serializers.IntegerField()
+
+    @extend_schema(responses=ModelAnswersSerializer(many=True))
+    def get(self, request, name: str):
+        return Response(ModelAnswersSerializer(answer_counts(dataset=_dataset(name)), many=True).data)
+
+    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
+    def post(self, request, name: str):
+        dataset = _dataset(name)
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        upload = given.validated_data["file"]
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise serializers.ValidationError({"file": [f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB."]})
+        count = answers_import(
+            dataset_name=dataset.name,
+            model_name=given.validated_data["model"],
+            stream=upload,
+            file_format=answer_format(upload.name or ""),
+            actor=request.user,
+        )
+        return Response({"model": given.validated_data["model"].strip(), "imported": count}, status.HTTP_201_CREATED)
+
+
+class GenerationListApi(APIView):
+    """The dataset's generations, newest first; POST starts one on the `judging` queue."""
+
+    permission_classes = [ResearcherPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnswerGenerationCreate"
+
+        model = serializers.CharField(max_length=MODEL_NAME_CHARS, help_text="Sent to the endpoint as the model.")
+        endpoint = serializers.CharField(
+            max_length=100, required=False, allow_null=True, default=None, help_text="Absent: the default endpoint."
+        )
+        preset = serializers.ChoiceField(choices=list(GENERATION_PRESETS), required=False, default="")
+        max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
+
+    @extend_schema(responses=GenerationSerializer(many=True))
+    def get(self, request, name: str):
+        return Response(GenerationSerializer(generation_list(dataset=_dataset(name)), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: GenerationSerializer})
+    def post(self, request, name: str):
+        dataset = _dataset(name)
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        endpoint = endpoint_by_name(name=data["endpoint"]) if data["endpoint"] not in (None, "", "default") else None
+        generation = generation_start(
+            dataset=dataset,
+            model_name=data["model"],
+            endpoint=endpoint,
+            preset=data.get("preset") or "",
+            max_tokens=data.get("max_tokens"),
+            created_by=request.user,
+        )
+        generation.refresh_from_db()
+        return Response(GenerationSerializer(generation).data, status=status.HTTP_201_CREATED)
+
+
+class GenerationDetailApi(APIView):
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(responses=GenerationSerializer)
+    def get(self, request, name: str, generation_id: int):
+        return Response(GenerationSerializer(_generation(name, generation_id)).data)
+
+
+class GenerationCancelApi(APIView):
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(request=None, responses=GenerationSerializer)
+    def post(self, request, name: str, generation_id: int):
+        generation = generation_cancel(generation=_generation(name, generation_id), actor=request.user)
+        return Response(GenerationSerializer(generation).data)
+
+
+class GenerationResumeApi(APIView):
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(request=None, responses=GenerationSerializer)
+    def post(self, request, name: str, generation_id: int):
+        generation = generation_resume(generation=_generation(name, generation_id), actor=request.user)
+        return Response(GenerationSerializer(generation).data)

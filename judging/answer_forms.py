@@ -1,0 +1,92 @@
+"""The forms of a dataset's answers page: an upload of one model's answers, and a generation
+from an endpoint. They parse input; judging/answers decides."""
+
+from typing import cast
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from core.forms import NoLabelSuffix
+from judging.answers.generation import GENERATION_PRESETS
+from judging.forms import DEFAULT_ENDPOINT
+from judging.models import CandidateModel
+from llm.errors import EndpointError
+from llm.selectors import endpoint_by_name
+
+MODEL_NAME_CHARS = CandidateModel._meta.get_field("name").max_length
+# An upload is read whole before anything is stored; a file larger than this is refused first.
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
+PRESET_LABELS = {
+    "urs": _("URS: the service's default temperature, the question alone"),
+    "alignbench": _("AlignBench: temperature 0.1 or 0.7 by category, the question alone"),
+    "chinese_alpaca_eval": _("ChineseAlpacaEval: its Chinese system prompt, temperature 0.7, 2048 tokens"),
+}
+
+
+class AnswerUploadForm(NoLabelSuffix, forms.Form):
+    """One model's answers from a JSONL or CSV file."""
+
+    model = forms.CharField(
+        label=_("Model"),
+        max_length=MODEL_NAME_CHARS,
+        help_text=_("The candidate model whose answers these are, as you want it named in the results."),
+    )
+    file = forms.FileField(
+        label=_("File (JSONL or CSV)"),
+        help_text=_(
+            "JSONL: one object per line with question_id (or question, or instruction) and response. "
+            "CSV: a header with the same columns. UTF-8. The whole file or nothing."
+        ),
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(
+                _("The file is larger than %(limit)d MB.") % {"limit": MAX_UPLOAD_BYTES // (1024 * 1024)}
+            )
+        return upload
+
+
+class GenerationForm(NoLabelSuffix, forms.Form):
+    """A generation of one model's answers to the items it has not answered."""
+
+    model = forms.CharField(
+        label=_("Model"),
+        max_length=MODEL_NAME_CHARS,
+        help_text=_("Sent as the model name to the endpoint, and the name its answers get."),
+    )
+    endpoint = forms.ChoiceField(label=_("Endpoint"))
+    preset = forms.ChoiceField(
+        label=_("Ask as"),
+        required=False,
+        choices=[("", _("default: temperature by category (AlignBench's table), 0.7 otherwise"))]
+        + [(name, PRESET_LABELS.get(name, name)) for name in GENERATION_PRESETS],
+    )
+    max_tokens = forms.IntegerField(
+        label=_("Max tokens per answer"),
+        min_value=1,
+        max_value=100_000,
+        required=False,
+        help_text=_(
+            "Empty: the preset's, else the endpoint's, else generation's default. A cut-off answer is not kept."
+        ),
+    )
+
+    def __init__(self, *args, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [
+            (DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))
+        ] + [(endpoint.name, endpoint.name) for endpoint in endpoints]
+        self.fields["model"].widget.attrs["list"] = "generation-models"
+        self.models = sorted({endpoint.default_model for endpoint in endpoints if endpoint.default_model})
+
+    def clean_endpoint(self):
+        name = self.cleaned_data["endpoint"]
+        if name == DEFAULT_ENDPOINT:
+            return None
+        try:
+            return endpoint_by_name(name=name)
+        except EndpointError as error:
+            raise forms.ValidationError(str(error)) from None

@@ -1,0 +1,165 @@
+"""A dataset's candidate answers in the browser (`/datasets/<name>/answers/`): upload one model's
+answers, or generate them from an endpoint after seeing the calls, tokens and cost, then follow,
+cancel and resume the generation. Thin: parse, call one service or selector, render."""
+
+import hashlib
+import json
+from urllib.parse import quote
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from core.roles import AuthenticatedHttpRequest
+from curation.datasets.importers import DataImportError
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.models import Dataset
+from judging.access import researcher_required
+from judging.answer_forms import AnswerUploadForm, GenerationForm
+from judging.answers.generation import GenerationError, generation_plan
+from judging.answers.generation_jobs import (
+    generation_can_resume,
+    generation_cancel,
+    generation_resume,
+    generation_start,
+)
+from judging.answers.imports import answer_format, answers_import
+from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from llm.errors import EndpointError
+from llm.selectors import endpoint_config, endpoint_list
+
+
+def _dataset(name: str) -> Dataset:
+    try:
+        return dataset_by_name(name=name)
+    except DatasetNotFound:
+        raise Http404 from None
+
+
+def _fingerprint(data: dict) -> str:
+    """What a preview showed, so that a start with other settings shows the numbers first."""
+    plain = {key: getattr(value, "pk", value) for key, value in data.items()}
+    return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _page_url(dataset: Dataset) -> str:
+    return reverse("judging:dataset-answers", args=[dataset.name])
+
+
+@researcher_required
+def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
+    """The dataset's candidate models with their answer counts, an upload, a generation with its
+    preview, and the generations started so far with their progress."""
+    dataset = _dataset(name)
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    endpoints = list(endpoint_list())
+    # Both forms have a `model` field: their own id prefixes keep the page's ids unique.
+    upload = AnswerUploadForm(
+        request.POST if action == "upload" else None, request.FILES if action == "upload" else None, auto_id="upload_%s"
+    )
+    generate = GenerationForm(
+        request.POST if action in ("preview", "start") else None, endpoints=endpoints, auto_id="generate_%s"
+    )
+    preview = None
+    if action == "upload" and upload.is_valid():
+        file = upload.cleaned_data["file"]
+        try:
+            count = answers_import(
+                dataset_name=dataset.name,
+                model_name=upload.cleaned_data["model"],
+                stream=file,
+                file_format=answer_format(file.name or ""),
+                actor=request.user,
+            )
+        except DataImportError as error:
+            upload.add_error("file", str(error))
+        else:
+            messages.success(
+                request,
+                _("Imported %(count)d answers of %(model)s.") % {"count": count, "model": upload.cleaned_data["model"]},
+            )
+            return redirect(_page_url(dataset))
+    elif action in ("preview", "start") and generate.is_valid():
+        data = generate.cleaned_data
+        settings = {
+            "model_name": data["model"].strip(),
+            "endpoint": data["endpoint"],
+            "preset": data["preset"],
+            "max_tokens": data["max_tokens"],
+        }
+        fingerprint = _fingerprint(settings)
+        try:
+            if action == "start" and request.POST.get("previewed") == fingerprint:
+                generation = generation_start(dataset=dataset, created_by=request.user, **settings)
+                messages.success(
+                    request,
+                    _("Generating %(model)s's answers: %(calls)d calls.")
+                    % {"model": generation.model.name, "calls": generation.total},
+                )
+                return redirect(_page_url(dataset) + f"#generation-{generation.pk}")
+            if action == "start":
+                messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
+            endpoint = data["endpoint"]
+            plan = generation_plan(
+                dataset=dataset,
+                model_name=settings["model_name"],
+                endpoint=endpoint_config(endpoint.name if endpoint else None),
+                preset=settings["preset"] or None,
+                max_tokens=settings["max_tokens"],
+            )
+        except (GenerationError, EndpointError, DataImportError) as problem:
+            generate.add_error(None, str(problem))
+        else:
+            preview = {
+                "plan": plan,
+                "cost": plan.cost(
+                    input_price=endpoint.input_price_per_million if endpoint else None,
+                    output_price=endpoint.output_price_per_million if endpoint else None,
+                ),
+                "endpoint": endpoint,
+                "fingerprint": fingerprint,
+            }
+    generations = list(generation_list(dataset=dataset)[:20])
+    for generation in generations:
+        generation.resumable = generation_can_resume(generation)  # type: ignore[attr-defined]  # for the template
+    return render(
+        request,
+        "judging/dataset_answers.html",
+        {
+            "dataset": dataset,
+            "models": answer_counts(dataset=dataset),
+            "upload": upload,
+            "generate": generate,
+            "preview": preview,
+            "generations": generations,
+            "item_count": dataset.items.count(),
+            "quoted_name": quote(dataset.name),
+        },
+        status=400 if upload.errors or generate.errors else 200,
+    )
+
+
+@researcher_required
+@require_POST
+def generation_action(request: AuthenticatedHttpRequest, name: str, generation_id: int, action: str) -> HttpResponse:
+    """Cancel or resume one of the dataset's generations."""
+    dataset = _dataset(name)
+    try:
+        generation = generation_of_dataset(dataset=dataset, generation_id=generation_id)
+    except GenerationNotFound:
+        raise Http404 from None
+    try:
+        if action == "cancel":
+            generation_cancel(generation=generation, actor=request.user)
+            messages.success(request, _("Generation cancelled; the answers that came back are kept."))
+        elif action == "resume":
+            generation_resume(generation=generation, actor=request.user)
+            messages.success(request, _("Generation resumed for the items still without an answer."))
+        else:
+            raise Http404
+    except (GenerationError, EndpointError) as problem:
+        messages.error(request, str(problem))
+    return redirect(_page_url(dataset) + f"#generation-{generation.pk}")

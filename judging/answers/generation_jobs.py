@@ -1,0 +1,232 @@
+"""Generating candidate answers in the background: what a dataset's answers page and the API
+start, follow, cancel and resume. The `generate` command runs the same service in the
+foreground (judging/answers/generation.py, `answers_generate`).
+
+A generation is a row (judging.models.AnswerGeneration) and a task on the `judging` queue
+(judging/tasks.py). The answers are the state: each attempt asks only for the items its model
+has not answered, so a cancel keeps what came back and a resume sends the rest; the response
+cache means a prompt sent again is never paid twice.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from core.audit import AuditAction, audit_record
+from curation.datasets.importers import checked_name
+from curation.models import Dataset
+from judging.answers.generation import GenerationError, answers_generate, generation_preset
+from judging.models import AnswerGeneration, CandidateModel, stale_after
+from llm.errors import EndpointError
+from llm.models import Endpoint
+from llm.selectors import endpoint_config
+
+# How many failure reasons a generation keeps for the page (each names its item).
+MAX_ERRORS_SHOWN = 10
+
+
+def generation_endpoint(generation: AnswerGeneration):
+    """The generation's endpoint configuration (the default one when it names none);
+    EndpointError when it cannot be used."""
+    return endpoint_config(generation.endpoint.name if generation.endpoint else None)
+
+
+def generation_is_stale(generation: AnswerGeneration) -> bool:
+    """A running generation whose worker has not been heard of for JUDGING_STALE_SECONDS."""
+    beat = generation.beat_at or generation.created_at
+    return generation.status == AnswerGeneration.Status.RUNNING and timezone.now() - beat > stale_after()
+
+
+def generation_can_resume(generation: AnswerGeneration) -> bool:
+    """Whether a resume would send something: a cancelled or failed generation, a finished one
+    that left items without a complete answer, or a running one whose worker is gone."""
+    if generation.status in (AnswerGeneration.Status.CANCELLED, AnswerGeneration.Status.FAILED):
+        return True
+    if generation.status == AnswerGeneration.Status.FINISHED:
+        return bool(generation.failed or generation.cut_off)
+    return generation_is_stale(generation)
+
+
+def _enqueue(generation: AnswerGeneration) -> None:
+    # The service <-> task loop of a queued app: judging/tasks.py imports this module at load.
+    from judging.tasks import answers_generate_task
+
+    result = answers_generate_task.enqueue(generation.pk)
+    AnswerGeneration.objects.filter(pk=generation.pk).update(task_id=str(result.id)[:64])
+
+
+@transaction.atomic
+def generation_create(
+    *,
+    dataset: Dataset,
+    model_name: str,
+    endpoint: Endpoint | None = None,
+    preset: str = "",
+    max_tokens: int | None = None,
+    created_by=None,
+) -> AnswerGeneration:
+    """A queued generation of `model_name`'s answers to the dataset's items it has not answered.
+
+    Raises GenerationError (nothing written) for an unknown preset, a model already being
+    generated on this dataset, or a model that has answered every item; EndpointError for an
+    endpoint that cannot be used. Audited. Call `generation_start` to also queue it."""
+    name = checked_name(model_name.strip(), "model name", CandidateModel, "name") if model_name.strip() else ""
+    if not name:
+        raise GenerationError(_("Name the model whose answers to generate."))
+    generation_preset(preset)
+    endpoint_config(endpoint.name if endpoint else None)
+    model, _created = CandidateModel.objects.get_or_create(name=name)
+    if AnswerGeneration.objects.filter(dataset=dataset, model=model, status__in=AnswerGeneration.ACTIVE).exists():
+        raise GenerationError(
+            _("%(model)s is already being generated on %(dataset)s: wait for it or cancel it.")
+            % {"model": name, "dataset": dataset.name}
+        )
+    left = dataset.items.exclude(answers__model=model).count()
+    if not left:
+        raise GenerationError(
+            _("%(model)s has answered every item of %(dataset)s.") % {"model": name, "dataset": dataset.name}
+        )
+    generation = AnswerGeneration.objects.create(
+        dataset=dataset,
+        model=model,
+        endpoint=endpoint,
+        preset=preset,
+        max_tokens=max_tokens,
+        total=left,
+        created_by=created_by,
+    )
+    audit_record(
+        actor=created_by,
+        action=AuditAction.GENERATION_STARTED,
+        target=f"dataset:{dataset.name}",
+        details={"generation": generation.pk, "model": name, "endpoint": endpoint.name if endpoint else "default"},
+    )
+    return generation
+
+
+def generation_start(**kwargs) -> AnswerGeneration:
+    """`generation_create`, then its task queued once the row is committed."""
+    generation = generation_create(**kwargs)
+    _enqueue(generation)
+    return generation
+
+
+@transaction.atomic
+def generation_cancel(*, generation: AnswerGeneration, actor=None) -> AnswerGeneration:
+    """Stop a queued or running generation: a queued one never starts, a running one stops
+    sending within about a second; what came back is kept. Audited. GenerationError otherwise."""
+    locked = AnswerGeneration.objects.select_for_update().get(pk=generation.pk)
+    if locked.status not in AnswerGeneration.ACTIVE:
+        raise GenerationError(
+            _("Only a queued or running generation can be cancelled; this one is %(status)s.")
+            % {"status": str(locked.get_status_display()).lower()}
+        )
+    changes: dict = {"cancel_requested": True}
+    if locked.status == AnswerGeneration.Status.QUEUED or generation_is_stale(locked):
+        changes.update(status=AnswerGeneration.Status.CANCELLED, finished_at=timezone.now())
+    AnswerGeneration.objects.filter(pk=locked.pk).update(**changes)
+    audit_record(
+        actor=actor,
+        action=AuditAction.GENERATION_CANCELLED,
+        target=f"dataset:{locked.dataset.name}",
+        details={"generation": locked.pk, "was": locked.status},
+    )
+    generation.refresh_from_db()
+    return generation
+
+
+def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGeneration:
+    """Queue the generation again for the items its model still has not answered (cancelled,
+    failed, left unfinished, or abandoned by its worker). Audited. GenerationError when nothing
+    is left to send or it is still at work."""
+    with transaction.atomic():
+        locked = AnswerGeneration.objects.select_for_update().select_related("dataset").get(pk=generation.pk)
+        if not generation_can_resume(locked):
+            raise GenerationError(_("Nothing is left to resume: this generation is at work or has finished."))
+        left = locked.dataset.items.exclude(answers__model_id=locked.model_id).count()
+        if not left:
+            raise GenerationError(_("Nothing is left to resume: every item has an answer."))
+        AnswerGeneration.objects.filter(pk=locked.pk).update(
+            status=AnswerGeneration.Status.QUEUED,
+            cancel_requested=False,
+            total=left,
+            generated=0,
+            failed=0,
+            cut_off=0,
+            error="",
+            beat_at=None,
+            finished_at=None,
+        )
+        audit_record(
+            actor=actor,
+            action=AuditAction.GENERATION_RESUMED,
+            target=f"dataset:{locked.dataset.name}",
+            details={"generation": locked.pk, "was": locked.status},
+        )
+    generation.refresh_from_db()
+    _enqueue(generation)
+    return generation
+
+
+def _claim(generation_id: int) -> AnswerGeneration | None:
+    """The queued generation marked running, or None when it was cancelled or taken meanwhile."""
+    claimed = AnswerGeneration.objects.filter(
+        pk=generation_id, status=AnswerGeneration.Status.QUEUED, cancel_requested=False
+    ).update(status=AnswerGeneration.Status.RUNNING, beat_at=timezone.now())
+    if not claimed:
+        return None
+    return AnswerGeneration.objects.select_related("dataset", "model", "endpoint").get(pk=generation_id)
+
+
+def generation_execute(*, generation_id: int) -> str:
+    """A worker's run of one generation (the task judging/tasks.py queues): every item its
+    model has not answered is asked for, answers are saved as they arrive and the counts with
+    them; a cancel stops the calls within about a second. Returns the final status."""
+    generation = _claim(generation_id)
+    if generation is None:
+        return "not queued"
+    rows = AnswerGeneration.objects.filter(pk=generation.pk)
+    try:
+        endpoint = generation_endpoint(generation)
+    except EndpointError as unusable:
+        rows.update(status=AnswerGeneration.Status.FAILED, error=str(unusable)[:2000], finished_at=timezone.now())
+        return AnswerGeneration.Status.FAILED
+
+    def progress(counts: dict) -> None:
+        rows.update(
+            generated=counts["generated"], failed=counts["failed"], cut_off=counts["cut_off"], beat_at=timezone.now()
+        )
+
+    def cancelled() -> bool:
+        rows.update(beat_at=timezone.now())
+        return rows.filter(cancel_requested=True).exists()
+
+    counts = answers_generate(
+        dataset=generation.dataset,
+        model_name=generation.model.name,
+        endpoint=endpoint,
+        max_tokens=generation.max_tokens,
+        preset=generation.preset or None,
+        on_progress=progress,
+        should_stop=cancelled,
+    )
+    if counts["cancelled"] or rows.filter(cancel_requested=True).exists():
+        status = AnswerGeneration.Status.CANCELLED
+    elif counts["stopped"]:
+        status = AnswerGeneration.Status.FAILED
+    else:
+        status = AnswerGeneration.Status.FINISHED
+    reasons = counts["stopped"] or "\n".join(counts["errors"][:MAX_ERRORS_SHOWN])
+    rows.update(
+        status=status,
+        total=counts["total"],
+        generated=counts["generated"],
+        failed=counts["failed"],
+        cut_off=counts["cut_off"],
+        error=reasons[:2000],
+        finished_at=timezone.now(),
+        beat_at=timezone.now(),
+    )
+    return status

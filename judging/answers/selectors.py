@@ -1,0 +1,39 @@
+"""Reads for a dataset's answers page and the API: the candidate models' answer counts and the
+generations started from the browser or the API."""
+
+from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext as _
+
+from core.errors import UserbenchError
+from curation.models import Dataset
+from judging.models import AnswerGeneration, CandidateModel
+
+
+class GenerationNotFound(UserbenchError):
+    """No generation of that id on that dataset."""
+
+
+def answer_counts(*, dataset: Dataset) -> QuerySet[CandidateModel]:
+    """The candidate models (not the injection probe's) with answers on the dataset, each with
+    `answer_count`, by name."""
+    return (
+        CandidateModel.objects.filter(is_probe=False)
+        .annotate(answer_count=Count("answers", filter=Q(answers__item__dataset=dataset)))
+        .filter(answer_count__gt=0)
+        .order_by("name")
+    )
+
+
+def generation_list(*, dataset: Dataset) -> QuerySet[AnswerGeneration]:
+    """The dataset's generations, newest first."""
+    return AnswerGeneration.objects.filter(dataset=dataset).select_related("model", "endpoint", "created_by")
+
+
+def generation_of_dataset(*, dataset: Dataset, generation_id: int) -> AnswerGeneration:
+    """The dataset's generation of that id; GenerationNotFound naming it otherwise."""
+    found = generation_list(dataset=dataset).filter(pk=generation_id).first()
+    if found is None:
+        raise GenerationNotFound(
+            _("Dataset %(dataset)s has no generation %(id)s.") % {"dataset": dataset.name, "id": generation_id}
+        )
+    return found

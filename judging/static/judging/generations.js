@@ -1,0 +1,30 @@
+// Live progress of a dataset's generations: polls the API while one is queued or running, and
+// shows Cancel or Resume as its status allows. The page is never reloaded, so nothing typed in
+// its forms is lost. No library, no CDN.
+(function () {
+  "use strict";
+  document.querySelectorAll("article.generation").forEach(function (article) {
+    var bar = article.querySelector("progress");
+    function active(status) { return status === "queued" || status === "running"; }
+    function update() {
+      fetch(article.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (data) {
+          if (!data) return;
+          article.querySelectorAll("[data-field]").forEach(function (node) {
+            var value = data[node.dataset.field];
+            node.textContent = value === null || value === undefined ? "" : String(value);
+            if (node.dataset.field === "error") node.hidden = !value;
+          });
+          bar.max = Math.max(data.total, 1);
+          bar.value = data.generated;
+          article.dataset.status = data.status;
+          article.querySelector('[data-when="active"]').hidden = !active(data.status);
+          article.querySelector('[data-when="resumable"]').hidden = !data.resumable;
+          if (active(data.status)) window.setTimeout(update, 2000);
+        })
+        .catch(function () { window.setTimeout(update, 5000); });
+    }
+    if (active(article.dataset.status)) update();
+  });
+})();
