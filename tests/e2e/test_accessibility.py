@@ -49,6 +49,8 @@ def researcher_pages() -> list[str]:
         "/studies/demo/edit/",
         "/datasets/",
         f"/datasets/{dataset.name}/",
+        f"/datasets/{dataset.name}/answers/",
+        "/account/tokens/",
         "/runs/",
         "/runs/new/",
         f"/runs/{run.pk}/",
