@@ -264,7 +264,9 @@ def env_key_hosts(name: str) -> dict[str, list[str]]:
     if not isinstance(given, dict) or not all(
         isinstance(hosts, list) and all(isinstance(host, str) for host in hosts) for hosts in given.values()
     ):
-        raise ImproperlyConfigured(f'{name} maps variable names to lists of hosts, e.g. {{"X_API_KEY": ["x.example"]}}.')
+        raise ImproperlyConfigured(
+            f'{name} maps variable names to lists of hosts, e.g. {{"X_API_KEY": ["x.example"]}}.'
+        )
     return {**DEFAULT_LLM_KEY_HOSTS, **given}
 
 

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from llm.errors import EndpointError
 
@@ -127,20 +128,20 @@ def internal_kind(address: IPAddress) -> str:
     """What kind of internal address `address` is, or "" for a public one."""
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
-            return _("IPv4-mapped IPv6")
+            return pgettext("internal address", "IPv4-mapped IPv6")
         embedded = address.sixtofour or (address.teredo[1] if address.teredo else None)
         if embedded is not None and internal_kind(embedded):
-            return _("IPv6 holding an internal IPv4 address")
+            return pgettext("internal address", "IPv6 holding an internal IPv4 address")
         if address in ipaddress.IPv6Network("fc00::/7"):
-            return _("unique-local")
+            return pgettext("internal address", "unique-local")
     checks = (
-        (address.is_unspecified, _("unspecified")),
-        (address.is_loopback, _("loopback")),
-        (address.is_link_local, _("link-local")),
-        (address.is_multicast, _("multicast")),
-        (address.is_private, _("private")),
-        (address.is_reserved, _("reserved")),
-        (not address.is_global, _("not publicly routable")),
+        (address.is_unspecified, pgettext("internal address", "unspecified")),
+        (address.is_loopback, pgettext("internal address", "loopback")),
+        (address.is_link_local, pgettext("internal address", "link-local")),
+        (address.is_multicast, pgettext("internal address", "multicast")),
+        (address.is_private, pgettext("internal address", "private")),
+        (address.is_reserved, pgettext("internal address", "reserved")),
+        (not address.is_global, pgettext("internal address", "not publicly routable")),
     )
     return next((kind for internal, kind in checks if internal), "")
 

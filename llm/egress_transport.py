@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 import httpx2
 from aiohttp.abc import AbstractResolver, ResolveResult
+from django.utils.translation import gettext as _
 from openai._vendor.httpx_aiohttp import AiohttpTransport
 
 from llm.egress import EgressRefused, Target, address_problem, addresses_problem, resolve
@@ -82,7 +83,10 @@ class GuardedTransport(AiohttpTransport):
         if self.refusal:
             raise EgressRefused(self.refusal)
         if Target.of(str(request.url)).host != self.target.host:
-            raise EgressRefused(f"{request.url.host} is not this endpoint's host ({self.target.host}).")
+            raise EgressRefused(
+                _("%(host)s is not this endpoint's host (%(own)s).")
+                % {"host": request.url.host, "own": self.target.host}
+            )
         return await super().handle_async_request(request)
 
 

@@ -7,8 +7,6 @@ and its transport (llm.egress_transport) which addresses a call may connect to.
 
 from __future__ import annotations
 
-import os
-
 from llm.config import EndpointConfig
 from llm.egress import EgressRefused, endpoint_key
 from llm.sdk import sdk_modules

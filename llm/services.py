@@ -169,6 +169,4 @@ def connection_test_failure(error: LLMCallError | EndpointError, config: Endpoin
         }
     if isinstance(cause, (ValueError, TypeError, KeyError, openai.APIResponseValidationError)):
         return _("HTTP 200, but the reply is not an OpenAI-compatible chat completion.")
-    return _("No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP.") % {
-        "url": config.base_url
-    }
+    return _("No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP.") % {"url": config.base_url}
