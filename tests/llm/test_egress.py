@@ -141,13 +141,10 @@ def form(**values) -> dict:
     }
 
 
-def test_connection(client, name: str) -> str:
+def connection_test_message(client, name: str) -> str:
     """The message "Test connection" shows for the endpoint `name`."""
     response = client.post(reverse("llm:endpoint-test"), {"endpoint": name, "model": ""}, follow=True)
     return [str(message) for message in response.context["messages"]][-1]
-
-
-test_connection.__test__ = False  # type: ignore[attr-defined]
 
 
 # --- Keys stay home -------------------------------------------------------------------------
@@ -167,7 +164,7 @@ def test_test_connection_never_sends_the_organisations_key_to_a_researchers_serv
     """The attack of the issue: an endpoint at the researcher's own server naming
     OPENAI_API_KEY (written past the form: a fixture, a shell, an old row), then "Test connection"."""
     Endpoint.objects.create(name="mine", base_url=collector.url(), api_key_env="OPENAI_API_KEY", default_model="m")
-    message = test_connection(client_as(researcher), "mine")
+    message = connection_test_message(client_as(researcher), "mine")
     assert "LLM_KEY_HOSTS" in message and "may only be sent to api.openai.com" in message
     assert collector.authorizations == []  # refused before any request left
 
@@ -189,9 +186,9 @@ def test_a_key_goes_where_the_setting_binds_it_and_no_key_sends_none(
     assert client.post(reverse("llm:endpoint-new"), form(base_url=collector.url(), api_key_env="LAB_API_KEY"))[
         "Location"
     ]
-    assert test_connection(client, "mine").startswith("Connection to mine works")
+    assert connection_test_message(client, "mine").startswith("Connection to mine works")
     client.post(reverse("llm:endpoint-new"), form(name="keyless", base_url=collector.url()))
-    assert test_connection(client, "keyless").startswith("Connection to keyless works")
+    assert connection_test_message(client, "keyless").startswith("Connection to keyless works")
     assert collector.authorizations == ["Bearer lab-key-0123456789", "Bearer no-key-set"]
 
 
@@ -199,11 +196,11 @@ def test_the_default_endpoint_sends_its_key_to_its_own_host_only(client_as, rese
     monkeypatch.setenv("OPENAI_BASE_URL", collector.url())
     monkeypatch.setenv("OPENAI_MODEL", "m")
     client = client_as(researcher)
-    assert test_connection(client, "default").startswith("Connection to default works")
+    assert connection_test_message(client, "default").startswith("Connection to default works")
     assert collector.authorizations == [f"Bearer {ORG_KEY}"]
     # A variable the setting does not list may go to the default endpoint's host and port too...
     Endpoint.objects.create(name="same", base_url=collector.url(), api_key_env="OTHER_API_KEY", default_model="m")
-    assert test_connection(client, "same").startswith("Connection to same works")
+    assert connection_test_message(client, "same").startswith("Connection to same works")
     # ...but not to another port of it.
     other = Collector()
     try:
@@ -291,7 +288,7 @@ def test_ipv4_mapped_loopback_is_refused_when_calling(client_as, researcher, col
     Endpoint.objects.create(
         name="mapped", base_url=collector.url("[::ffff:127.0.0.1]"), api_key_env="", default_model="m"
     )
-    message = test_connection(client_as(researcher), "mapped")
+    message = connection_test_message(client_as(researcher), "mapped")
     assert "::ffff:127.0.0.1" in message and "IPv4-mapped IPv6" in message and "LLM_ALLOWED_INTERNAL_HOSTS" in message
     assert collector.count == 0
 
@@ -300,7 +297,7 @@ def test_ipv4_mapped_loopback_reaches_the_server_where_loopback_is_allowed(clien
     Endpoint.objects.create(
         name="mapped", base_url=collector.url("[::ffff:127.0.0.1]"), api_key_env="", default_model="m"
     )
-    assert test_connection(client_as(researcher), "mapped").startswith("Connection to mapped works")
+    assert connection_test_message(client_as(researcher), "mapped").startswith("Connection to mapped works")
     assert collector.count == 1
 
 
@@ -309,7 +306,7 @@ def test_the_metadata_address_is_refused_when_calling(client_as, researcher, no_
     client = client_as(researcher)
     for name, url in (("literal", "http://169.254.169.254/latest"), ("named", "http://metadata.lab.test/latest")):
         Endpoint.objects.create(name=name, base_url=url, api_key_env="", default_model="m", timeout_seconds=2)
-        message = test_connection(client, name)
+        message = connection_test_message(client, name)
         assert "169.254.169.254, an internal address (link-local)" in message, message
 
 
@@ -323,12 +320,12 @@ def test_a_name_that_rebinds_to_loopback_after_saving_connects_nowhere(
     response = client.post(reverse("llm:endpoint-new"), form(name="rebind", base_url=collector.url("rebind.lab.test")))
     assert response.status_code == 302  # public when saved
     test_dns["rebind.lab.test"] = ["127.0.0.1"]
-    message = test_connection(client, "rebind")
+    message = connection_test_message(client, "rebind")
     assert "rebind.lab.test is 127.0.0.1, an internal address (loopback)" in message
     assert "LLM_ALLOWED_INTERNAL_HOSTS" in message and collector.count == 0
     # The control: where loopback is allowed, the same name reaches the same server.
     settings.LLM_ALLOWED_INTERNAL_HOSTS = ["127.0.0.0/8"]
-    assert test_connection(client, "rebind").startswith("Connection to rebind works")
+    assert connection_test_message(client, "rebind").startswith("Connection to rebind works")
     assert collector.count == 1
 
 
@@ -338,7 +335,7 @@ def test_the_default_endpoint_is_allowed_as_the_operator_named_it(
     monkeypatch.setenv("OPENAI_BASE_URL", collector.url())
     monkeypatch.setenv("OPENAI_MODEL", "m")
     client = client_as(researcher)
-    assert test_connection(client, "default").startswith("Connection to default works")
+    assert connection_test_message(client, "default").startswith("Connection to default works")
     # The same server under its own endpoint is the default's origin too; another port is not.
     assert client.post(reverse("llm:endpoint-new"), form(base_url=collector.url())).status_code == 302
     response = client.post(reverse("llm:endpoint-new"), form(name="x", base_url="http://127.0.0.1:6379/v1"))
@@ -363,7 +360,7 @@ def test_an_internal_error_page_is_never_read_out(client_as, researcher, status,
     server = Collector(status=status, body=body, content_type=content_type)
     try:
         Endpoint.objects.create(name="ci", base_url=server.url(), api_key_env="", default_model="m")
-        message = test_connection(client_as(researcher), "ci")
+        message = connection_test_message(client_as(researcher), "ci")
     finally:
         server.stop()
     assert shown in message
@@ -421,7 +418,7 @@ def test_closed_open_and_silent_ports_get_the_same_message(client_as, researcher
         ):
             url = f"http://127.0.0.1:{port}/v1"
             Endpoint.objects.create(name=name, base_url=url, api_key_env="", default_model="m", timeout_seconds=1)
-            message = test_connection(client, name)
+            message = connection_test_message(client, name)
             messages.append(message.replace(url, "URL").replace(name, "NAME"))
     finally:
         for listener in (ssh, redis, silent):
