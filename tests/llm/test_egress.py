@@ -400,14 +400,32 @@ class RawListener:
             connection.close()
 
 
+class FilteredPort:
+    """A port whose connections are never completed, as behind a firewall that drops them: a
+    listener with a queue of one that never accepts, its queue taken, so that the kernel drops
+    every further SYN."""
+
+    def __init__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(0)
+        self.port = self.socket.getsockname()[1]
+        self.filler = socket.create_connection(("127.0.0.1", self.port))
+
+    def stop(self):
+        self.filler.close()
+        self.socket.close()
+
+
 def test_closed_open_and_silent_ports_get_the_same_message(client_as, researcher):
     """A scan through "Test connection" learns nothing: a closed port, a port with another
-    service (ssh, redis) and a port that never answers (what a filtered one looks like) are
+    service (ssh, redis), one that takes the connection and never answers and a filtered one are
     worded alike."""
     client = client_as(researcher)
     ssh = RawListener(b"SSH-2.0-OpenSSH_9.6\r\n")
     redis = RawListener(b"-ERR unknown command 'POST'\r\n")
     silent = RawListener()
+    filtered = FilteredPort()
     messages = []
     try:
         for name, port in (
@@ -415,13 +433,14 @@ def test_closed_open_and_silent_ports_get_the_same_message(client_as, researcher
             ("ssh", ssh.port),
             ("redis", redis.port),
             ("silent", silent.port),
+            ("filtered", filtered.port),
         ):
             url = f"http://127.0.0.1:{port}/v1"
             Endpoint.objects.create(name=name, base_url=url, api_key_env="", default_model="m", timeout_seconds=1)
             message = connection_test_message(client, name)
             messages.append(message.replace(url, "URL").replace(name, "NAME"))
     finally:
-        for listener in (ssh, redis, silent):
+        for listener in (ssh, redis, silent, filtered):
             listener.stop()
     assert len(set(messages)) == 1, messages
     assert (
