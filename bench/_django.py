@@ -17,6 +17,8 @@ def setup_django() -> None:
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # The fake servers benchmarks call are on loopback, an internal address (llm/egress.py).
+    os.environ.setdefault("LLM_ALLOWED_INTERNAL_HOSTS", "127.0.0.0/8,::1,localhost")
     if not os.environ.get("DATABASE_URL"):
         folder = tempfile.mkdtemp(prefix="userbench-bench-")
         os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"

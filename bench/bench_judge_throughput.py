@@ -140,6 +140,8 @@ def child(args) -> dict:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # The fake servers benchmarks call are on loopback, an internal address (llm/egress.py).
+    os.environ.setdefault("LLM_ALLOWED_INTERNAL_HOSTS", "127.0.0.0/8,::1,localhost")
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -4,6 +4,7 @@ Every difference between a laptop and production is an environment variable;
 nothing exists only in production. See README, "Deployment".
 """
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -242,6 +243,56 @@ TASKS = {
 # Environment variables an endpoint may read its API key from, besides any name ending in
 # _API_KEY (llm/secrets.py). SECRET_KEY and DATABASE_URL are never allowed.
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES")
+
+# The hosts each key variable may be sent to (llm/egress.py): an endpoint whose base URL is not
+# among its key's hosts is refused when saved and when it calls. An entry is a host name or
+# host:port. The environment variable LLM_KEY_HOSTS (JSON, e.g. {"VLLM_API_KEY": ["vllm.lab:8000"]})
+# adds entries or replaces a variable's; [] binds a variable to no host. OPENAI_API_KEY is also
+# bound to the host of OPENAI_BASE_URL, and a variable not listed may be sent there only.
+DEFAULT_LLM_KEY_HOSTS = {
+    "OPENAI_API_KEY": ["api.openai.com"],
+    "ANTHROPIC_API_KEY": ["api.anthropic.com"],
+    "DEEPSEEK_API_KEY": ["api.deepseek.com"],
+    "GEMINI_API_KEY": ["generativelanguage.googleapis.com"],
+    "MISTRAL_API_KEY": ["api.mistral.ai"],
+    "GROQ_API_KEY": ["api.groq.com"],
+    "TOGETHER_API_KEY": ["api.together.xyz"],
+    "OPENROUTER_API_KEY": ["openrouter.ai"],
+    "FIREWORKS_API_KEY": ["api.fireworks.ai"],
+    "XAI_API_KEY": ["api.x.ai"],
+    "DASHSCOPE_API_KEY": ["dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com"],
+    "MOONSHOT_API_KEY": ["api.moonshot.cn"],
+}
+
+
+def env_key_hosts(name: str) -> dict[str, list[str]]:
+    """DEFAULT_LLM_KEY_HOSTS with the JSON object in the environment variable `name` over it."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return dict(DEFAULT_LLM_KEY_HOSTS)
+    try:
+        given = json.loads(raw)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"{name} is not JSON: {error}") from error
+    if not isinstance(given, dict) or not all(
+        isinstance(hosts, list) and all(isinstance(host, str) for host in hosts) for hosts in given.values()
+    ):
+        raise ImproperlyConfigured(
+            f'{name} maps variable names to lists of hosts, e.g. {{"X_API_KEY": ["x.example"]}}.'
+        )
+    return {**DEFAULT_LLM_KEY_HOSTS, **given}
+
+
+LLM_KEY_HOSTS = env_key_hosts("LLM_KEY_HOSTS")
+
+# Internal addresses endpoints may reach (llm/egress.py): host names, addresses or networks,
+# comma-separated, e.g. "127.0.0.0/8,::1,localhost" for a local llama.cpp or Ollama (the
+# development .env written by `make run` allows loopback). Empty: none; every other loopback,
+# private, link-local, multicast, reserved or unique-local address is refused. The default
+# endpoint (OPENAI_BASE_URL) is allowed as it is.
+LLM_ALLOWED_INTERNAL_HOSTS = env_list("LLM_ALLOWED_INTERNAL_HOSTS")
+# The function endpoints' host names are resolved with (socket.getaddrinfo's signature).
+LLM_RESOLVER = "socket.getaddrinfo"
 
 # Judge runs (judging/engine/execution.py, llm/retry.py): a running shard beats every
 # HEARTBEAT seconds; one silent for STALE seconds was left by a crash and `judge_resume`

@@ -13,6 +13,14 @@ STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticF
 
 # The loopback LLM servers of the judging tests read their (fake) key from these variables.
 LLM_KEY_VARIABLES = ["FAKE_LLM_KEY", "VLLM_KEY"]
+# ... and may send them to those servers on loopback; every test server is on loopback, which
+# tests of the refusals take away again (tests/llm/test_egress.py).
+LOOPBACK = ["127.0.0.1", "localhost", "[::1]"]
+LLM_KEY_HOSTS = {
+    **LLM_KEY_HOSTS,  # noqa: F405
+    **{name: LOOPBACK for name in ("FAKE_LLM_KEY", "VLLM_KEY", "ECHO_API_KEY", "FAKE_JUDGE_API_KEY")},
+}
+LLM_ALLOWED_INTERNAL_HOSTS = ["127.0.0.0/8", "::1", "localhost"]
 
 # The test client's login() calls authenticate() without a request, which django-axes refuses;
 # tests of the lockout turn it on (tests/core/test_throttling.py).

@@ -47,7 +47,8 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
             ),
             "api_key_env": _(
                 "Only the variable's name is stored, never the key. Set the variable where the web "
-                "server and the workers run (e.g. in .env). A local server needs none: leave the default."
+                "server and the workers run (e.g. in .env). A key is sent only to the hosts the LLM_KEY_HOSTS "
+                "setting binds it to. Empty: no key is sent (a local server needs none)."
             ),
             "default_model": _("Used by the connection test and as the suggested judge model."),
             "max_in_flight": _(
@@ -67,6 +68,16 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
             "base_url": forms.URLInput(attrs={"placeholder": "http://127.0.0.1:8080/v1", "inputmode": "url"}),
             "api_key_env": forms.TextInput(attrs={"autocapitalize": "characters", "spellcheck": "false"}),
         }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Empty sends no key; a new endpoint starts with none rather than the organisation's.
+        self.fields["api_key_env"].required = False
+        if self.instance.pk is None:
+            self.initial["api_key_env"] = ""
+
+    def clean_api_key_env(self):
+        return (self.cleaned_data.get("api_key_env") or "").strip()
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from llm.egress import endpoint_egress_problems
 from llm.secrets import key_variable_problem
 
 # Only the *name* of an environment variable is stored: keys never reach the database.
@@ -46,11 +47,24 @@ class Endpoint(models.Model):
     def __str__(self):
         return self.name
 
+    def clean_fields(self, exclude=None):
+        # An empty key variable is allowed although the column says otherwise: it means the
+        # endpoint sends no key (a local server needs none). The admin still asks for one.
+        if not self.api_key_env:
+            exclude = {*(exclude or ()), "api_key_env"}
+        super().clean_fields(exclude=exclude)
+
     def clean(self):
+        problems = {}
         # Only variables meant for API keys: naming SECRET_KEY would send it to base_url.
-        problem = key_variable_problem(self.api_key_env)
-        if problem:
-            raise ValidationError({"api_key_env": problem})
+        if self.api_key_env:
+            problems["api_key_env"] = key_variable_problem(self.api_key_env)
+        if not any(problems.values()):
+            # The key only to the hosts it is bound to, and no internal address (llm.egress).
+            problems.update(endpoint_egress_problems(base_url=self.base_url, api_key_env=self.api_key_env))
+        problems = {field: problem for field, problem in problems.items() if problem}
+        if problems:
+            raise ValidationError(problems)
 
 
 class LLMResponse(models.Model):

@@ -1,14 +1,14 @@
 """The client pool: small AsyncOpenAI clients, each carrying a few calls, made as a window grows.
 
 API keys are read from the environment variable the endpoint names when a client is made, and
-are never stored or logged.
+are never stored or logged; llm.egress decides whether the key may go to the endpoint's host,
+and its transport (llm.egress_transport) which addresses a call may connect to.
 """
 
 from __future__ import annotations
 
-import os
-
 from llm.config import EndpointConfig
+from llm.egress import EgressRefused, endpoint_key
 from llm.sdk import sdk_modules
 
 # A local server (vLLM, llama.cpp, Ollama) needs no key, but the client insists on one.
@@ -28,18 +28,35 @@ def make_client(endpoint: EndpointConfig, connections: int):
     (1.5 against 2.0 ms, `bench/bench_llm_client.py`), and a worker's CPU is what a run at high
     concurrency waits for."""
     openai, httpx2 = sdk_modules()
+    # Imported here, not at the top: it loads aiohttp and the SDK, which load on first use (llm.sdk).
+    from llm.egress_transport import guarded_transport
+
+    # A key bound to other hosts (LLM_KEY_HOSTS) is never put in the client: its transport
+    # refuses every request instead, with the reason (llm.egress).
+    try:
+        key, key_refusal = endpoint_key(variable=endpoint.api_key_env, base_url=endpoint.base_url), ""
+    except EgressRefused as refused:
+        key, key_refusal = "", str(refused)
+    connection_limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
     return openai.AsyncOpenAI(
         base_url=endpoint.base_url,
-        api_key=os.environ.get(endpoint.api_key_env) or NO_KEY_PLACEHOLDER,
+        api_key=key or NO_KEY_PLACEHOLDER,
         max_retries=0,
         timeout=endpoint.timeout_seconds,
         http_client=openai.DefaultAioHttpClient(
             timeout=endpoint.timeout_seconds,
-            # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
-            # for it only costs time. https endpoints are always verified; redirects are not followed.
-            verify=not endpoint.base_url.lower().startswith("http://"),
             follow_redirects=False,
-            limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
+            # No proxy from the environment: a request goes straight to the address checked.
+            trust_env=False,
+            transport=guarded_transport(
+                base_url=endpoint.base_url,
+                key_refusal=key_refusal,
+                # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
+                # for it only costs time. https endpoints are always verified; redirects are not followed.
+                verify=not endpoint.base_url.lower().startswith("http://"),
+                limits=connection_limits,
+            ),
+            limits=connection_limits,
         ),
     )
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from llm.config import EndpointConfig
+from llm.egress import egress_refusal
 from llm.sdk import sdk_modules
 
 
@@ -118,6 +119,10 @@ def _root_cause(error: BaseException) -> BaseException:
 def classify(error: Exception, endpoint: EndpointConfig) -> Failure:
     """How a failed attempt is handled, with a reason that names what the researcher can fix."""
     url = endpoint.base_url
+    refused = egress_refusal(error)
+    if refused is not None:
+        # A key bound to other hosts or an internal address (llm.egress): every call would meet it.
+        return Failure(False, False, "fatal", str(refused))
     openai, _httpx2 = sdk_modules()
     transport_error = _transport_error(error)
     # The aiohttp transport reports a refused or dropped connection as a connect timeout; only

@@ -43,7 +43,8 @@ def endpoint_config(name: str | None = None) -> EndpointConfig:
         raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
     # Checked here too, not only when the row is saved: a row written some other way (a fixture,
     # a shell) must not send SECRET_KEY or DATABASE_URL to its server either.
-    problem = key_variable_problem(row.api_key_env)
+    # An empty variable: the endpoint sends no key.
+    problem = key_variable_problem(row.api_key_env) if row.api_key_env else ""
     if problem:
         raise EndpointError(_("Endpoint %(name)s: %(problem)s") % {"name": repr(name), "problem": problem})
     return EndpointConfig(

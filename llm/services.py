@@ -11,10 +11,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core.audit import AuditAction, audit_record
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig
+from llm.egress import egress_refusal
 from llm.errors import EndpointError, LLMCallError
 from llm.models import Endpoint
+from llm.sdk import sdk_modules
 from llm.stream import chat_one
 
 logger = logging.getLogger("userbench.changes")
@@ -59,7 +62,31 @@ def endpoint_save(*, endpoint: Endpoint | None, values: dict, actor: AbstractBas
         endpoint_change_record(
             actor=actor, action="created" if created else "changed", endpoint=endpoint, changes=changes
         )
+        audit_record(
+            actor=actor,
+            action=AuditAction.ENDPOINT_CHANGED,
+            target=f"endpoint:{endpoint.name}",
+            details={"created": created, **_audited_changes(changes)},
+        )
     return endpoint
+
+
+# Where the endpoint's calls and its key go: their old and new values are in the audit log.
+AUDITED_WITH_VALUES = ("base_url", "api_key_env")
+
+
+def _audited_changes(changes: dict) -> dict:
+    """The audit entry's account of a change: old and new base URL and key variable (names,
+    never keys), and the names of the other settings that changed."""
+    details: dict = {
+        field: {"before": changes[field][0], "after": changes[field][1]}
+        for field in AUDITED_WITH_VALUES
+        if field in changes
+    }
+    others = sorted(field for field in changes if field not in AUDITED_WITH_VALUES)
+    if others:
+        details["fields"] = others
+    return details
 
 
 @dataclass(frozen=True)
@@ -97,8 +124,49 @@ def endpoint_connection_test(*, config: EndpointConfig, model: str = "") -> Conn
     try:
         result = chat_one(once, request)
     except (LLMCallError, EndpointError) as error:
-        return ConnectionTest(ok=False, endpoint=config.name, model=model, error=str(error))
+        return ConnectionTest(ok=False, endpoint=config.name, model=model, error=connection_test_failure(error, config))
     latency = result.latency_ms or int((time.monotonic() - started) * 1000)
     return ConnectionTest(
         ok=True, endpoint=config.name, model=model, answer=result.text.strip()[:500], latency_ms=latency
     )
+
+
+def _status_meaning(status: int, config: EndpointConfig) -> str:
+    if status == 401:
+        if not config.api_key_env:
+            return _("the server asks for a key, and this endpoint sends none.")
+        return _("the server refused the key (read from $%(variable)s).") % {"variable": config.api_key_env}
+    if status == 403:
+        return _("the server refused access.")
+    if status == 404:
+        return _("nothing there: check that the base URL ends in /v1, and the model's name.")
+    if status in (400, 422):
+        return _("the server refused the request: check the model's name.")
+    if status in (408, 429, 503, 504):
+        return _("the server is busy or over its limit; try again later.")
+    if status >= 500:
+        return _("the server failed.")
+    return _("not an answer an OpenAI-compatible server gives.")
+
+
+def connection_test_failure(error: LLMCallError | EndpointError, config: EndpointConfig) -> str:
+    """What a failed connection test shows: a refusal of ours (llm.egress) or a setting to fix as it
+    is worded; otherwise a status code and a fixed message, never the server's words (an internal
+    page's body must not be read out through the test), and one message for every way of getting
+    no HTTP answer (a closed port, a filtered one, a server that is not HTTP), so that the test
+    cannot tell them apart for someone mapping a network."""
+    refused = egress_refusal(error)
+    if refused is not None:
+        return str(refused)
+    if not isinstance(error, LLMCallError):
+        return str(error)
+    openai, _httpx2 = sdk_modules()
+    cause = error.__cause__
+    if isinstance(cause, openai.APIStatusError):
+        return _("HTTP %(status)s: %(meaning)s") % {
+            "status": cause.status_code,
+            "meaning": _status_meaning(cause.status_code, config),
+        }
+    if isinstance(cause, (ValueError, TypeError, KeyError, openai.APIResponseValidationError)):
+        return _("HTTP 200, but the reply is not an OpenAI-compatible chat completion.")
+    return _("No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP.") % {"url": config.base_url}

@@ -12,6 +12,7 @@ two cores with the rest of the suite, and they are about what survives a crash, 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -78,6 +79,9 @@ def process_env(database_url: str, **extra: str) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         # A developer's local .env must not point the processes elsewhere.
         "USERBENCH_ENV_FILE": "",
+        # As config/settings_test.py: the test servers are on loopback, and so are their fake keys.
+        "LLM_ALLOWED_INTERNAL_HOSTS": ",".join(django_settings.LLM_ALLOWED_INTERNAL_HOSTS),
+        "LLM_KEY_HOSTS": json.dumps(django_settings.LLM_KEY_HOSTS),
         **extra,
     }
 

@@ -123,7 +123,8 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
         {
             "name": "local",
             "base_url": "http://127.0.0.1:8001/v1",
-            "api_key_env": "LOCAL_API_KEY",
+            # No key for a local server: LOCAL_API_KEY is bound to no host (LLM_KEY_HOSTS).
+            "api_key_env": "",
             "default_model": "",
             "max_in_flight": 4,
             "timeout_seconds": 30,
@@ -159,7 +160,9 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
             "endpoint:local",
             {
                 "created": True,
-                "fields": ["api_key_env", "base_url", "max_in_flight", "max_retries", "name", "timeout_seconds"],
+                "fields": ["base_url", "max_in_flight", "max_retries", "name", "timeout_seconds"],
+                # Where the calls and the key go, with old and new values (tests/llm/test_egress.py).
+                "base_url": {"before": None, "after": "http://127.0.0.1:8001/v1"},
                 "via": "admin",
             },
         ),
