@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 
 from annotation import leasing
 from annotation.errors import AnnotationError
+from annotation.figures import figures_votes_changed
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
@@ -370,6 +371,13 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
     return None
 
 
+def _refresh_figures_after_commit(campaign_id: int) -> None:
+    """Queue the campaign's debounced figures refresh once the vote is committed (a task queued
+    before then could run against votes not yet visible to the worker). Robust: a failure to
+    queue never undoes a vote already stored; the next read asks again."""
+    transaction.on_commit(lambda: figures_votes_changed(campaign_id=campaign_id), robust=True)
+
+
 def _winner_for(choice: str, model_a_on_left: bool) -> str:
     if choice == "tie":
         return Winner.TIE
@@ -438,6 +446,7 @@ def vote_cast(
     )
     assignment.status = Assignment.Status.VOTED
     assignment.save(update_fields=["status"])
+    _refresh_figures_after_commit(assignment.pair_campaign_id)
     return vote, True
 
 
@@ -468,6 +477,7 @@ def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = Non
     assignment.undone_at = now
     assignment.leased_until = now + timedelta(seconds=campaign.lease_seconds)
     assignment.save(update_fields=["status", "undone_at", "leased_until"])
+    _refresh_figures_after_commit(campaign.pk)
     return assignment
 
 
