@@ -52,7 +52,16 @@ RESERVED_SLUGS = {"new"}
 
 
 def _check_design(
-    *, slug, title, annotators, votes_per_pair, gold_every, min_gold_accuracy, lease_seconds, min_seconds_per_item
+    *,
+    slug,
+    title,
+    title_zh="",
+    annotators,
+    votes_per_pair,
+    gold_every,
+    min_gold_accuracy,
+    lease_seconds,
+    min_seconds_per_item,
 ):
     """Refuse a campaign design that cannot be stored or can never be finished, before writing."""
     if not isinstance(slug, str) or not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
@@ -65,6 +74,8 @@ def _check_design(
         raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug})
     if not (title or "").strip() or len(title.strip()) > 200:
         raise AnnotationError(_("A campaign needs a title of 1 to 200 characters."))
+    if len((title_zh or "").strip()) > 200:
+        raise AnnotationError(_("A campaign's Chinese title is at most 200 characters."))
     if not 1 <= votes_per_pair <= MAX_VOTES_PER_PAIR:
         raise AnnotationError(_("Votes per pair must be from 1 to %(max)d.") % {"max": MAX_VOTES_PER_PAIR})
     if not 0 <= gold_every <= MAX_GOLD_EVERY:
@@ -95,6 +106,7 @@ def campaign_create(
     *,
     slug: str,
     title: str,
+    title_zh: str = "",
     dataset: Dataset,
     candidates: list[CandidateModel],
     question_count: int,
@@ -126,6 +138,7 @@ def campaign_create(
     _check_design(
         slug=slug,
         title=title,
+        title_zh=title_zh,
         annotators=annotators,
         votes_per_pair=votes_per_pair,
         gold_every=gold_every,
@@ -158,6 +171,7 @@ def campaign_create(
             campaign = Campaign.objects.create(
                 slug=slug,
                 title=title,
+                title_zh=(title_zh or "").strip(),
                 dataset=dataset,
                 instructions_en=instructions_en,
                 instructions_zh=instructions_zh,
