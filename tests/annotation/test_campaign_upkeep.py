@@ -45,7 +45,9 @@ def test_a_skipped_pair_shows_as_stuck_and_released_skips_let_it_finish(build_ca
     assert "1 pair cannot be finished by anyone left" in section
     assert f"Release the skips of pair {row['pair']}" in section
 
-    response = client.post(reverse("annotation:pairs", args=[campaign.slug]), {"pair": row["pair"], "action": "release"})
+    response = client.post(
+        reverse("annotation:pairs", args=[campaign.slug]), {"pair": row["pair"], "action": "release"}
+    )
     assert response.status_code == 302 and response["Location"].endswith("#pairs")
     event = AuditEvent.objects.get(action="campaign_changed", details__skips_released__isnull=False)
     assert (event.actor, event.target, event.details) == (
