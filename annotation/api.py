@@ -105,8 +105,10 @@ class CampaignListApi(ListAPIView):
         dataset = serializers.CharField(source="dataset.name")
         votes_per_pair = serializers.IntegerField()
         is_open = serializers.BooleanField()
-        pair_count = serializers.IntegerField()
-        vote_count = serializers.IntegerField()
+        pair_count = serializers.IntegerField(help_text="Ordinary pairs; gold pairs are counted apart.")
+        vote_count = serializers.IntegerField(help_text="Votes on ordinary pairs.")
+        gold_pair_count = serializers.IntegerField()
+        gold_vote_count = serializers.IntegerField()
 
     serializer_class = OutputSerializer
 
