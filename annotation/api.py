@@ -50,6 +50,9 @@ class CampaignListApi(ListAPIView):
 
         slug = serializers.SlugField(max_length=50)
         title = serializers.CharField(max_length=200, required=False, default="")
+        title_zh = serializers.CharField(
+            max_length=200, required=False, allow_blank=True, default="", help_text="Shown on Chinese pages."
+        )
         dataset = serializers.CharField(max_length=100, help_text="Dataset name.")
         models = serializers.ListField(
             child=serializers.CharField(max_length=128), min_length=2, help_text="Candidate model names."
@@ -98,11 +101,14 @@ class CampaignListApi(ListAPIView):
 
         slug = serializers.SlugField()
         title = serializers.CharField()
+        title_zh = serializers.CharField()
         dataset = serializers.CharField(source="dataset.name")
         votes_per_pair = serializers.IntegerField()
         is_open = serializers.BooleanField()
-        pair_count = serializers.IntegerField()
-        vote_count = serializers.IntegerField()
+        pair_count = serializers.IntegerField(help_text="Ordinary pairs; gold pairs are counted apart.")
+        vote_count = serializers.IntegerField(help_text="Votes on ordinary pairs.")
+        gold_pair_count = serializers.IntegerField()
+        gold_vote_count = serializers.IntegerField()
 
     serializer_class = OutputSerializer
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import cast
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import Campaign, StoredFigures, Vote
-from core.figures import enqueue_later, json_safe, refresh_claim, stored_figures_read
+from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read
 from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
@@ -100,6 +100,22 @@ def figures_schedule(figures: StoredFigures) -> bool:
         enqueue_later(figures_task, figures.pk, at_once=figures.computed_at is None)
         return True
     return False
+
+
+def figures_votes_changed(*, campaign_id: int) -> int:
+    """A campaign's votes changed (a vote cast or taken back): ask for every stored figures row
+    they feed to be computed again (the campaign's results and style fit, its dataset's BT and
+    agreement), debounced, so a burst of votes queues one refresh per row and the page is
+    current when it is next opened. Rows never stored are left to the first read, which
+    computes them at once. Returns how many refreshes were queued.
+
+    One query when every row already has a refresh queued (the common case in a burst)."""
+    recent = timezone.now() - 6 * debounce()
+    rows = StoredFigures.objects.filter(
+        Q(campaign_id=campaign_id)
+        | Q(campaign__isnull=True, dataset_id__in=Campaign.objects.filter(pk=campaign_id).values("dataset_id"))
+    ).filter(Q(refresh_queued_at__isnull=True) | Q(refresh_queued_at__lt=recent))
+    return sum(figures_schedule(figures) for figures in rows.only("pk", "computed_at"))
 
 
 def figures_read(

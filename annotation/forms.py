@@ -18,6 +18,12 @@ MAX_GOLD_ROWS = 50
 
 class CampaignForm(NoLabelSuffix, forms.Form):
     title = forms.CharField(label=_("Title"), max_length=200)
+    title_zh = forms.CharField(
+        label=_("Title (Chinese)"),
+        max_length=200,
+        required=False,
+        help_text=_("Pages in Chinese show the title above while this is empty."),
+    )
     slug = forms.SlugField(label=_("Slug"), max_length=50, help_text=_("Letters, digits, hyphens and underscores."))
     dataset = forms.ModelChoiceField(
         label=_("Dataset"), queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label="—"

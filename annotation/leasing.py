@@ -85,11 +85,12 @@ def _statements(vendor: str) -> dict[str, str]:
               AND (SELECT COUNT(*) FROM {table["assignment"]} s WHERE s.pair_id = p.id AND {holding_a_slot}) < %s
             ORDER BY p.id
             LIMIT 1{lock_free_pair}""",
-        # One annotator's votes in a campaign, their items taken back by undo and not yet voted
+        # One annotator's votes in a campaign (and how many of them on gold pairs), their items taken back by undo and not yet voted
         # on again, and the items they skipped; then the votes on ordinary pairs of the whole
         # campaign, by everyone.
         "progress": f"""
             SELECT COALESCE(SUM(CASE WHEN s.status = '{_VOTED}' THEN 1 ELSE 0 END), 0),
+                   COALESCE(SUM(CASE WHEN s.status = '{_VOTED}' AND p.is_gold THEN 1 ELSE 0 END), 0),
                    COALESCE(SUM(CASE WHEN s.status = '{_LEASED}' AND s.undone_at IS NOT NULL THEN 1 ELSE 0 END), 0),
                    COALESCE(SUM(CASE WHEN s.status = '{_RELEASED}' THEN 1 ELSE 0 END), 0),
                    (SELECT COUNT(*) FROM {table["assignment"]} a
@@ -167,13 +168,13 @@ def free_pair(*, campaign_id: int, annotator_id: int, now, votes_per_pair: int, 
     return None if found is None else _attach_pair(found, found.pk)
 
 
-def votes_and_waiting(*, campaign_id: int, annotator_id: int) -> tuple[int, int, int, int]:
-    """(items voted on, items taken back by undo and waiting for a new vote, items skipped) of one
-    annotator, and the votes on the campaign's ordinary pairs by everyone."""
+def votes_and_waiting(*, campaign_id: int, annotator_id: int) -> tuple[int, int, int, int, int]:
+    """(items voted on, those of them gold pairs, items taken back by undo and waiting for a new
+    vote, items skipped) of one annotator, and the votes on the campaign's ordinary pairs by everyone."""
     with connection.cursor() as cursor:
         cursor.execute(_sql("progress"), [campaign_id, campaign_id, annotator_id])
-        voted, waiting, skipped, campaign_votes = cursor.fetchone()
-    return int(voted), int(waiting), int(skipped), int(campaign_votes)
+        voted, gold, waiting, skipped, campaign_votes = cursor.fetchone()
+    return int(voted), int(gold), int(waiting), int(skipped), int(campaign_votes)
 
 
 def assignment_to_vote_on(*, token: str, annotator_id: int) -> Assignment | None:

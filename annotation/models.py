@@ -5,6 +5,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from curation.models import Dataset, Item
@@ -14,6 +15,8 @@ from judging.models import CandidateModel
 class Campaign(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
+    # Shown on Chinese pages; the title above while empty.
+    title_zh = models.CharField(max_length=200, blank=True, default="")
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
     candidates = models.ManyToManyField(CandidateModel, related_name="campaigns")
     instructions_en = models.TextField(blank=True)
@@ -57,6 +60,11 @@ class Campaign(models.Model):
 
     def __str__(self):
         return self.slug
+
+    @property
+    def title_shown(self) -> str:
+        """The title in the reader's language: the Chinese one on Chinese pages, when there is one."""
+        return self.title_zh if self.title_zh and (get_language() or "").startswith("zh") else self.title
 
 
 class ComparisonPair(models.Model):

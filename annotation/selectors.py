@@ -3,6 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
@@ -17,22 +18,32 @@ from judging.models import Answer, CandidateModel
 
 
 def campaign_list_with_counts() -> QuerySet[Campaign]:
-    """Campaigns with their pair (gold included) and vote counts, for researchers."""
+    """Campaigns with their counts for researchers, gold pairs apart: ordinary pairs
+    (`pair_count`) and the votes on them (`vote_count`), gold pairs (`gold_pair_count`) and the
+    votes on those (`gold_vote_count`)."""
+    ordinary, gold = ComparisonPair.objects.filter(is_gold=False), ComparisonPair.objects.filter(is_gold=True)
     return (
         Campaign.objects.select_related("dataset")
         .annotate(
-            pair_count=count_of(ComparisonPair.objects, to="campaign"), vote_count=count_of(Vote.objects, to="campaign")
+            pair_count=count_of(ordinary, to="campaign"),
+            gold_pair_count=count_of(gold, to="campaign"),
+            # A campaign's votes through its pages have an assignment; imported ones count as ordinary.
+            vote_count=count_of(Vote.objects.exclude(assignment__pair__is_gold=True), to="campaign"),
+            gold_vote_count=count_of(Vote.objects.filter(assignment__pair__is_gold=True), to="campaign"),
         )
         .order_by("-created_at")
     )
 
 
 def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
-    """Open campaigns the annotator belongs to, with how many votes they have cast in each."""
+    """Open campaigns the annotator belongs to, with how many of their pairs they have voted on
+    in each (gold pairs apart: they are not the campaign's pairs)."""
     return (
         Campaign.objects.filter(annotators=user, is_open=True)
-        .annotate(my_vote_count=Count("votes", filter=Q(votes__annotator=user)))
-        .only("slug", "title", "pairs_drawn")
+        .annotate(
+            my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
+        )
+        .only("slug", "title", "title_zh", "pairs_drawn")
         .order_by("title")
     )
 
@@ -57,20 +68,23 @@ def annotator_campaign_get(*, slug: str, annotator: User) -> Campaign | None:
 
 
 def annotator_progress(*, campaign: Campaign, annotator: User) -> dict:
-    """In one query: how many items this annotator has voted on (gold pairs included) and
-    skipped, how many ordinary pairs the campaign has, whether they may undo their last vote,
+    """In one query: how many items this annotator has voted on (`voted`, gold pairs included;
+    `gold_voted` of them gold, `pairs_voted` the rest) and skipped, how many ordinary pairs the campaign has, whether they may undo their last vote,
     and the campaign's progress: votes on ordinary pairs by everyone (`campaign_votes`) out of
     `wanted` (pairs x votes per pair), as a whole `percent`.
 
     Undo is possible after a vote unless an undone item still waits for its new vote
     (each vote is its assignment turned VOTED, and undo turns it back to LEASED).
     """
-    voted, waiting, skipped, campaign_votes = leasing.votes_and_waiting(
+    voted, gold_voted, waiting, skipped, campaign_votes = leasing.votes_and_waiting(
         campaign_id=campaign.pk, annotator_id=annotator.pk
     )
     wanted = campaign.pairs_drawn * campaign.votes_per_pair
     return {
         "voted": voted,
+        # Apart, for the end screen: gold pairs are quality checks, not the campaign's pairs.
+        "gold_voted": gold_voted,
+        "pairs_voted": voted - gold_voted,
         "skipped": skipped,
         "pairs": campaign.pairs_drawn,
         "can_undo": voted > 0 and waiting == 0,
@@ -104,6 +118,11 @@ def assignment_display(*, assignment: Assignment) -> dict:
 def annotator_choices() -> QuerySet:
     """Active users holding the annotator role, by username: who can be added to a campaign."""
     return get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value, is_active=True).order_by("username")
+
+
+def annotator_by_username(*, username: str) -> User | None:
+    """The active annotator with this username, None otherwise."""
+    return annotator_choices().filter(username=username).first() if username else None
 
 
 def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str]) -> tuple:
@@ -152,3 +171,74 @@ def gold_question_choices(*, dataset, limit: int = 500) -> list[tuple[str, str]]
         .order_by("external_id")
         .values_list("external_id", "question")[:limit]
     )
+
+
+# The campaign page lists at most this many waiting pairs (the count says how many wait in all).
+WAITING_PAIRS_SHOWN = 100
+
+
+def campaign_pair_status(*, campaign: Campaign, now=None, limit: int = WAITING_PAIRS_SHOWN) -> dict:
+    """Per-pair completion of a campaign for its researcher, gold pairs apart, in four queries
+    however many votes: how many ordinary pairs have all their votes (`done`) and how many wait,
+    and for the first `limit` waiting pairs who they wait on: the annotators holding a lease on
+    them (and until when), those who skipped them, and the campaign's annotators who may still be
+    offered them. A pair that no lease holder or remaining annotator can finish is `stuck`:
+    only the researcher releasing the skips, or giving it to someone, moves it on."""
+    now = now or timezone.now()
+    needed = campaign.votes_per_pair
+    kinds = campaign.pairs.aggregate(
+        pairs=Count("pk", filter=Q(is_gold=False)), gold=Count("pk", filter=Q(is_gold=True))
+    )
+    gold_votes = Vote.objects.filter(campaign=campaign, assignment__pair__is_gold=True).count()
+    voted = Count("assignments", filter=Q(assignments__status=Assignment.Status.VOTED))
+    waiting = campaign.pairs.filter(is_gold=False).annotate(votes=voted).filter(votes__lt=needed)
+    waiting_count = waiting.count()
+    rows = list(waiting.order_by("pk").values("pk", "item__external_id", "votes")[:limit])
+    by_pair: dict[int, list] = {row["pk"]: [] for row in rows}
+    # The same page of pairs as a subquery: one query even when nothing waits.
+    for pair_id, username, state, until in (
+        Assignment.objects.filter(pair_id__in=waiting.order_by("pk").values("pk")[:limit])
+        .order_by("created_at", "pk")
+        .values_list("pair_id", "annotator__username", "status", "leased_until")
+    ):
+        by_pair[pair_id].append((username, state, until))
+    members = list(campaign.annotators.filter(is_active=True).order_by("username").values_list("username", flat=True))
+    shown = []
+    for row in rows:
+        held = by_pair[row["pk"]]
+        leased = [
+            {"annotator": name, "until": until, "expired": until <= now}
+            for name, state, until in held
+            if state == Assignment.Status.LEASED
+        ]
+        skipped = [name for name, state, _until in held if state == Assignment.Status.RELEASED]
+        had = {name for name, _state, _until in held}
+        running = {lease["annotator"] for lease in leased if not lease["expired"]}
+        voters = {name for name, state, _until in held if state == Assignment.Status.VOTED}
+        free = [name for name in members if name not in had]
+        shown.append(
+            {
+                "pair": row["pk"],
+                "question": row["item__external_id"],
+                "votes": row["votes"],
+                "needed": needed,
+                "leased": leased,
+                "skipped": skipped,
+                "free": free,
+                # Each vote it lacks needs a lease (one that ran out is renewed when its holder
+                # comes back) or an annotator who never had it.
+                "stuck": row["votes"] + len(leased) + len(free) < needed,
+                # Whom the researcher may give it to: annotators not voting on it or holding it now.
+                "givable": [name for name in members if name not in voters and name not in running],
+            }
+        )
+    return {
+        "pairs": kinds["pairs"],
+        "done": kinds["pairs"] - waiting_count,
+        "waiting": waiting_count,
+        "stuck": sum(1 for row in shown if row["stuck"]),
+        "gold_pairs": kinds["gold"],
+        "gold_votes": gold_votes,
+        "rows": shown,
+        "more": max(0, waiting_count - len(shown)),
+    }

@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 
 from annotation import leasing
 from annotation.errors import AnnotationError
+from annotation.figures import figures_votes_changed
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
@@ -51,7 +52,16 @@ RESERVED_SLUGS = {"new"}
 
 
 def _check_design(
-    *, slug, title, annotators, votes_per_pair, gold_every, min_gold_accuracy, lease_seconds, min_seconds_per_item
+    *,
+    slug,
+    title,
+    title_zh="",
+    annotators,
+    votes_per_pair,
+    gold_every,
+    min_gold_accuracy,
+    lease_seconds,
+    min_seconds_per_item,
 ):
     """Refuse a campaign design that cannot be stored or can never be finished, before writing."""
     if not isinstance(slug, str) or not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
@@ -64,6 +74,8 @@ def _check_design(
         raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug})
     if not (title or "").strip() or len(title.strip()) > 200:
         raise AnnotationError(_("A campaign needs a title of 1 to 200 characters."))
+    if len((title_zh or "").strip()) > 200:
+        raise AnnotationError(_("A campaign's Chinese title is at most 200 characters."))
     if not 1 <= votes_per_pair <= MAX_VOTES_PER_PAIR:
         raise AnnotationError(_("Votes per pair must be from 1 to %(max)d.") % {"max": MAX_VOTES_PER_PAIR})
     if not 0 <= gold_every <= MAX_GOLD_EVERY:
@@ -94,6 +106,7 @@ def campaign_create(
     *,
     slug: str,
     title: str,
+    title_zh: str = "",
     dataset: Dataset,
     candidates: list[CandidateModel],
     question_count: int,
@@ -125,6 +138,7 @@ def campaign_create(
     _check_design(
         slug=slug,
         title=title,
+        title_zh=title_zh,
         annotators=annotators,
         votes_per_pair=votes_per_pair,
         gold_every=gold_every,
@@ -157,6 +171,7 @@ def campaign_create(
             campaign = Campaign.objects.create(
                 slug=slug,
                 title=title,
+                title_zh=(title_zh or "").strip(),
                 dataset=dataset,
                 instructions_en=instructions_en,
                 instructions_zh=instructions_zh,
@@ -370,6 +385,13 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
     return None
 
 
+def _refresh_figures_after_commit(campaign_id: int) -> None:
+    """Queue the campaign's debounced figures refresh once the vote is committed (a task queued
+    before then could run against votes not yet visible to the worker). Robust: a failure to
+    queue never undoes a vote already stored; the next read asks again."""
+    transaction.on_commit(lambda: figures_votes_changed(campaign_id=campaign_id), robust=True)
+
+
 def _winner_for(choice: str, model_a_on_left: bool) -> str:
     if choice == "tie":
         return Winner.TIE
@@ -438,6 +460,7 @@ def vote_cast(
     )
     assignment.status = Assignment.Status.VOTED
     assignment.save(update_fields=["status"])
+    _refresh_figures_after_commit(assignment.pair_campaign_id)
     return vote, True
 
 
@@ -468,6 +491,7 @@ def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = Non
     assignment.undone_at = now
     assignment.leased_until = now + timedelta(seconds=campaign.lease_seconds)
     assignment.save(update_fields=["status", "undone_at", "leased_until"])
+    _refresh_figures_after_commit(campaign.pk)
     return assignment
 
 

@@ -11,4 +11,5 @@ urlpatterns = [
     path("annotate/<slug:slug>/undo/", views.undo, name="undo"),
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<slug:slug>/", views.results, name="results"),
+    path("campaigns/<slug:slug>/pairs/", views.campaign_pairs, name="pairs"),
 ]

@@ -17,13 +17,16 @@ from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
 from annotation.report import default_run_for
 from annotation.selectors import (
+    annotator_by_username,
     annotator_progress,
     assignment_display,
+    campaign_pair_status,
     campaigns_for_annotator,
     gold_question_choices,
 )
 from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
+from annotation.upkeep import pair_reassign, pair_release
 from core import plots
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
@@ -53,6 +56,9 @@ def annotate(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         "progress": progress,
         "can_undo": progress["can_undo"],
         "shown": assignment_display(assignment=assignment) if assignment else None,
+        # While work goes on every item seen counts (telling gold ones apart would reveal them);
+        # once nothing is left the end screen counts the campaign's pairs, gold checks apart.
+        "items_voted": progress["voted"] if assignment else progress["pairs_voted"],
     }
     return render(request, "annotation/annotate.html", context)
 
@@ -124,6 +130,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "campaign": campaign,
         "run": run,
         "figures": figures,
+        # Live, not stored: four small queries however many votes.
+        "pair_status": campaign_pair_status(campaign=campaign),
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
     }
     if payload is None:
@@ -153,6 +161,36 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             ]
         )
     return render(request, "annotation/results.html", context)
+
+
+@require_POST
+@researcher_required
+def campaign_pairs(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
+    """Release the skips of a waiting pair, or give it to an annotator; back to the pairs."""
+    campaign = researcher_campaign(slug)
+    action = request.POST.get("action", "")
+    try:
+        pair_id = int_param(request.POST.get("pair"), name="pair")
+        if pair_id is None or action not in ("release", "reassign"):
+            raise AnnotationError(_("Choose a pair and what to do with it."))
+        if action == "release":
+            names = pair_release(campaign=campaign, pair_id=pair_id, actor=request.user)
+            messages.success(
+                request,
+                _("Pair %(pair)d may be offered again to %(names)s.") % {"pair": pair_id, "names": ", ".join(names)},
+            )
+        else:
+            annotator = annotator_by_username(username=request.POST.get("annotator", ""))
+            if annotator is None:
+                raise AnnotationError(_("Choose an annotator of this campaign."))
+            pair_reassign(campaign=campaign, pair_id=pair_id, annotator=annotator, actor=request.user)
+            messages.success(
+                request,
+                _("Pair %(pair)d is leased to %(name)s.") % {"pair": pair_id, "name": annotator.get_username()},
+            )
+    except (AnnotationError, ParameterError) as error:
+        messages.error(request, str(error))
+    return redirect(reverse("annotation:results", args=[campaign.slug]) + "#pairs")
 
 
 def _form_initial(form_class, data) -> dict:

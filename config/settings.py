@@ -337,6 +337,9 @@ THROTTLE_RATES = {
 STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024 * 1024)))
 # An unfinished submission with no activity for this many days is erased by `expire_submissions`.
 STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", "30"))
+# A finished submission that took less than this fraction of the study's median time is flagged
+# as a speeder on its submissions page (and left out of the IDs to approve).
+STUDY_SPEEDER_FRACTION = float(os.environ.get("STUDY_SPEEDER_FRACTION", "0.5"))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
 
 # Rate limits count in this cache. With the default each process counts alone; share the counts

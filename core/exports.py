@@ -32,6 +32,10 @@ EXPORT_CHUNK = 2000
 class ExportTable:
     fields: Sequence[str]
     rows: Iterable[Mapping[str, Any]]
+    # A spreadsheet's view of the same rows, when it differs from the JSONL one (e.g. a dict
+    # spread over one column per key): the CSV's header and each row turned into its cells.
+    csv_fields: Sequence[str] | None = None
+    csv_row: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
 
 
 class ExportError(UserbenchError):
@@ -117,7 +121,10 @@ def _cell(value: Any) -> str:
         return csv_defuse(json.dumps(value, ensure_ascii=False))
     if isinstance(value, (bool, int, float)):
         return str(value)
-    return csv_defuse(str(value))
+    # Records end with CRLF, as CSV has it; a line break inside a cell is a bare LF, which
+    # spreadsheets show as a line break rather than a stray character.
+    # (Defused first: a cell that starts with a carriage return is quoted as such.)
+    return csv_defuse(str(value)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 class _LineBuffer:
@@ -131,11 +138,14 @@ BOM = "\ufeff"
 
 
 def iter_csv(table: ExportTable) -> Iterator[str]:
-    """The table as CSV lines: a byte order mark first, every text cell defused."""
+    """The table as CSV lines: a byte order mark first, every text cell defused, with the
+    table's spreadsheet view (`csv_fields`, `csv_row`) when it has one."""
     writer = csv.writer(_LineBuffer())
-    yield BOM + writer.writerow([csv_defuse(field) for field in table.fields])
+    fields = table.csv_fields or table.fields
+    yield BOM + writer.writerow([csv_defuse(field) for field in fields])
     for row in table.rows:
-        yield writer.writerow([_cell(row.get(field)) for field in table.fields])
+        cells = table.csv_row(row) if table.csv_row is not None else row
+        yield writer.writerow([_cell(cells.get(field)) for field in fields])
 
 
 def iter_jsonl(table: ExportTable) -> Iterator[str]:

@@ -166,6 +166,7 @@ def pages(demo) -> dict[str, list[str]]:
             "/runs/", "/runs/new/", f"/runs/{run.pk}/", "/judge-templates/", f"/judge-templates/{template.pk}/",
             f"/judge-templates/{template.pk}/compare/", "/campaigns/new/", f"/campaigns/{campaign.slug}/",
             "/datasets/", f"/datasets/{dataset.name}/", "/studies/new/", "/studies/demo/", "/studies/demo/edit/",
+            "/studies/demo/submissions/", "/studies/demo/submissions/?flagged=1",
             "/audit/", "/review/", "/review/datasets/", f"/review/datasets/{dataset.pk}/",
             f"/review/datasets/{dataset.pk}/diff/", f"/review/items/{demo['item'].pk}/", f"/review/cases/{case.pk}/",
             f"/review/task/{task.pk}/", "/no-such-page/",

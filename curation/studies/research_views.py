@@ -1,7 +1,7 @@
 """The researcher's study pages: figures of a study and its set-up."""
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -13,7 +13,25 @@ from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
 from curation.studies.forms import StudyForm, UsageForm
+from curation.studies.prolific import (
+    DECISIONS,
+    PAGE_ROWS,
+    STATUS_LABELS,
+    STATUSES,
+    prolific_decisions,
+    prolific_ids_export,
+    study_review,
+    study_submissions,
+    submission_row,
+)
 from curation.studies.selectors import study_chinese_gaps, study_prolific_duplicates, study_statistics
+
+
+def _participant_link(request: HttpRequest, study: Study) -> str:
+    """The link to paste into Prolific, with its placeholders for the participant's ids (the
+    questionnaire reads PROLIFIC_PID, STUDY_ID and SESSION_ID from it)."""
+    link = request.build_absolute_uri(reverse("curation:study-start", args=[study.slug]))
+    return link + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
 @researcher_required
@@ -25,9 +43,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     for row in stats["satisfaction"]:
         row["label"] = labels[f"sat_{row['intent']}"].label
     stats["median_minutes"] = stats["median_seconds"] / 60 if stats["median_seconds"] is not None else None
-    # The link to paste into Prolific, with its placeholders for the participant's ids.
-    link = request.build_absolute_uri(reverse("curation:study-start", args=[study.slug]))
-    link += "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    link = _participant_link(request, study)
     return render(
         request,
         "curation/study/detail.html",
@@ -39,6 +55,49 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "chinese_gaps": study_chinese_gaps(study=study),
         },
     )
+
+
+@researcher_required
+def study_submissions_table(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every submission as Prolific reviews it, speeders and shared IDs flagged, with filters and
+    the IDs to approve and to reject."""
+    study = get_object_or_404(Study, slug=slug)
+    status = request.GET.get("status", "")
+    status = status if status in STATUSES else ""
+    flagged = request.GET.get("flagged") == "1"
+    review = study_review(study=study)
+    submissions = study_submissions(study=study, review=review, status=status, flagged=flagged)
+    rows = [submission_row(submission=row, study=study, review=review) for row in submissions[: PAGE_ROWS + 1]]
+    decisions = prolific_decisions(study=study, review=review)
+    return render(
+        request,
+        "curation/study/submissions.html",
+        {
+            "study": study,
+            "rows": rows[:PAGE_ROWS],
+            "more_rows": len(rows) > PAGE_ROWS,
+            "status": status,
+            "status_choices": [(value, STATUS_LABELS[value]) for value in STATUSES],
+            "flagged": flagged,
+            "review": review,
+            "speeder_percent": round(review.fraction * 100),
+            "decisions": decisions,
+            "decision_lists": [(decision, decisions[decision]) for decision in DECISIONS],
+            "participant_link": _participant_link(request, study),
+        },
+    )
+
+
+@researcher_required
+def study_prolific_ids(request: AuthenticatedHttpRequest, slug: str, decision: str) -> HttpResponse:
+    """The Prolific IDs to approve or to reject, one per line, as Prolific's bulk actions take them."""
+    study = get_object_or_404(Study, slug=slug)
+    if decision not in DECISIONS:
+        raise Http404("No such list.")
+    ids = prolific_ids_export(study=study, decision=decision, actor=request.user)
+    response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{decision}.txt"'
+    return response
 
 
 @researcher_required

@@ -101,7 +101,9 @@ def submission_cases(*, submission: Submission) -> list[Case]:
 def study_statistics(*, study: Study) -> dict:
     """What a researcher reads about a study, in four queries.
 
-    Completion rate is finished over started (consented) submissions; median time runs
+    Completion rate is completed (finished with the completion code) over started (consented)
+    submissions; those finished with the screen-out code count apart (`screened_out`,
+    `screenout_rate`), as Prolific counts them; median time runs
     from consent to submission; intents, services and satisfaction count only finished,
     non-excluded submissions, the ones that enter curation. Submissions sharing a Prolific ID
     count as one participant until a researcher resolves them (study_prolific_duplicates); a
@@ -112,11 +114,15 @@ def study_statistics(*, study: Study) -> dict:
         each=Count("id", filter=~unresolved),
         people=Count("prolific_pid", filter=unresolved, distinct=True),
         submitted=Count("id", filter=Q(status=Submission.Status.SUBMITTED)),
+        screened_out=Count("id", filter=Q(status=Submission.Status.SUBMITTED, excluded=True)),
         excluded=Count("id", filter=Q(excluded=True)),
     )
     counts = {
         "started": counts["each"] + counts["people"],
         "submitted": counts["submitted"],
+        # Finished with the screen-out code: counted apart, never as completions.
+        "screened_out": counts["screened_out"],
+        "completed": counts["submitted"] - counts["screened_out"],
         "in_progress": counts["each"] + counts["people"] - counts["submitted"],
         "excluded": counts["excluded"],
     }
@@ -143,7 +149,8 @@ def study_statistics(*, study: Study) -> dict:
     services = list(kept_cases.values("service").annotate(count=Count("id")).order_by("-count", "service"))
     return {
         **counts,
-        "completion_rate": completion_rate(counts["started"], counts["submitted"]),
+        "completion_rate": completion_rate(counts["started"], counts["completed"]),
+        "screenout_rate": completion_rate(counts["started"], counts["screened_out"]),
         "median_seconds": median_seconds(durations),
         "exclusions": exclusions,
         "intents": intents,

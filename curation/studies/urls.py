@@ -21,6 +21,12 @@ urlpatterns = [
     path("studies/new/", research_views.study_edit, name="study-new"),
     path("studies/<slug:slug>/", research_views.study_detail, name="study-detail"),
     path("studies/<slug:slug>/edit/", research_views.study_edit, name="study-edit"),
+    path("studies/<slug:slug>/submissions/", research_views.study_submissions_table, name="study-submissions"),
+    path(
+        "studies/<slug:slug>/submissions/<slug:decision>.txt",
+        research_views.study_prolific_ids,
+        name="study-prolific-ids",
+    ),
     path("studies/<slug:slug>/duplicates/", research_views.study_duplicate_resolve, name="study-duplicate-resolve"),
     path("studies/<slug:slug>/withdraw/", research_views.study_withdraw, name="study-withdraw"),
 ]

@@ -214,7 +214,9 @@ def test_campaign_list_counts_pairs_and_votes_without_multiplying_them(build_cam
         for _ in range(votes):
             vote_cast(token=assignment_next(campaign=campaign, annotator=voter).token, annotator=voter, choice="tie")
     counts = {row.slug: (row.pair_count, row.vote_count) for row in campaign_list_with_counts()}
-    assert counts == {"blind": (7, 5), "empty": (1, 0)}
+    # Gold pairs are counted apart (gold_pair_count), not among the campaign's pairs.
+    assert counts == {"blind": (6, 5), "empty": (1, 0)}
+    assert campaign_list_with_counts().get(slug="blind").gold_pair_count == 1
 
 
 def test_statistics_api_returns_the_whole_report_through_its_serializers(build_campaign, client, researcher):

@@ -28,7 +28,9 @@ def test_statistics_of_the_demo_study(demo_study):
     assert {key: stats[key] for key in ("started", "submitted", "in_progress", "excluded", "case_count")} == {
         "started": 3, "submitted": 3, "in_progress": 0, "excluded": 1, "case_count": 10,
     }  # fmt: skip
-    assert stats["completion_rate"] == 1.0
+    # The one screened out (the attention check) is counted apart, not as a completion.
+    assert (stats["completed"], stats["screened_out"]) == (2, 1)
+    assert stats["completion_rate"] == pytest.approx(2 / 3)
     assert stats["median_seconds"] == 720.0
     assert stats["exclusions"] == [
         {"submission": 3, "prolific_pid": "5f0demo0000000000000003",
@@ -79,7 +81,8 @@ def test_the_study_page_shows_the_figures(client_as, researcher, demo_study):
     page = client_as(researcher).get(reverse("curation:study-detail", args=["demo"])).text
     assert '<td class="num" id="stat-submitted">3</td>' in page
     assert '<td class="num" id="stat-excluded">1</td>' in page
-    assert '<td class="num" id="stat-completion">100 %</td>' in page
+    assert '<td class="num" id="stat-completion">67 %</td>' in page
+    assert '<td class="num" id="stat-screened-out">1 (33 %)</td>' in page
     assert '<td class="num" id="stat-median">12.0 min</td>' in page
     assert "Failed the attention check: chose 4 where the instruction asked for 2." in page
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}" in page

@@ -16,7 +16,9 @@ def test_researcher_reads_the_study_page(settings, page, live_server, log_in, bl
     expect(page).to_have_url(f"{live_server.url}/studies/demo/")
     expect(page.locator("#stat-submitted")).to_have_text("3")
     expect(page.locator("#stat-excluded")).to_have_text("1")
-    expect(page.locator("#stat-completion")).to_have_text("100 %")
+    # The participant screened out by the attention check is counted apart, not as a completion.
+    expect(page.locator("#stat-completion")).to_have_text("67 %")
+    expect(page.locator("#stat-screened-out")).to_have_text("1 (33 %)")
     expect(page.locator("#stat-median")).to_have_text("12.0 min")
     reason = "Failed the attention check: chose 4 where the instruction asked for 2."
     expect(page.get_by_role("cell", name=reason)).to_be_visible()

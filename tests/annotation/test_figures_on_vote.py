@@ -1,0 +1,77 @@
+"""Votes keep the stored figures current: each vote queues the debounced refresh of the
+figures it feeds, so the results page is current without anyone opening it in between."""
+
+import pytest
+from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
+
+from annotation.figures import figures_inputs, figures_read
+from annotation.models import StoredFigures
+from annotation.services import assignment_next, vote_cast, vote_undo
+from tests.figures import get_computed, run_queued_figures
+
+pytestmark = pytest.mark.django_db
+
+WAITING = "Newer votes are waiting: the figures are being recomputed."
+
+
+def queued_refreshes():
+    return DBTaskResult.objects.filter(task_path="annotation.tasks.figures_task")
+
+
+def test_59_votes_queue_one_refresh_and_the_stored_figures_are_current_without_opening_the_page(
+    build_campaign, client_as, researcher, django_capture_on_commit_callbacks
+):
+    campaign, _models, _items, (first, _second) = build_campaign(questions=20, models=3, pairs_per_question=3)
+    client = client_as(researcher)
+    url = reverse("annotation:results", args=[campaign.slug])
+    assert "0 votes" in get_computed(client, url).content.decode()
+    stored = list(StoredFigures.objects.filter(campaign=campaign))
+    assert {row.what for row in stored} == {"campaign", "style"} and not queued_refreshes().exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(59):
+            assignment = assignment_next(campaign=campaign, annotator=first)
+            vote_cast(token=assignment.token, annotator=first, choice="left")
+
+    # The burst queued one refresh per stored row, not one per vote.
+    assert sorted(queued_refreshes().values_list("args_kwargs__args__0", flat=True)) == sorted(r.pk for r in stored)
+    assert run_queued_figures() == 2
+    for row in StoredFigures.objects.filter(campaign=campaign):
+        assert row.inputs == figures_inputs(row) and row.inputs["votes"] == 59
+        assert row.refresh_queued_at is None
+    html = client.get(url).content.decode()
+    assert "59 votes" in html and WAITING not in html
+    assert not queued_refreshes().exists()  # reading current figures queues nothing
+
+
+def test_an_undone_vote_queues_a_refresh_too(build_campaign, client_as, researcher, django_capture_on_commit_callbacks):
+    campaign, _models, _items, (first, _second) = build_campaign(questions=3, models=2)
+    client = client_as(researcher)
+    url = reverse("annotation:results", args=[campaign.slug])
+    with django_capture_on_commit_callbacks(execute=True):
+        assignment = assignment_next(campaign=campaign, annotator=first)
+        vote_cast(token=assignment.token, annotator=first, choice="right")
+    assert not queued_refreshes().exists()  # nothing stored yet: the first read computes them
+    assert "1 votes" in get_computed(client, url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        vote_undo(campaign=campaign, annotator=first)
+    assert queued_refreshes().count() == 2
+    run_queued_figures()
+    assert StoredFigures.objects.get(campaign=campaign, what="campaign").inputs["votes"] == 0
+
+
+def test_a_vote_refreshes_its_datasets_figures_but_not_another_campaigns(
+    build_campaign, client_as, researcher, django_capture_on_commit_callbacks
+):
+    campaign, _models, _items, (first, _second) = build_campaign(questions=3, models=2)
+    other, *_ = build_campaign(questions=2, models=2, slug="other")
+    client = client_as(researcher)
+    get_computed(client, reverse("annotation:results", args=[other.slug]))
+    figures_read(what="bt", dataset=campaign.dataset)  # as the BT export reads them
+    dataset_rows = list(StoredFigures.objects.filter(dataset=campaign.dataset).values_list("pk", flat=True))
+    assert dataset_rows
+    with django_capture_on_commit_callbacks(execute=True):
+        assignment = assignment_next(campaign=campaign, annotator=first)
+        vote_cast(token=assignment.token, annotator=first, choice="tie")
+    assert sorted(queued_refreshes().values_list("args_kwargs__args__0", flat=True)) == sorted(dataset_rows)
