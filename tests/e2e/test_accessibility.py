@@ -47,6 +47,7 @@ def researcher_pages() -> list[str]:
         "/studies/new/",
         "/studies/demo/",
         "/studies/demo/edit/",
+        "/studies/demo/submissions/",
         "/datasets/",
         f"/datasets/{dataset.name}/",
         f"/datasets/{dataset.name}/answers/",
