@@ -93,6 +93,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a body larger than its route's limit is refused from its length, before anything
+    # reads it (core/body_limits.py).
+    "core.body_limits.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -271,6 +274,17 @@ THROTTLE_RATES = {
 # over-long paste must still arrive, so the page can say it is too long and show it again
 # (20,000 Chinese characters are 180 kB as a form sends them).
 STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024 * 1024)))
+# Request bodies (core/body_limits.py): REQUEST_MAX_BYTES for every route (staff forms: a reviewed
+# conversation of 20,000 Chinese characters is about 180 kB as a form sends it), the questionnaire
+# its own, and a route added to REQUEST_BODY_LIMITS with UPLOAD_MAX_REQUEST_BYTES for file imports.
+# A larger body is refused (413) from its Content-Length, before it is read.
+REQUEST_MAX_BYTES = int(os.environ.get("REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
+UPLOAD_MAX_REQUEST_BYTES = int(os.environ.get("UPLOAD_MAX_REQUEST_BYTES", str(50 * 1024 * 1024)))
+REQUEST_BODY_LIMITS = {"/study/": "STUDY_MAX_REQUEST_BYTES"}
+# Django's own limits behind it: form fields never beyond the largest route limit, and file parts
+# of a body within REQUEST_MAX_BYTES kept in memory, never written to a temporary file.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_MAX_BYTES, STUDY_MAX_REQUEST_BYTES, UPLOAD_MAX_REQUEST_BYTES)
+FILE_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 # An unfinished submission with no activity for this many days is erased by `expire_submissions`.
 STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", "30"))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500

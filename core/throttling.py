@@ -106,25 +106,3 @@ def rate_limited(scope: str, methods=("POST",)):
         return wrapped
 
     return decorator
-
-
-def body_limited(max_bytes_setting: str):
-    """View decorator: refuse (413) a request body larger than settings.<max_bytes_setting>,
-    before Django reads it."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            limit = getattr(settings, max_bytes_setting)
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = limit + 1
-            if length > limit:
-                body = render_to_string("core/too_large.html", {}, request=request)
-                return HttpResponse(body, status=413)
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorator

@@ -21,7 +21,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
-from core.throttling import body_limited, rate_limited
+from core.throttling import rate_limited
 from curation.models import Study, StudyStep, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import quick_personal_info
@@ -114,7 +114,6 @@ def participant_page(page: str, draft: str = ""):
     def decorator(view):
         @wraps(view)
         @never_cache
-        @body_limited("STUDY_MAX_REQUEST_BYTES")
         @rate_limited("study_write")
         def wrapped(request, slug, *args, **kwargs):
             study = get_object_or_404(Study, slug=slug)
@@ -224,7 +223,6 @@ def resume_url(request: HttpRequest, study: Study, submission: Submission) -> st
 
 
 @never_cache
-@body_limited("STUDY_MAX_REQUEST_BYTES")
 @rate_limited("study_start")
 def study_start(request: HttpRequest, slug: str) -> HttpResponse:
     """The study link: consent for newcomers, back to their page for returning participants."""
@@ -307,7 +305,6 @@ def _closed_by_researchers(request: HttpRequest, study):
 
 
 @never_cache
-@body_limited("STUDY_MAX_REQUEST_BYTES")
 @rate_limited("study_resume", methods=("GET", "POST"))
 def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
     """A private resume link: binds this browser to the submission and returns to its page.
