@@ -164,16 +164,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # django-axes first (it refuses locked-out accounts before any password is checked), then
 # Django's model backend, reading a session's user and their roles in one query.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "core.auth.RoleLoadingBackend"]
+AUTHENTICATION_BACKENDS = ["core.auth.LoginLockoutBackend", "core.auth.RoleLoadingBackend"]
 
-# Log-in lockout (django-axes): after LOGIN_FAILURE_LIMIT failed log-ins for one user name, or
-# from one client, that name or client is locked for LOGIN_LOCKOUT_MINUTES; a success resets the
-# count. Guessing one password from many addresses and many passwords from one address are both
-# stopped. Axes keeps the client as a keyed hash written as a documentation-range IPv6 address
+# Log-in lockout (django-axes): after LOGIN_FAILURE_LIMIT failed log-ins for one user name from
+# one client, that name is locked for that client for LOGIN_LOCKOUT_MINUTES; a success resets the
+# count. Someone else's wrong passwords never lock the owner out from their own address. A looser
+# limit per client over every name (LOGIN_ADDRESS_FAILURE_LIMIT in the same minutes, counted in
+# the shared cache) stops one client guessing across accounts (core.auth.LoginLockoutBackend).
+# Axes keeps the client as a keyed hash written as a documentation-range IPv6 address
 # (core.throttling.pseudonymous_address), never the real address.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCKOUT_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "30"))
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "core.throttling.pseudonymous_address"
 AXES_DISABLE_ACCESS_LOG = True
@@ -265,6 +268,8 @@ THROTTLE_RATES = {
     # The API: requests without credentials, and per account.
     "api_anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
     "api_user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+    # Failed token authentications per client: past it, every token is refused until the hour ends.
+    "api_token_failure": os.environ.get("API_THROTTLE_TOKEN_FAILURES", "20/hour"),
     # The study questionnaire: new submissions (consents), every other write, resume links.
     "study_start": os.environ.get("STUDY_THROTTLE_START", "20/hour"),
     "study_write": os.environ.get("STUDY_THROTTLE_WRITE", "120/min"),
@@ -289,27 +294,30 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", "30"))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
 
-# Rate limits count in this cache. With the default each process counts alone; share the counts
-# between gunicorn workers with a shared cache (e.g. Django's database cache:
-# CACHE_BACKEND=django.core.cache.backends.db.DatabaseCache CACHE_LOCATION=userbench_cache, then
-# `manage.py createcachetable`).
+# Rate limits count in this cache (core/rate_counters.py), which every process must share: by
+# default Django's database cache, whose table `migrate` creates (core/apps.py). Another shared
+# cache (Redis, Memcached) may be named with CACHE_BACKEND and CACHE_LOCATION; a per-process one
+# (local memory) lets each gunicorn worker count alone, multiplying every limit.
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "django.core.cache.backends.locmem.LocMemCache"),
-        "LOCATION": os.environ.get("CACHE_LOCATION", "userbench"),
+        "BACKEND": os.environ.get("CACHE_BACKEND", "django.core.cache.backends.db.DatabaseCache"),
+        "LOCATION": os.environ.get("CACHE_LOCATION", "userbench_cache"),
     }
 }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: scripts without valid credentials get 401 with a WWW-Authenticate header.
-        "rest_framework.authentication.TokenAuthentication",
+        "core.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        # Last: requests no class above signed in, throttled per client before any permission check.
+        "core.throttling.AnonymousApiAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.AnonApiThrottle", "core.throttling.UserApiThrottle"],
+    # Anonymous requests are throttled by AnonymousApiAuthentication above, before permissions.
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.UserApiThrottle"],
     # Which X-Forwarded-For entry is the client: none without a proxy (a client could write the
     # header itself), the proxy's own with BEHIND_TLS_PROXY.
     "NUM_PROXIES": int(os.environ.get("NUM_PROXIES", "1" if env_bool("BEHIND_TLS_PROXY", False) else "0")),
@@ -319,6 +327,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
+    # The schema documents how to sign in; the anonymous throttle is no way to.
+    "AUTHENTICATION_WHITELIST": [
+        "core.throttling.ThrottledTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "TITLE": "Userbench API",
     "DESCRIPTION": "User-centric evaluation of LLMs: studies, datasets, judge runs, annotation.",
     "VERSION": "1.0.0",
