@@ -18,7 +18,6 @@ from core.roles import Role, remember_roles
 from core.throttling import client_fingerprint
 
 
-
 @cache
 def _user_with_roles_sql(vendor: str) -> str:
     """The user row and one flag per role, as fixed SQL: every signed-in request runs it, and
