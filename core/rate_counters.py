@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.cache.backends.db import DatabaseCache
 from django.db import connections, router
 
@@ -22,14 +22,16 @@ PREFIX = "userbench-rate:"
 
 def counter_hit(key: str, period: float) -> tuple[int, float]:
     """Count one more event under `key`: (events in the current window, seconds until it ends)."""
-    if isinstance(cache, DatabaseCache) and _database_vendor() in {"sqlite", "postgresql"}:
-        return _database_hit(PREFIX + key, period)
-    return _cache_hit(PREFIX + key, period)
+    cache = caches["default"]
+    if _in_database(cache):
+        return _database_hit(cache, PREFIX + key, period)
+    return _cache_hit(cache, PREFIX + key, period)
 
 
 def counter_peek(key: str) -> int:
     """Events counted under `key` in its current window (0 once the window has ended)."""
-    if isinstance(cache, DatabaseCache) and _database_vendor() in {"sqlite", "postgresql"}:
+    cache = caches["default"]
+    if _in_database(cache):
         connection = connections[router.db_for_read(cache.cache_model_class)]
         table = connection.ops.quote_name(cache._table)
         with connection.cursor() as cursor:
@@ -46,11 +48,14 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _database_vendor() -> str:
-    return connections[router.db_for_write(cache.cache_model_class)].vendor
+def _in_database(cache) -> bool:
+    """The cache is Django's database cache, on a database whose upsert the counters use."""
+    if not isinstance(cache, DatabaseCache):
+        return False
+    return connections[router.db_for_write(cache.cache_model_class)].vendor in {"sqlite", "postgresql"}
 
 
-def _database_hit(key: str, period: float) -> tuple[int, float]:
+def _database_hit(cache: DatabaseCache, key: str, period: float) -> tuple[int, float]:
     """One upsert on the cache table: a new or ended window restarts at 1, else the count grows.
 
     The counter's rows share the table with the cache's own entries under a prefix nothing else
@@ -79,7 +84,7 @@ def _database_hit(key: str, period: float) -> tuple[int, float]:
     return int(value), max(0.0, (expires - now).total_seconds())
 
 
-def _cache_hit(key: str, period: float) -> tuple[int, float]:
+def _cache_hit(cache, key: str, period: float) -> tuple[int, float]:
     """add() starts a window (it writes only when the key is absent), incr() counts in it."""
     now = _now().timestamp()
     if cache.add(key, 1, timeout=period):
@@ -88,6 +93,6 @@ def _cache_hit(key: str, period: float) -> tuple[int, float]:
     try:
         count = cache.incr(key)
     except ValueError:  # the window ended between add() and incr(): this event starts the next
-        return _cache_hit(key, period)
+        return _cache_hit(cache, key, period)
     ends = cache.get(key + ":ends", now + period)
     return count, max(0.0, ends - now)
