@@ -321,7 +321,8 @@ REST_FRAMEWORK = {
     # Which X-Forwarded-For entry is the client: none without a proxy (a client could write the
     # header itself), the proxy's own with BEHIND_TLS_PROXY.
     "NUM_PROXIES": int(os.environ.get("NUM_PROXIES", "1" if env_bool("BEHIND_TLS_PROXY", False) else "0")),
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # DRF's limit/offset pagination, with both parameters checked for range (at most 1,000 a page).
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.BoundedLimitOffsetPagination",
     # `?format=csv|jsonl` belongs to the export endpoints, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,
     "PAGE_SIZE": 100,
