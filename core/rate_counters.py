@@ -23,7 +23,7 @@ PREFIX = "userbench-rate:"
 def counter_hit(key: str, period: float) -> tuple[int, float]:
     """Count one more event under `key`: (events in the current window, seconds until it ends)."""
     cache = caches["default"]
-    if _in_database(cache):
+    if isinstance(cache, DatabaseCache) and _in_database(cache):
         return _database_hit(cache, PREFIX + key, period)
     return _cache_hit(cache, PREFIX + key, period)
 
@@ -31,9 +31,9 @@ def counter_hit(key: str, period: float) -> tuple[int, float]:
 def counter_peek(key: str) -> int:
     """Events counted under `key` in its current window (0 once the window has ended)."""
     cache = caches["default"]
-    if _in_database(cache):
+    if isinstance(cache, DatabaseCache) and _in_database(cache):
         connection = connections[router.db_for_read(cache.cache_model_class)]
-        table = connection.ops.quote_name(cache._table)
+        table = connection.ops.quote_name(_table_name(cache))
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT value FROM {table} WHERE cache_key = %s AND expires > %s",
@@ -48,11 +48,14 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _in_database(cache) -> bool:
-    """The cache is Django's database cache, on a database whose upsert the counters use."""
-    if not isinstance(cache, DatabaseCache):
-        return False
+def _in_database(cache: DatabaseCache) -> bool:
+    """The database cache is on a database whose upsert the counters use."""
     return connections[router.db_for_write(cache.cache_model_class)].vendor in {"sqlite", "postgresql"}
+
+
+def _table_name(cache: DatabaseCache) -> str:
+    """The cache's table: its LOCATION, kept by Django as a private attribute."""
+    return str(getattr(cache, "_table"))  # noqa: B009  (no stubs for the private attribute)
 
 
 def _database_hit(cache: DatabaseCache, key: str, period: float) -> tuple[int, float]:
@@ -61,7 +64,7 @@ def _database_hit(cache: DatabaseCache, key: str, period: float) -> tuple[int, f
     The counter's rows share the table with the cache's own entries under a prefix nothing else
     uses; `cache.clear()` and culling remove them like any entry."""
     connection = connections[router.db_for_write(cache.cache_model_class)]
-    table = connection.ops.quote_name(cache._table)
+    table = connection.ops.quote_name(_table_name(cache))
     now = _now()
     adapt = connection.ops.adapt_datetimefield_value
     # SET expressions read the row as it was before the update, in SQLite and PostgreSQL alike.
