@@ -94,6 +94,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a body larger than its route's limit is refused from its length, before anything
+    # reads it (core/body_limits.py).
+    "core.body_limits.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -163,16 +166,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # django-axes first (it refuses locked-out accounts before any password is checked), then
 # Django's model backend, reading a session's user and their roles in one query.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "core.auth.RoleLoadingBackend"]
+AUTHENTICATION_BACKENDS = ["core.auth.LoginLockoutBackend", "core.auth.RoleLoadingBackend"]
 
-# Log-in lockout (django-axes): after LOGIN_FAILURE_LIMIT failed log-ins for one user name, or
-# from one client, that name or client is locked for LOGIN_LOCKOUT_MINUTES; a success resets the
-# count. Guessing one password from many addresses and many passwords from one address are both
-# stopped. Axes keeps the client as a keyed hash written as a documentation-range IPv6 address
+# Log-in lockout (django-axes): after LOGIN_FAILURE_LIMIT failed log-ins for one user name from
+# one client, that name is locked for that client for LOGIN_LOCKOUT_MINUTES; a success resets the
+# count. Someone else's wrong passwords never lock the owner out from their own address. A looser
+# limit per client over every name (LOGIN_ADDRESS_FAILURE_LIMIT in the same minutes, counted in
+# the shared cache) stops one client guessing across accounts (core.auth.LoginLockoutBackend).
+# Axes keeps the client as a keyed hash written as a documentation-range IPv6 address
 # (core.throttling.pseudonymous_address), never the real address.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_LOCKOUT_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "30"))
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "core.throttling.pseudonymous_address"
 AXES_DISABLE_ACCESS_LOG = True
@@ -326,6 +332,8 @@ THROTTLE_RATES = {
     # The API: requests without credentials, and per account.
     "api_anon": os.environ.get("API_THROTTLE_ANON", "60/min"),
     "api_user": os.environ.get("API_THROTTLE_USER", "3000/min"),
+    # Failed token authentications per client: past it, every token is refused until the hour ends.
+    "api_token_failure": os.environ.get("API_THROTTLE_TOKEN_FAILURES", "20/hour"),
     # The study questionnaire: new submissions (consents), every other write, resume links.
     "study_start": os.environ.get("STUDY_THROTTLE_START", "20/hour"),
     "study_write": os.environ.get("STUDY_THROTTLE_WRITE", "120/min"),
@@ -335,6 +343,17 @@ THROTTLE_RATES = {
 # over-long paste must still arrive, so the page can say it is too long and show it again
 # (20,000 Chinese characters are 180 kB as a form sends them).
 STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024 * 1024)))
+# Request bodies (core/body_limits.py): REQUEST_MAX_BYTES for every route (staff forms: a reviewed
+# conversation of 20,000 Chinese characters is about 180 kB as a form sends it), the questionnaire
+# its own, and a route added to REQUEST_BODY_LIMITS with UPLOAD_MAX_REQUEST_BYTES for file imports.
+# A larger body is refused (413) from its Content-Length, before it is read.
+REQUEST_MAX_BYTES = int(os.environ.get("REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
+UPLOAD_MAX_REQUEST_BYTES = int(os.environ.get("UPLOAD_MAX_REQUEST_BYTES", str(50 * 1024 * 1024)))
+REQUEST_BODY_LIMITS = {"/study/": "STUDY_MAX_REQUEST_BYTES"}
+# Django's own limits behind it: form fields never beyond the largest route limit, and file parts
+# of a body within REQUEST_MAX_BYTES kept in memory, never written to a temporary file.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_MAX_BYTES, STUDY_MAX_REQUEST_BYTES, UPLOAD_MAX_REQUEST_BYTES)
+FILE_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 # An unfinished submission with no activity for this many days is erased by `expire_submissions`.
 STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", "30"))
 # A finished submission that took less than this fraction of the study's median time is flagged
@@ -342,37 +361,47 @@ STUDY_ABANDONED_AFTER_DAYS = float(os.environ.get("STUDY_ABANDONED_AFTER_DAYS", 
 STUDY_SPEEDER_FRACTION = float(os.environ.get("STUDY_SPEEDER_FRACTION", "0.5"))
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
 
-# Rate limits count in this cache. With the default each process counts alone; share the counts
-# between gunicorn workers with a shared cache (e.g. Django's database cache:
-# CACHE_BACKEND=django.core.cache.backends.db.DatabaseCache CACHE_LOCATION=userbench_cache, then
-# `manage.py createcachetable`).
+# Rate limits count in this cache (core/rate_counters.py), which every process must share: by
+# default Django's database cache, whose table `migrate` creates (core/apps.py). Another shared
+# cache (Redis, Memcached) may be named with CACHE_BACKEND and CACHE_LOCATION; a per-process one
+# (local memory) lets each gunicorn worker count alone, multiplying every limit.
 CACHES = {
     "default": {
-        "BACKEND": os.environ.get("CACHE_BACKEND", "django.core.cache.backends.locmem.LocMemCache"),
-        "LOCATION": os.environ.get("CACHE_LOCATION", "userbench"),
+        "BACKEND": os.environ.get("CACHE_BACKEND", "django.core.cache.backends.db.DatabaseCache"),
+        "LOCATION": os.environ.get("CACHE_LOCATION", "userbench_cache"),
     }
 }
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: scripts without valid credentials get 401 with a WWW-Authenticate header.
-        # Looked up by the token's hash (core/tokens.py); `Authorization: Token <token>` as before.
+        # Looked up by the token's hash (core/tokens.py), failed attempts limited per client;
+        # `Authorization: Token <token>` as before.
         "core.tokens.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        # Last: requests no class above signed in, throttled per client before any permission check.
+        "core.throttling.AnonymousApiAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.api.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.AnonApiThrottle", "core.throttling.UserApiThrottle"],
+    # Anonymous requests are throttled by AnonymousApiAuthentication above, before permissions.
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.UserApiThrottle"],
     # Which X-Forwarded-For entry is the client: none without a proxy (a client could write the
     # header itself), the proxy's own with BEHIND_TLS_PROXY.
     "NUM_PROXIES": int(os.environ.get("NUM_PROXIES", "1" if env_bool("BEHIND_TLS_PROXY", False) else "0")),
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # DRF's limit/offset pagination, with both parameters checked for range (at most 1,000 a page).
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.BoundedLimitOffsetPagination",
     # `?format=csv|jsonl` belongs to the export endpoints, not to renderer selection.
     "URL_FORMAT_OVERRIDE": None,
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
+    # The schema documents how to sign in; the anonymous throttle is no way to.
+    "AUTHENTICATION_WHITELIST": [
+        "core.tokens.HashedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "TITLE": "Userbench API",
     "DESCRIPTION": "User-centric evaluation of LLMs: studies, datasets, judge runs, annotation.",
     "VERSION": "1.0.0",

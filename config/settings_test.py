@@ -25,3 +25,8 @@ LLM_ALLOWED_INTERNAL_HOSTS = ["127.0.0.0/8", "::1", "localhost"]
 # The test client's login() calls authenticate() without a request, which django-axes refuses;
 # tests of the lockout turn it on (tests/core/test_throttling.py).
 AXES_ENABLED = False
+
+# In-process tests count rate limits in local memory: every test starts with none used (a fixture
+# clears it), and tests without a database may still make requests. The tests with several
+# gunicorn workers (tests/core/test_shared_limits.py) run on the default database cache.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "userbench-tests"}}

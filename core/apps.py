@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 from django.contrib.auth.signals import user_login_failed
+from django.core.management import call_command
+from django.db.models.signals import post_migrate
 from django.utils.translation import gettext_lazy as _
 
 
@@ -16,6 +18,15 @@ class CoreConfig(AppConfig):
         from core import audit_export  # noqa: F401
 
         # The receiver writes AuditEvent rows, so it too is imported once the models are loaded.
-        from core.signals import login_failed_audit
+        from core.signals import login_failed_audit, login_failed_count
 
         user_login_failed.connect(login_failed_audit, dispatch_uid="userbench-audit-login-failed")
+        user_login_failed.connect(login_failed_count, dispatch_uid="userbench-count-login-failed")
+        post_migrate.connect(create_cache_table, sender=self, dispatch_uid="userbench-cache-table")
+
+
+def create_cache_table(sender, using="default", verbosity=1, **kwargs):
+    """The database cache's table (rate limits count there, shared by every process), made by
+    every `migrate`: a fresh clone, `make run`, a deployment and the test databases all have it
+    without a step of their own. Idempotent; nothing to do for other cache backends."""
+    call_command("createcachetable", database=using, verbosity=0)

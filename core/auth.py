@@ -4,13 +4,18 @@ from functools import cache
 from typing import cast
 
 from asgiref.sync import sync_to_async
+from axes.backends import AxesStandaloneBackend
+from axes.exceptions import AxesBackendPermissionDenied
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.models import Model
 
+from core.rate_counters import counter_hit, counter_peek
 from core.roles import Role, remember_roles
+from core.throttling import client_fingerprint
 
 
 @cache
@@ -48,3 +53,29 @@ class RoleLoadingBackend(ModelBackend):
 
     async def aget_user(self, user_id):
         return await sync_to_async(self.get_user)(user_id)
+
+
+def _address_key(request) -> str:
+    return f"login-failures:{client_fingerprint(request)}"
+
+
+def login_failure_count(request) -> None:
+    """Count a failed log-in against the client's address (a keyed hash), for the looser
+    per-address limit; django-axes counts it per user name and address."""
+    if request is not None:
+        counter_hit(_address_key(request), settings.AXES_COOLOFF_TIME.total_seconds())
+
+
+class LoginLockoutBackend(AxesStandaloneBackend):
+    """django-axes, locking a user name per address (AXES_LOCKOUT_PARAMETERS): a stranger's
+    wrong passwords lock only the stranger's address out of that account, never the owner
+    elsewhere. Before it, a looser limit per address (LOGIN_ADDRESS_FAILURE_LIMIT failures in
+    LOGIN_LOCKOUT_MINUTES, over every user name) stops one client from guessing across accounts.
+    Both answer with axes' lockout page (429)."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is not None and counter_peek(_address_key(request)) >= settings.LOGIN_ADDRESS_FAILURE_LIMIT:
+            request.axes_locked_out = True
+            kwargs.get("response_context", {})["error"] = settings.AXES_COOLOFF_MESSAGE
+            raise AxesBackendPermissionDenied("Too many failed log-ins from this address")
+        return super().authenticate(request, username=username, password=password, **kwargs)

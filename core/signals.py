@@ -1,6 +1,7 @@
 """Receivers of Django's own signals. Thin: each hands the event to a service."""
 
 from core.audit import AuditAction, audit_record
+from core.auth import login_failure_count
 
 MAX_TYPED_NAME = 150
 
@@ -17,3 +18,8 @@ def login_failed_audit(sender, credentials=None, request=None, **kwargs):
         target=f"login:{path}" if path else "login",
         details={"username": typed, "locked_out": locked},
     )
+
+
+def login_failed_count(sender, credentials=None, request=None, **kwargs):
+    """A failed log-in counts against its client's address (core.auth.LoginLockoutBackend)."""
+    login_failure_count(request)

@@ -13,7 +13,11 @@ from functools import wraps
 from django.conf import settings
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+from rest_framework.authentication import BaseAuthentication, TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed, Throttled
 from rest_framework.throttling import SimpleRateThrottle
+
+from core.rate_counters import counter_hit, counter_peek
 
 
 def pseudonymous_address(request) -> str:
@@ -41,23 +45,27 @@ class _IdentOnly(SimpleRateThrottle):
 
 
 class ScopedRateThrottle(SimpleRateThrottle):
-    """A DRF throttle whose rate comes from settings.THROTTLE_RATES[scope] at each request."""
+    """A DRF throttle whose rate comes from settings.THROTTLE_RATES[scope] at each request,
+    counted in the shared cache in one atomic step (core/rate_counters.py), so a limit holds
+    across every worker process."""
 
     scope = ""
+    _wait = 0.0
 
     def get_rate(self):
         return settings.THROTTLE_RATES.get(self.scope)
 
+    def allow_request(self, request, view):
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        count, self._wait = counter_hit(key, self.duration)
+        return count <= self.num_requests
 
-class AnonApiThrottle(ScopedRateThrottle):
-    """Requests without credentials, per client (hashed address)."""
-
-    scope = "api_anon"
-
-    def get_cache_key(self, request, view):
-        if request.user and request.user.is_authenticated:
-            return None
-        return self.cache_format % {"scope": self.scope, "ident": client_fingerprint(request)}
+    def wait(self):
+        return self._wait
 
 
 class UserApiThrottle(ScopedRateThrottle):
@@ -69,6 +77,44 @@ class UserApiThrottle(ScopedRateThrottle):
         if not (request.user and request.user.is_authenticated):
             return None
         return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+
+
+class AnonymousApiAuthentication(BaseAuthentication):
+    """Last of the API's authentication classes: it runs only for a request that no other class
+    signed in, and throttles it per client (THROTTLE_RATES["api_anon"]). DRF checks permissions
+    before throttles, so a throttle class never saw anonymous requests (every route needs a
+    log-in and refused them first): the anonymous limit never fired."""
+
+    def authenticate(self, request):
+        throttle = ClientRateThrottle("api_anon")
+        if not throttle.allow_request(request, None):
+            raise Throttled(throttle.wait())
+        return None
+
+
+class ThrottledTokenAuthentication(TokenAuthentication):
+    """DRF's token authentication, with failed attempts limited per client
+    (THROTTLE_RATES["api_token_failure"]): past the limit, a client gets 429 for every token,
+    right or wrong, until its window ends, so tokens cannot be guessed at speed."""
+
+    def authenticate(self, request):
+        if not self._carries_token(request):
+            return None
+        failures = ClientRateThrottle("api_token_failure")
+        if failures.rate is None:
+            return super().authenticate(request)
+        key = failures.get_cache_key(request, None)
+        if counter_peek(key) >= failures.num_requests:
+            raise Throttled(failures.duration)
+        try:
+            return super().authenticate(request)
+        except AuthenticationFailed:
+            counter_hit(key, failures.duration)
+            raise
+
+    def _carries_token(self, request) -> bool:
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        return header.split(" ", 1)[0].lower() == self.keyword.lower()
 
 
 class ClientRateThrottle(ScopedRateThrottle):
@@ -101,28 +147,6 @@ def rate_limited(scope: str, methods=("POST",)):
                 throttle = ClientRateThrottle(scope)
                 if not throttle.allow_request(request, None):
                     return too_many_requests(request, throttle.wait())
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorator
-
-
-def body_limited(max_bytes_setting: str):
-    """View decorator: refuse (413) a request body larger than settings.<max_bytes_setting>,
-    before Django reads it."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            limit = getattr(settings, max_bytes_setting)
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = limit + 1
-            if length > limit:
-                body = render_to_string("core/too_large.html", {}, request=request)
-                return HttpResponse(body, status=413)
             return view(request, *args, **kwargs)
 
         return wrapped

@@ -17,12 +17,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.models import ApiToken
+from core.throttling import ThrottledTokenAuthentication
 
 # Tells a Userbench token from others in a config file or a leaked log; not part of the secret.
 TOKEN_PREFIX = "ub_"
@@ -96,8 +96,9 @@ def api_token_user(*, key: str):
     return token.user
 
 
-class HashedTokenAuthentication(TokenAuthentication):
-    """`Authorization: Token <token>`, as before, looked up by the token's hash."""
+class HashedTokenAuthentication(ThrottledTokenAuthentication):
+    """`Authorization: Token <token>`, as before, looked up by the token's hash; failed attempts
+    are limited per client (see ThrottledTokenAuthentication)."""
 
     def authenticate_credentials(self, key):
         user = api_token_user(key=key)

@@ -16,7 +16,10 @@ urlpatterns = [
     path(
         "people/invitations/<int:invitation_id>/withdraw/", views.invitation_withdraw, name="people-invitation-withdraw"
     ),
-    path("invite/<str:token>/", views.invitation_accept_page, name="invitation-accept"),
+    # The token rides in the query string, which the recommended access log leaves out.
+    path("invite/", views.invitation_accept_page, name="invitation-accept"),
+    # Links handed out when the token was part of the path: redirected to the form above.
+    path("invite/<str:token>/", views.invitation_old_link, name="invitation-accept-path"),
 ]
 
 api_urlpatterns = [

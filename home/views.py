@@ -1,10 +1,12 @@
 """Pages that span the apps: the home page that routes each person, the researcher dashboard, and
 the people pages (accounts, roles, one-time invitation links)."""
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -166,7 +168,7 @@ def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
         except PeopleError as error:
             form.add_error(None, str(error))
         else:
-            link = request.build_absolute_uri(reverse("invitation-accept", args=[token]))
+            link = invitation_link(request, token)
             return _people_page(request, created_link=link)
     return _people_page(request, invitation_form=form, status=400)
 
@@ -184,10 +186,23 @@ def invitation_withdraw(request: AuthenticatedHttpRequest, invitation_id: int) -
     return redirect("people")
 
 
+def invitation_link(request: HttpRequest, token: str) -> str:
+    """The one-time link: the token in the query string, which the recommended access log (README,
+    "Deployment") never records; the page's form posts back to the same address."""
+    return request.build_absolute_uri(f"{reverse('invitation-accept')}?{urlencode({'token': token})}")
+
+
+def invitation_old_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A link from before the token moved to the query string: the same invitation, at its new
+    address. The old path is masked in the access log by config.access_log."""
+    return HttpResponseRedirect(f"{reverse('invitation-accept')}?{urlencode({'token': token})}")
+
+
 @never_cache
-def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
+def invitation_accept_page(request: HttpRequest) -> HttpResponse:
     """The invitee's page: choose a username and a password, then start with the invited roles."""
-    invitation = invitation_for_token(token)
+    token = request.GET.get("token", "")
+    invitation = invitation_for_token(token) if token else None
     state = invitation.state() if invitation else "unknown"
     if invitation is None or state != "open":
         return render(request, "home/invitation_closed.html", {"state": state}, status=410 if invitation else 404)

@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
@@ -50,6 +51,17 @@ from llm.selectors import endpoint_list
 from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}
+
+# What each flag of a suspicious answer (judging/prompts/building.py: suspicious_flags) means.
+FLAG_LABELS = {
+    "judge_format": gettext_lazy("carries judge-format strings"),
+    "instructions_to_judge": gettext_lazy("gives the judge instructions"),
+    "delimiter": gettext_lazy("tries to close its own delimiter"),
+}
+
+
+def flag_label(flag: str) -> str:
+    return str(FLAG_LABELS.get(flag, flag))
 
 
 def _load_run(run_id: int) -> JudgeRun:
@@ -109,7 +121,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         {
             "board": board,
             "failures": payload["failures"],
-            "flagged": payload["flagged"],
+            "flagged": [
+                {**row, "flag_labels": [flag_label(flag) for flag in row["flags"]]} for row in payload["flagged"]
+            ],
             "diagnostics": payload.get("diagnostics"),
             "probe": payload.get("probe") if run.injection_probe else None,
             "drift": payload.get("drift"),

@@ -115,12 +115,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_web_server(database_url: str, port: int, workers: int = 2) -> subprocess.Popen:
-    """gunicorn serving config.wsgi on a loopback port, as the README deploys it."""
+def start_web_server(database_url: str, port: int, workers: int = 2, **env: str) -> subprocess.Popen:
+    """gunicorn serving config.wsgi on a loopback port, as the README deploys it; `env` adds
+    environment variables (settings) for the server."""
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     command = [gunicorn, "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
     command += ["--timeout", "120", "--graceful-timeout", "1"]
-    return _start(command, database_url, f"gunicorn-{port}")
+    return _start(command, database_url, f"gunicorn-{port}", **env)
 
 
 def kill(process: subprocess.Popen) -> None:

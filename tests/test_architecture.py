@@ -501,6 +501,7 @@ PURE_MODULES = [
     "judging/prompts/texts.py",
     "judging/prompts/building.py",
     "judging/prompts/placeholders.py",
+    "judging/prompts/lookalikes.py",
     "judging/papers/tables.py",
     "curation/conversation.py",
     "core/import_checks.py",

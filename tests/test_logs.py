@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 from django.conf import settings
 from gunicorn.config import Config
-from gunicorn.glogging import Logger
 
 README = Path(settings.BASE_DIR) / "README.md"
 QUERY = "PROLIFIC_PID=5f1e0c2b9a8d7e6f5a4b3c2d&STUDY_ID=st&SESSION_ID=se"
@@ -23,11 +22,17 @@ def recommended_format() -> str:
     return fmt
 
 
-def access_line(fmt: str, path: str, query: str) -> str:
+def recommended_logger_class() -> str:
+    [name] = re.findall(r"--logger-class (\S+)", README.read_text(encoding="utf-8"))
+    return name
+
+
+def access_line(fmt: str, path: str, query: str, logger_class: str = "gunicorn.glogging.Logger") -> str:
     cfg = Config()
     cfg.set("accesslog", "-")
     cfg.set("access_log_format", fmt)
-    logger = Logger(cfg)
+    cfg.set("logger_class", logger_class)
+    logger = cfg.logger_class(cfg)
     stream = io.StringIO()
     logger.access_log.handlers = [logging.StreamHandler(stream)]
     environ = {
@@ -61,3 +66,22 @@ def test_resume_links_carry_the_token_in_the_query_string_only():
     from django.urls import reverse
 
     assert reverse("curation:study-resume", args=["demo"]) == "/study/demo/resume/"
+
+
+@pytest.mark.parametrize("path", [f"/study/demo/resume/{TOKEN}/", f"/invite/{TOKEN}/"])
+def test_old_links_with_the_token_in_the_path_are_logged_without_it(path):
+    """Resume and invitation links from before carry the token in the path; they still work (by a
+    redirect), and the recommended logger writes `[token]` in its place."""
+    line = access_line(recommended_format(), path, "", recommended_logger_class())
+    assert TOKEN not in line
+    assert path.replace(TOKEN, "[token]") in line
+    # Without the logger class, the path would have carried it.
+    assert TOKEN in access_line(recommended_format(), path, "")
+
+
+def test_invitation_and_resume_links_carry_their_tokens_in_the_query_string(client, db):
+    from django.urls import reverse
+
+    assert reverse("invitation-accept") == "/invite/"
+    assert client.get(f"/invite/{TOKEN}/")["Location"] == f"/invite/?token={TOKEN}"
+    assert client.get(f"/study/demo/resume/{TOKEN}/")["Location"] == f"/study/demo/resume/?token={TOKEN}"

@@ -147,12 +147,9 @@ def study_withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
     if request.POST.get("confirm") != "1":
         messages.error(request, _("Tick the box to confirm the erasure; nothing was erased."))
         return redirect("curation:study-detail", slug=study.slug)
-    number = request.POST.get("submission", "").strip().lstrip("#")
-    try:
-        submission_id = int_param(number, name="submission")
-    except ParameterError:
-        # Not a number: the service looks by Prolific ID alone and says what it could not find.
-        submission_id = None
+    # A submission number that is not a whole number (`²`, 20 digits) is a 400 naming the field
+    # (core.middleware turns the ParameterError into it); nothing is erased.
+    submission_id = int_param(request.POST.get("submission", "").strip().lstrip("#"), name="submission")
     try:
         report = services.participant_withdraw(
             study=study,

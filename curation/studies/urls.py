@@ -9,7 +9,7 @@ urlpatterns = [
     path("study/<slug:slug>/", views.study_start, name="study-start"),
     path("study/<slug:slug>/resume/", views.study_resume, name="study-resume"),
     # Links handed out before the token moved to the query string.
-    path("study/<slug:slug>/resume/<str:token>/", views.study_resume, name="study-resume-path"),
+    path("study/<slug:slug>/resume/<str:token>/", views.study_resume_old_link, name="study-resume-path"),
     path("study/<slug:slug>/cases/", views.study_cases, name="study-cases"),
     path("study/<slug:slug>/cases/<int:position>/", views.study_case_edit, name="study-case-edit"),
     path("study/<slug:slug>/cases/<int:position>/remove/", views.study_case_remove, name="study-case-remove"),

@@ -10,7 +10,7 @@ the database, and a language switch first stores what is typed on the page as a 
 
 import re
 from functools import wraps
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -19,8 +19,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 
-from core.throttling import body_limited, rate_limited
+from core.throttling import rate_limited
 from curation.models import Study, StudyStep, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import quick_personal_info
@@ -58,9 +59,24 @@ STEP_URLS: dict[str, str] = {
 
 
 def _remember(request: HttpRequest, submission: Submission) -> None:
+    """Bind the submission to this browser under a new session key: a key someone planted or
+    read before (a shared computer, a fixed cookie) opens nothing bound after it."""
     held = dict(request.session.get(SESSION_KEY, {}))
     held[submission.study.slug] = submission.pk
+    request.session.cycle_key()
     request.session[SESSION_KEY] = held
+
+
+def _cross_site(request: HttpRequest) -> bool:
+    """True unless the browser says the navigation began here or with the person themselves
+    (typed, pasted, a bookmark): Sec-Fetch-Site `same-origin` or `none`; without that header
+    (older browsers), a Referer from this site. A page elsewhere that sends a browser to a link
+    is cross-site, and so is any request that says nothing."""
+    site = request.META.get("HTTP_SEC_FETCH_SITE")
+    if site is not None:
+        return site not in {"same-origin", "none"}
+    referer = urlsplit(request.META.get("HTTP_REFERER", ""))
+    return f"{referer.scheme}://{referer.netloc}" != f"{request.scheme}://{request.get_host()}"
 
 
 def _with_language(response, code: str):
@@ -97,7 +113,7 @@ def participant_page(page: str, draft: str = ""):
 
     def decorator(view):
         @wraps(view)
-        @body_limited("STUDY_MAX_REQUEST_BYTES")
+        @never_cache
         @rate_limited("study_write")
         def wrapped(request, slug, *args, **kwargs):
             study = get_object_or_404(Study, slug=slug)
@@ -206,7 +222,7 @@ def resume_url(request: HttpRequest, study: Study, submission: Submission) -> st
     return request.build_absolute_uri(f"{path}?{urlencode({'token': submission.resume_token})}")
 
 
-@body_limited("STUDY_MAX_REQUEST_BYTES")
+@never_cache
 @rate_limited("study_start")
 def study_start(request: HttpRequest, slug: str) -> HttpResponse:
     """The study link: consent for newcomers, back to their page for returning participants."""
@@ -288,18 +304,47 @@ def _closed_by_researchers(request: HttpRequest, study):
     )
 
 
-@rate_limited("study_resume", methods=("GET",))
-def study_resume(request: HttpRequest, slug: str, token: str = "") -> HttpResponse:
+@never_cache
+@rate_limited("study_resume", methods=("GET", "POST"))
+def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
     """A private resume link: binds this browser to the submission and returns to its page.
 
-    The token comes in the query string (`?token=`); links handed out before carried it in
-    the path, and still work."""
+    The token comes in the query string (`?token=`), or in the form of the confirmation page.
+    Following the link binds at once only when it cannot take anything from the person: the
+    navigation began on this site or with the person (see _cross_site), and this browser holds
+    no other submission of the study. Otherwise a page says what will happen and binds only when
+    the person confirms (a POST, which a page elsewhere cannot make without the CSRF token): a
+    site that sends a participant's browser to someone else's link would otherwise move them,
+    unaware, onto a submission whose answers that someone reads."""
     study = get_object_or_404(Study, slug=slug)
-    submission = submission_for_resume_token(study=study, token=token or request.GET.get("token", ""))
+    token = request.POST.get("token", "") if request.method == "POST" else request.GET.get("token", "")
+    submission = submission_for_resume_token(study=study, token=token)
     if submission is None:
         raise Http404
-    _remember(request, submission)
-    return _step_redirect(submission)
+    held = submission_for_session(study=study, submission_id=request.session.get(SESSION_KEY, {}).get(slug))
+    if held is not None and held.pk == submission.pk:
+        return _step_redirect(submission)
+    confirmed = request.method == "POST" and request.POST.get("confirm") == "yes"
+    if confirmed or (held is None and request.method == "GET" and not _cross_site(request)):
+        _remember(request, submission)
+        return _step_redirect(submission)
+    context = {
+        **_texts(request, study),
+        "page_title": _("Continue a questionnaire?"),
+        "token": token,
+        "linked": submission,
+        "linked_cases": submission.cases.count(),
+        "held": held,
+        "held_cases": held.cases.count() if held is not None else 0,
+    }
+    return render(request, "curation/study/resume_confirm.html", context)
+
+
+def study_resume_old_link(request: HttpRequest, slug: str, token: str) -> HttpResponse:
+    """Links handed out when the token was part of the path: the same link with the token in the
+    query string (which the recommended access log leaves out; the path is masked there too)."""
+    path = reverse("curation:study-resume", args=[slug])
+    return HttpResponseRedirect(f"{path}?{urlencode({'token': token})}")
 
 
 @participant_page(StudyStep.CASES, draft="case-new")

@@ -25,6 +25,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from judging.prompts.lookalikes import fold, replace_folded
 from judging.prompts.placeholders import _PLACEHOLDER
 from judging.prompts.texts import (
     ALIGNBENCH_DIMENSION_LINE,
@@ -452,10 +453,10 @@ _MARKERS = re.compile("|".join(re.escape(mark) for mark in _all_markers()), re.I
 
 
 def neutralise(text: str) -> tuple[str, bool]:
-    """Replace any of our delimiter markers inside untrusted text so it cannot close its block."""
-    if not _MARKERS.search(text):
-        return text, False
-    return _MARKERS.sub(lambda match: match.group(0).replace("[", "(").replace("]", ")"), text), True
+    """Replace any of our delimiter markers inside untrusted text so it cannot close its block,
+    look-alikes included (full-width or CJK brackets, curly quotes, zero-width characters:
+    judging/prompts/lookalikes.py): each becomes the plain marker with parentheses."""
+    return replace_folded(text, _MARKERS, lambda match: match.group(0).replace("[", "(").replace("]", ")"))
 
 
 def fill(template_text: str, values: dict[str, str]) -> str:
@@ -522,10 +523,11 @@ _INSTRUCTIONS_TO_JUDGE = re.compile(
 def suspicious_flags(text: str) -> list[str]:
     """Warnings for the run page: an answer carrying judge-format strings or instructions to the judge."""
     flags = []
-    if _JUDGE_FORMAT.search(text or ""):
+    folded = fold(text or "")  # look-alikes read as what they look like (lookalikes.py)
+    if _JUDGE_FORMAT.search(folded):
         flags.append("judge_format")
-    if _INSTRUCTIONS_TO_JUDGE.search(text or ""):
+    if _INSTRUCTIONS_TO_JUDGE.search(folded):
         flags.append("instructions_to_judge")
-    if neutralise(text or "")[1]:
+    if _MARKERS.search(folded):
         flags.append("delimiter")
     return flags

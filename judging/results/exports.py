@@ -80,7 +80,20 @@ def _runs(*, dataset=None, study=None, run=None):
     return runs
 
 
-@exporter("judgments")
+def _of_study_data(*, dataset=None, study=None, run=None) -> bool:
+    """Whether the scope holds a study's dataset: its judgments quote participants' questions and
+    its answers reply to them, so each export of them is audited like the items themselves. No
+    scope exports every run, which is study data as soon as one run is on a study's dataset."""
+    if study is not None:
+        return True
+    if run is not None:
+        return run.dataset.study_id is not None
+    if dataset is not None:
+        return dataset.study_id is not None
+    return JudgeRun.objects.filter(dataset__study__isnull=False).exists()
+
+
+@exporter("judgments", personal=_of_study_data)
 def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
     """Every judgment of the run (or of the dataset's / study's runs) with its raw reply, in id order."""
     judgments = Judgment.objects.filter(run__in=_runs(dataset=dataset, study=study, run=run).values("pk"))
@@ -129,7 +142,7 @@ def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
     return ExportTable(fields=LEADERBOARD_FIELDS, rows=rows())
 
 
-@exporter("answers")
+@exporter("answers", personal=_of_study_data)
 def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
     if dataset is None:
         raise ExportError(_("The answers export needs a dataset."))

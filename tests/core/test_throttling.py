@@ -44,11 +44,24 @@ def test_five_wrong_passwords_lock_the_account_even_for_the_right_one(client, ax
     assert AuditEvent.objects.filter(action="login_failed", actor_name="alice").count() == 6
 
 
-def test_guessing_from_many_addresses_still_locks_the_name(client, axes_on):
+def test_a_stranger_cannot_lock_the_owner_out_from_another_address(client, axes_on):
+    """Five wrong passwords from address A lock the name for A only: the owner at B logs in."""
     UserFactory(username="alice")
-    for n in range(5):
-        log_in(client, "alice", "guess", address=f"203.0.113.{n}")
-    assert log_in(client, "alice", "pw-for-tests", address="203.0.113.99").status_code == 429
+    for _ in range(5):
+        log_in(client, "alice", "guess", address="203.0.113.66")
+    assert log_in(client, "alice", "pw-for-tests", address="203.0.113.66").status_code == 429
+    owner = log_in(client, "alice", "pw-for-tests", address="198.51.100.20")
+    assert owner.status_code == 302 and client.session["_auth_user_id"]
+
+
+def test_one_address_guessing_across_names_meets_a_looser_limit(client, axes_on):
+    axes_on.LOGIN_ADDRESS_FAILURE_LIMIT = 8
+    UserFactory(username="alice")
+    for n in range(8):  # four names, two guesses each: no name reaches its five
+        assert log_in(client, f"name{n % 4}", "guess", address="203.0.113.66").status_code == 200
+    locked = log_in(client, "alice", "pw-for-tests", address="203.0.113.66")
+    assert locked.status_code == 429 and "Log-in locked for a while" in locked.text
+    assert log_in(client, "alice", "pw-for-tests", address="198.51.100.20").status_code == 302
 
 
 def test_the_lock_lifts_after_the_cool_off_and_a_success_resets_the_count(client, axes_on):
@@ -80,6 +93,33 @@ def test_failed_log_ins_keep_no_address_anywhere(client, axes_on):
         fields = [field.attname for field in model._meta.concrete_fields if isinstance(field, kinds)]
         if fields:
             assert ADDRESS not in str(list(model.objects.values_list(*fields))), model
+
+
+def test_the_anonymous_api_throttle_fires(client, settings):
+    """Every API route needs a log-in, and DRF checks permissions before throttles: the
+    anonymous limit never fired, and a client could probe the API without end."""
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "api_anon": "3/min"}
+    statuses = [client.get(reverse("api-me"), REMOTE_ADDR=ADDRESS).status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    assert int(client.get(reverse("api-runs"), REMOTE_ADDR=ADDRESS)["Retry-After"]) > 0
+    assert client.get(reverse("api-me"), REMOTE_ADDR="203.0.113.5").status_code == 401
+
+
+def test_failed_token_authentications_are_throttled_per_address(client, researcher, settings):
+    from rest_framework.authtoken.models import Token
+
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "api_token_failure": "3/hour"}
+    token = Token.objects.create(user=researcher)
+
+    def with_token(key, address=ADDRESS):
+        return client.get(reverse("api-me"), HTTP_AUTHORIZATION=f"Token {key}", REMOTE_ADDR=address).status_code
+
+    assert [with_token(f"guess{n}") for n in range(3)] == [401, 401, 401]
+    # Past the limit, even the right token is refused from that address: guessing is not told apart.
+    assert with_token("guess3") == 429 and with_token(token.key) == 429
+    assert with_token(token.key, address="203.0.113.5") == 200
+    # Good tokens never count.
+    assert [with_token(token.key, address="203.0.113.6") for _ in range(5)] == [200] * 5
 
 
 def test_the_api_throttles_each_account(client, researcher, settings):

@@ -106,7 +106,7 @@ def test_the_private_link_is_on_every_page_and_opens_the_answers_anywhere(owner,
         assert link in owner.client.get(owner.url(name, *args)).text, name
     # The owner on their phone: the link, not the Prolific ID, brings the answers.
     phone = Participant(Client(), small_study)
-    assert phone.client.get(link)["Location"] == "/study/small/review/"
+    assert phone.client.get(link, HTTP_SEC_FETCH_SITE="none")["Location"] == "/study/small/review/"
     assert "landlord" in phone.client.get(phone.url("review")).text
 
 

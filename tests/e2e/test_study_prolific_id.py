@@ -54,8 +54,11 @@ def test_a_second_browser_with_the_same_prolific_id_sees_nothing_and_may_start_i
         second.get_by_role("button", name="Start again here").click()
         expect(second.locator("#case-count")).to_have_text("You have reported 0 cases.")
 
-        # The owner's private link opens their answers in the second browser (say, their phone).
+        # The owner's private link opens their answers in the second browser (say, their phone),
+        # once they confirm: this browser already holds a submission of its own.
         second.goto(private_link)
+        expect(second.get_by_role("heading", name="Continue a questionnaire?")).to_be_visible()
+        second.get_by_role("button", name="Yes, continue this questionnaire here").click()
         expect(second.locator("#case-count")).to_have_text("You have reported 1 case.")
         expect(second.get_by_text("the name of my doctor")).to_be_visible()
     finally:
