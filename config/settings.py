@@ -349,7 +349,12 @@ STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024
 # A larger body is refused (413) from its Content-Length, before it is read.
 REQUEST_MAX_BYTES = int(os.environ.get("REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
 UPLOAD_MAX_REQUEST_BYTES = int(os.environ.get("UPLOAD_MAX_REQUEST_BYTES", str(50 * 1024 * 1024)))
-REQUEST_BODY_LIMITS = {"/study/": "STUDY_MAX_REQUEST_BYTES"}
+REQUEST_BODY_LIMITS = {
+    "/study/": "STUDY_MAX_REQUEST_BYTES",
+    # A dataset's candidate answers, uploaded as a file on its answers page or through the API.
+    "/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
+    "/api/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
+}
 # Django's own limits behind it: form fields never beyond the largest route limit, and file parts
 # of a body within REQUEST_MAX_BYTES kept in memory, never written to a temporary file.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REQUEST_MAX_BYTES, STUDY_MAX_REQUEST_BYTES, UPLOAD_MAX_REQUEST_BYTES)
