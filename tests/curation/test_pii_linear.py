@@ -2,64 +2,55 @@
 
 The attacks: one 19,950-character word made saving a case take seconds (the participant's quick
 check read the rest of the word from every character), and `a.` x 9,980 kept a worker 44 s in
-presidio's scheme-less URL pattern per case. Each is compared with an ordinary text of the same
-length in the same run, best of three, so the ratio holds on a slow or busy machine: before, the
-ratios were in the hundreds; now they are near one. The hints found in ordinary texts are those
-found before (tests/curation/pii_expected.json).
+presidio's scheme-less URL pattern per case. What made them quadratic was a pattern tried at
+every position of a long run, each try reading on (or back) over the run: the patterns now start
+only where a run starts, which these tests check without a clock. The times themselves, hostile
+against ordinary text of the same size at 5k to 100k characters, are measured side by side in
+bench/bench_pii.py. The hints found in ordinary texts are those found before
+(tests/curation/pii_expected.json).
 """
 
 import json
-import time
 
 import pytest
+import regex
 
-from curation.pii.hints import pii_hints, quick_personal_info
+from curation.pii.engine import BoundedUrlRecognizer
+from curation.pii.hints import _QUICK_EMAIL, pii_hints, quick_personal_info
 from tests.curation.pii_corpus import EXPECTED, corpus, hints_of
 
 SIZE = 19_960
-ORDINARY = ("Question: what should I cook tonight? Answer: try a simple pasta with tomatoes. " * 300)[:SIZE]
 HOSTILE = {"one long word": "a" * 19_950, "a. repeated": "a." * 9_980}
-# A ratio this far above one means the check is no longer linear: it was above 100 before.
-MAX_RATIO = 15
 
 
-def best_of_three(check, text: str) -> float:
-    timings = []
-    for _ in range(3):
-        start = time.perf_counter()
-        check(text)
-        timings.append(time.perf_counter() - start)
-    return min(timings)
+def scheme_less_url_pattern():
+    (pattern,) = [p for p in BoundedUrlRecognizer("en").patterns if p.name == "Non schema URL"]
+    return regex.compile(pattern.regex)
+
+
+def test_the_quick_e_mail_check_starts_only_where_a_run_starts():
+    # From inside a run the address is not tried again: each run is read once, not once per character.
+    assert _QUICK_EMAIL.search("xab@c.com", 1) is None
+    assert _QUICK_EMAIL.search("mail xab@c.com").group() == "xab@c.com"
+
+
+def test_the_scheme_less_link_pattern_starts_only_where_a_run_starts():
+    pattern = scheme_less_url_pattern()
+    assert pattern.search("xa.com", pos=1) is None
+    assert pattern.search("see xa.com today").group() == "xa.com"
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_the_participants_quick_check_is_linear(name):
-    ordinary = best_of_three(quick_personal_info, ORDINARY)
-    hostile = best_of_three(quick_personal_info, HOSTILE[name])
-    assert hostile < MAX_RATIO * max(ordinary, 0.002), (name, hostile, ordinary)
-
-
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_the_reviewers_hints_are_linear(name):
-    pii_hints("warm up: a.com", "en")
-    ordinary = best_of_three(pii_hints, ORDINARY)
-    hostile = best_of_three(pii_hints, HOSTILE[name])
-    assert hostile < MAX_RATIO * max(ordinary, 0.01), (name, hostile, ordinary)
+def test_hostile_runs_hold_no_personal_information(name):
+    assert quick_personal_info(HOSTILE[name]) == []
     assert pii_hints(HOSTILE[name]) == []
 
 
-def test_many_links_in_one_line_are_checked_once_each():
-    """3,333 scheme-less links on one line: the code check read the whole line for each."""
+def test_many_links_in_one_line_are_all_found():
+    """3,333 scheme-less links on one line (the code check used to read the whole line for each)."""
     text = ("a.com " * 3_400)[:SIZE]
-    start = time.perf_counter()
     hints = pii_hints(text)
-    many = time.perf_counter() - start
     assert len(hints) == 3_327 and {hint.entity for hint in hints} == {"URL"}
-    # The same work on a fifth of the text takes about a fifth of the time, not a twenty-fifth.
-    start = time.perf_counter()
-    pii_hints(text[: SIZE // 5])
-    fifth = time.perf_counter() - start
-    assert many < 15 * fifth, (many, fifth)
 
 
 def test_the_hints_of_ordinary_texts_are_unchanged():
