@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from annotation.figures import figures_read
 from annotation.models import Vote
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
+from stats.elo import bt_on_elo
 
 VOTE_FIELDS = [
     "vote_id",
@@ -84,9 +85,14 @@ BT_FIELDS = [
     "coefficient",
     "lower",
     "upper",
+    "elo",
+    "elo_lower",
+    "elo_upper",
     "wins",
     "losses",
     "ties",
+    "regularised",
+    "fit",
     "ranked",
     "rank_meaningful",
     "note",
@@ -108,9 +114,12 @@ def _statistics_dataset(dataset, run, what: str):
     return dataset
 
 
-def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
+def bt_rows(report: dict, *, dataset, anchor: str | None = None) -> Iterator[dict]:
     """The rows of the "bt" table for a report of annotation.report.bt_report: the export and
-    the `bt` command's CSV write the same columns through the same writer."""
+    the `bt` command's CSV write the same columns through the same writer. "elo" columns are
+    Arena's Elo points (400 / ln 10 per unit; `anchor` or else the mean model at 1000); "fit"
+    says whether the fit was regularised and why."""
+    report = bt_on_elo(report, anchor=anchor)
     for score in report["scores"]:
         yield {
             "dataset": dataset.name,
@@ -119,6 +128,9 @@ def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
             "coefficient": score["score"],
             "lower": score["lower"],
             "upper": score["upper"],
+            "elo": score["elo"],
+            "elo_lower": score["elo_lower"],
+            "elo_upper": score["elo_upper"],
             "wins": score["wins"],
             "losses": score["losses"],
             "ties": score["ties"],
@@ -126,6 +138,9 @@ def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
             # False below the minimum of decisive votes, or without intervals (see ranks_reason).
             "rank_meaningful": report["ranks_meaningful"],
             "note": score["note"],
+            # Figures stored before the fit said which it used have neither.
+            "regularised": report.get("regularised"),
+            "fit": report.get("regularisation", ""),
         }
     for label in report["disconnected"]:
         yield {"dataset": dataset.name, "model": label, "ranked": False}
