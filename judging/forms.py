@@ -84,6 +84,14 @@ class RunForm(NoLabelSuffix, forms.Form):
         label=_("Judge both orders (pairwise): a pair judged differently in the two orders counts as a tie"),
         required=False,
     )
+    exclude_missing_references = forms.BooleanField(
+        label=_("Leave out the items without a reference answer (recorded in the run's manifest)"),
+        required=False,
+        help_text=_(
+            "A template that judges against the reference ({reference}) would compare answers with nothing on "
+            "those items; without this the run refuses them."
+        ),
+    )
     temperature = forms.FloatField(
         label=_("Temperature"),
         min_value=TEMPERATURE_RANGE[0],

@@ -356,6 +356,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             "template_set": data["template_set"],
             "system_prompt": data["system_prompt"],
             "endpoint": data["endpoint"],
+            "exclude_missing_references": data["exclude_missing_references"],
         }
         extra = {"temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})

@@ -133,6 +133,9 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
         {
             "dataset": dataset,
             "freezable": freezable_items(dataset).count() if dataset.frozen_at is None else 0,
+            "freezable_without_reference": (
+                freezable_items(dataset).filter(reference__regex=r"^\s*$").count() if dataset.frozen_at is None else 0
+            ),
             "versions": versions,
             "jobs": dataset_jobs(dataset=dataset),
             "endpoints": endpoint_list().values_list("name", flat=True),
@@ -146,7 +149,11 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     try:
-        version = dataset_freeze(dataset=dataset, created_by=request.user)
+        version = dataset_freeze(
+            dataset=dataset,
+            created_by=request.user,
+            confirm_missing_references=request.POST.get("confirm_missing_references") == "on",
+        )
     except VersionError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
