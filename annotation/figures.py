@@ -78,7 +78,11 @@ def figures_compute(figures: StoredFigures) -> dict:
                 )
             except NOT_COMPUTABLE as error:
                 reason = _not_computed(error)
-        bt = report["bt"] if report is not None else bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        bt = (
+            report["bt"]
+            if report is not None
+            else bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        )
         return {"bt": bt, "report": report, "report_reason": reason, "quality": annotator_quality(campaign=campaign)}
     if figures.what == StoredFigures.What.STYLE:
         campaign = Campaign.objects.get(pk=cast(int, figures.campaign_id))

@@ -383,6 +383,7 @@ def system_message_for(template_name: str, run_system_prompt: str = "") -> str:
     published one (TEMPLATE_SYSTEM_MESSAGES), else none."""
     return run_system_prompt or TEMPLATE_SYSTEM_MESSAGES.get(template_name, "")
 
+
 # ---- Template sets and which template judges an item -------------------------------------------
 
 TEMPLATE_SETS = {

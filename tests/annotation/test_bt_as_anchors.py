@@ -119,7 +119,9 @@ def test_bt_command_and_export_carry_elo_and_the_fit(client, researcher):
     assert "Fit: unregularised (alpha 0)" in text
     assert "the mean model reads 1000." in text
     out = io.StringIO()
-    call_command("bt", "--dataset", dataset, "--bootstrap", "0", "--anchor", "cmd-alpha", "--format", "json", stdout=out)
+    call_command(
+        "bt", "--dataset", dataset, "--bootstrap", "0", "--anchor", "cmd-alpha", "--format", "json", stdout=out
+    )
     report = json.loads(out.getvalue())
     assert report["alpha"] == 0 and report["elo_anchor"] == "cmd-alpha"
     assert {row["label"]: row["elo"] for row in report["scores"]}["cmd-alpha"] == pytest.approx(1000)

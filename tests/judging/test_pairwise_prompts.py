@@ -24,37 +24,37 @@ from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory
 # tatsu-lab/alpaca_eval, src/alpaca_eval/evaluators_configs/alpaca_eval_gpt4/alpaca_eval.txt at
 # commit 14230f34280490061074eae9275c69f4f6f4c7dd, byte for byte (configs.yaml: temperature 0).
 PUBLISHED = (
-    '<|im_start|>system\n'
-    'You are a helpful assistant, that ranks models by the quality of their answers.\n'
-    '<|im_end|>\n'
-    '<|im_start|>user\n'
-    'I want you to create a leaderboard of different of large-language models. To do so, I will give you the instructions (prompts) given to the models, and the responses of two models. Please rank the models based on which responses would be preferred by humans. All inputs and outputs should be python dictionaries.\n'
-    '\n'
-    'Here is the prompt:\n'
-    '{\n'
+    "<|im_start|>system\n"
+    "You are a helpful assistant, that ranks models by the quality of their answers.\n"
+    "<|im_end|>\n"
+    "<|im_start|>user\n"
+    "I want you to create a leaderboard of different of large-language models. To do so, I will give you the instructions (prompts) given to the models, and the responses of two models. Please rank the models based on which responses would be preferred by humans. All inputs and outputs should be python dictionaries.\n"
+    "\n"
+    "Here is the prompt:\n"
+    "{\n"
     '    "instruction": """{instruction}""",\n'
-    '}\n'
-    '\n'
-    'Here are the outputs of the models:\n'
-    '[\n'
-    '    {\n'
+    "}\n"
+    "\n"
+    "Here are the outputs of the models:\n"
+    "[\n"
+    "    {\n"
     '        "model": "model_1",\n'
     '        "answer": """{output_1}"""\n'
-    '    },\n'
-    '    {\n'
+    "    },\n"
+    "    {\n"
     '        "model": "model_2",\n'
     '        "answer": """{output_2}"""\n'
-    '    }\n'
-    ']\n'
-    '\n'
-    'Now please rank the models by the quality of their answers, so that the model with rank 1 has the best output. Then return a list of the model names and ranks, i.e., produce the following output:\n'
-    '[\n'
+    "    }\n"
+    "]\n"
+    "\n"
+    "Now please rank the models by the quality of their answers, so that the model with rank 1 has the best output. Then return a list of the model names and ranks, i.e., produce the following output:\n"
+    "[\n"
     "    {'model': <model-name>, 'rank': <model-rank>},\n"
     "    {'model': <model-name>, 'rank': <model-rank>}\n"
-    ']\n'
-    '\n'
-    'Your response must be a valid Python dictionary and should contain nothing else because we will directly execute it in Python. Please provide the ranking that the majority of humans would give.\n'
-    '<|im_end|>'
+    "]\n"
+    "\n"
+    "Your response must be a valid Python dictionary and should contain nothing else because we will directly execute it in Python. Please provide the ranking that the majority of humans would give.\n"
+    "<|im_end|>"
 )
 PUBLISHED_SHA256 = "cf4bace43fa6ac71944b9ca2506587ad7c509478a219e98a3950abf9d5b42a98"
 

@@ -18,8 +18,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--confirm-missing-references",
             action="store_true",
-            help="freeze items without a reference answer too (without it the freeze says how many lack one "
-            "and stops)",
+            help="freeze items without a reference answer too (without it the freeze says how many lack one and stops)",
         )
 
     def _dataset(self, name):
@@ -57,9 +56,7 @@ class Command(BaseCommand):
         if not name:
             raise CommandError("Name a working dataset to freeze, or use --diff OLD NEW.")
         try:
-            version = dataset_freeze(
-                dataset=self._dataset(name), confirm_missing_references=confirm_missing_references
-            )
+            version = dataset_freeze(dataset=self._dataset(name), confirm_missing_references=confirm_missing_references)
         except MissingReferences as error:
             raise CommandError(
                 f"{error.missing} of {error.total} items have no reference answer: a reference-anchored judge would "
