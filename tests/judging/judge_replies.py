@@ -17,8 +17,8 @@ from judging.prompts.building import INTENTS, fill, urs_template
 from judging.verdicts.parsing import (
     COPIED_FROM_ANSWER,
     ECHOED_EXAMPLE,
-    ELLIPSIS_IN_DICT,
     ECHOED_PROMPT,
+    ELLIPSIS_IN_DICT,
     NO_FINAL_IN_DICT,
     NOTHING_FOUND,
     PHRASE_FROM_ANSWER,
