@@ -411,6 +411,8 @@ def attach_length_control(rows: list[dict], controlled: Iterable[dict]) -> list[
         row["lc_low"] = lc.get("lc_low")
         row["lc_high"] = lc.get("lc_high")
         row["lc_note"] = lc.get("note")
+        # Computed but below the items the rate needs (stats.estimability): shown greyed.
+        row["lc_too_few"] = bool(lc.get("too_few")) and lc.get("lc") is not None
         row["failures_as"] = FAILURES_BASIS
     return rows
 

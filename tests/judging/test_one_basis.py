@@ -70,3 +70,34 @@ def test_the_page_states_the_basis_under_the_table(run_with_failures, client, re
     assert "both count a parse failure (Error column) as a loss" in html
     assert '<td class="num">50.00</td>' in html
     assert "66.67" not in html
+
+
+def _small_run(outcomes, lengths):
+    dataset = DatasetFactory()
+    reference = CandidateModelFactory(name=f"sref-{dataset.pk}")
+    candidate = CandidateModelFactory(name=f"scand-{dataset.pk}")
+    run = JudgeRunFactory(
+        dataset=dataset, mode=JudgeMode.PAIRWISE, reference_model=reference, status=JudgeRun.Status.FINISHED
+    )
+    run.candidates.set([candidate])
+    for n, (outcome, length) in enumerate(zip(outcomes, lengths, strict=True)):
+        item = ItemFactory(dataset=dataset)
+        AnswerFactory(item=item, model=reference, text="x" * 300)
+        AnswerFactory(item=item, model=candidate, text="x" * length)
+        JudgmentFactory(run=run, item=item, model=candidate, final_score=None, outcome=outcome, raw_text="[...]")
+    return run
+
+
+def test_an_lc_rate_below_the_minimum_is_greyed_and_one_not_estimable_says_why(client, researcher):
+    few = _small_run(["win", "lose"] * 5, [200 + 40 * n for n in range(10)])
+    row = next(row for row in run_leaderboard(run=few)["pairwise"] if row["model"].startswith("scand"))
+    assert row["lc_win_rate"] is not None and row["lc_too_few"] is True
+    client.force_login(researcher)
+    html = get_computed(client, reverse("judging:run-detail", args=[few.pk])).text
+    assert '<td class="num not-meaningful">' in html and "(too few judgments)" in html
+    # Every answer longer and every judgment a win: no finite estimate, and the page says so.
+    swept = _small_run(["win"] * 12, [400 + 10 * n for n in range(12)])
+    row = next(row for row in run_leaderboard(run=swept)["pairwise"] if row["model"].startswith("scand"))
+    assert row["lc_win_rate"] is None and row["lc_note"]
+    html = get_computed(client, reverse("judging:run-detail", args=[swept.pk])).text
+    assert f'<small class="why" lang="en">{row["lc_note"]}' in html.replace("&#x27;", "'")
