@@ -80,7 +80,7 @@ def _small_run(outcomes, lengths):
         dataset=dataset, mode=JudgeMode.PAIRWISE, reference_model=reference, status=JudgeRun.Status.FINISHED
     )
     run.candidates.set([candidate])
-    for n, (outcome, length) in enumerate(zip(outcomes, lengths, strict=True)):
+    for outcome, length in zip(outcomes, lengths, strict=True):
         item = ItemFactory(dataset=dataset)
         AnswerFactory(item=item, model=reference, text="x" * 300)
         AnswerFactory(item=item, model=candidate, text="x" * length)
