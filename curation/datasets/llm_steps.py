@@ -102,7 +102,6 @@ def reference_job_create(
     has no reference and no draft in progress. `reopen` drafts again items that have one.
     `model` empty: see curation_model_for; the job records the model it sends."""
     dataset_check_working(dataset=dataset)
-    model = curation_model_for(kind=CurationJob.Kind.REFERENCE, chosen=model, endpoint_name=endpoint_name)
     if items is None:
         items = dataset.items.filter(excluded=False, reference="")
         if not reopen:
@@ -110,6 +109,7 @@ def reference_job_create(
     items = list(items)
     if not items:
         raise VersionError(_("No item needs a reference draft."))
+    model = curation_model_for(kind=CurationJob.Kind.REFERENCE, chosen=model, endpoint_name=endpoint_name)
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.REFERENCE,
         dataset=dataset,
@@ -129,7 +129,6 @@ def translation_job_create(
     """A translation job over the English items of a working dataset not yet translated.
     `model` empty: see curation_model_for; the job records the model it sends."""
     dataset_check_working(dataset=dataset)
-    model = curation_model_for(kind=CurationJob.Kind.TRANSLATION, chosen=model, endpoint_name=endpoint_name)
     items = list(
         dataset.items.filter(excluded=False, language="en").exclude(
             translations__status__in=[StepStatus.PENDING, StepStatus.TRANSLATED, StepStatus.DONE]
@@ -137,6 +136,7 @@ def translation_job_create(
     )
     if not items:
         raise VersionError(_("No English item needs translating."))
+    model = curation_model_for(kind=CurationJob.Kind.TRANSLATION, chosen=model, endpoint_name=endpoint_name)
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.TRANSLATION,
         dataset=dataset,
