@@ -170,3 +170,10 @@ def test_votes_that_rank_nobody_are_not_called_no_votes(client, researcher):
     html = get_computed(client, reverse("annotation:results", args=["cd"]), {"rounds": 10}).text
     assert "No votes yet." not in html
     assert "No model is ranked from the 3 votes that count" in html
+
+
+def test_bt_style_says_why_style_control_is_not_estimable():
+    campaign = _singular_style_campaign()
+    out = io.StringIO()
+    call_command("bt", "--dataset", campaign.dataset.name, "--style", "--bootstrap", "10", stdout=out)
+    assert "Style control not estimable: length nearly collinear with model identity" in out.getvalue()

@@ -192,6 +192,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 "never different between the two answers, left out: " + ", ".join(styled["dropped_features"])
             )
+        if styled.get("reason"):
+            # Not estimable (no scores above) or too few votes to rely on (scores to be read as greyed).
+            self.stdout.write(
+                f"Style control {'(greyed) ' if styled.get('estimable', True) else ''}{styled['reason']}."
+            )
         self.stdout.write(
             f"{styled['votes']} votes fitted, {styled['without_answers']} without both answers stored, "
             f"{styled['cannot_determine']} cannot-determine left out; {styled['bootstrap_rounds']} bootstrap rounds."
