@@ -36,6 +36,7 @@ from annotation.services import (
 )
 from core.params import ParameterError, int_param
 from judging.models import JudgeRun
+from stats.elo import bt_on_elo
 
 
 class CampaignListApi(ListAPIView):
@@ -254,20 +255,34 @@ def _figures_response(data, figures: dict) -> Response:
     return response
 
 
+ANCHOR = OpenApiParameter(
+    "anchor", str, description="Model that reads exactly 1000 on the Elo scale (default: the mean model reads 1000)."
+)
+
+
+def _on_elo(request, bt: dict) -> dict:
+    """The stored BT figures with their Elo points anchored as the request asks (400 for an
+    anchor that is not a ranked model)."""
+    try:
+        return bt_on_elo(bt, anchor=request.query_params.get("anchor") or None)
+    except ValueError as error:
+        raise ValidationError({"anchor": str(error)}) from None
+
+
 class CampaignBtApi(APIView):
-    """Bradley-Terry scores, bootstrap intervals and ranks from the campaign's votes, as stored by
-    the background task: the X-Figures-Computed-At header says when, X-Figures-Stale whether
-    newer votes are waiting (a refresh is then queued)."""
+    """Bradley-Terry scores, bootstrap intervals and ranks from the campaign's votes, with their
+    Elo points beside them, as stored by the background task: the X-Figures-Computed-At header
+    says when, X-Figures-Stale whether newer votes are waiting (a refresh is then queued)."""
 
     permission_classes = [ResearcherPermission]
 
-    @extend_schema(parameters=[ROUNDS, SEED], responses=BTReportSerializer)
+    @extend_schema(parameters=[ROUNDS, SEED, ANCHOR], responses=BTReportSerializer)
     def get(self, request, slug):
         campaign = researcher_campaign(slug)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
-        return _figures_response(BTReportSerializer(payload["bt"]).data, figures)
+        return _figures_response(BTReportSerializer(_on_elo(request, payload["bt"])).data, figures)
 
 
 class CampaignStyleBtApi(APIView):
@@ -316,7 +331,11 @@ class CampaignAlignmentApi(APIView):
         payload, figures = figures_read(
             what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
         )
-        return _figures_response(AlignmentReportSerializer(payload["report"]).data, figures)
+        if payload["report"] is None:
+            # The alignment could not be computed from these votes; the other figures were.
+            raise NotFound(payload.get("report_reason") or "No alignment figures for this run.")
+        report = {**payload["report"], "bt": _on_elo(request, payload["report"]["bt"])}
+        return _figures_response(AlignmentReportSerializer(report).data, figures)
 
 
 class CampaignQualityApi(APIView):

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from annotation.figures import figures_read
 from annotation.models import Vote
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
+from stats.elo import bt_on_elo
 
 VOTE_FIELDS = [
     "vote_id",
@@ -23,10 +24,12 @@ VOTE_FIELDS = [
 ]
 
 
-@exporter("votes")
-def votes_export(*, dataset=None, study=None, run=None) -> ExportTable:
-    """Every human vote of the dataset (or of all datasets), streamed in id order."""
+@exporter("votes", campaign=True)
+def votes_export(*, dataset=None, study=None, run=None, campaign=None) -> ExportTable:
+    """Every human vote of the dataset (or of all datasets, or of one campaign), streamed in id order."""
     votes = Vote.objects.all()
+    if campaign is not None:
+        votes = votes.filter(campaign=campaign)
     if dataset is not None:
         votes = votes.filter(item__dataset=dataset)
     if study is not None:
@@ -84,9 +87,14 @@ BT_FIELDS = [
     "coefficient",
     "lower",
     "upper",
+    "elo",
+    "elo_lower",
+    "elo_upper",
     "wins",
     "losses",
     "ties",
+    "regularised",
+    "fit",
     "ranked",
     "rank_meaningful",
     "note",
@@ -108,9 +116,12 @@ def _statistics_dataset(dataset, run, what: str):
     return dataset
 
 
-def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
+def bt_rows(report: dict, *, dataset, anchor: str | None = None) -> Iterator[dict]:
     """The rows of the "bt" table for a report of annotation.report.bt_report: the export and
-    the `bt` command's CSV write the same columns through the same writer."""
+    the `bt` command's CSV write the same columns through the same writer. "elo" columns are
+    Arena's Elo points (400 / ln 10 per unit; `anchor` or else the mean model at 1000); "fit"
+    says whether the fit was regularised and why."""
+    report = bt_on_elo(report, anchor=anchor)
     for score in report["scores"]:
         yield {
             "dataset": dataset.name,
@@ -119,6 +130,9 @@ def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
             "coefficient": score["score"],
             "lower": score["lower"],
             "upper": score["upper"],
+            "elo": score["elo"],
+            "elo_lower": score["elo_lower"],
+            "elo_upper": score["elo_upper"],
             "wins": score["wins"],
             "losses": score["losses"],
             "ties": score["ties"],
@@ -126,17 +140,23 @@ def bt_rows(report: dict, *, dataset) -> Iterator[dict]:
             # False below the minimum of decisive votes, or without intervals (see ranks_reason).
             "rank_meaningful": report["ranks_meaningful"],
             "note": score["note"],
+            # Figures stored before the fit said which it used have neither.
+            "regularised": report.get("regularised"),
+            "fit": report.get("regularisation", ""),
         }
     for label in report["disconnected"]:
         yield {"dataset": dataset.name, "model": label, "ranked": False}
 
 
-@exporter("bt")
-def bt_export(*, dataset=None, study=None, run=None) -> ExportTable:
+@exporter("bt", campaign=True)
+def bt_export(*, dataset=None, study=None, run=None, campaign=None) -> ExportTable:
     """Bradley-Terry per model over the dataset's votes, as `bt --dataset NAME` prints it:
-    coefficient, 95% bootstrap interval (1000 rounds, seed 0), rank by interval overlap, and
-    wins/losses/ties. Models the votes do not connect come last, not ranked. Gold pairs,
-    cannot-determine votes and annotators flagged in their campaign are left out."""
+    coefficient, 95% bootstrap interval (1000 rounds, seed 0), its Elo points, rank by interval
+    overlap, and wins/losses/ties. Models the votes do not connect come last, not ranked. Gold
+    pairs, cannot-determine votes and annotators flagged in their campaign are left out. With a
+    campaign, that campaign's votes only: the very figures its results page shows."""
+    if campaign is not None:
+        return ExportTable(fields=BT_FIELDS, rows=_campaign_bt_rows(campaign))
     dataset = _statistics_dataset(dataset, run, "bt")
 
     def rows():
@@ -149,20 +169,46 @@ def bt_export(*, dataset=None, study=None, run=None) -> ExportTable:
     return ExportTable(fields=BT_FIELDS, rows=rows())
 
 
-@exporter("agreement")
-def agreement_export(*, dataset=None, study=None, run=None) -> ExportTable:
+def _campaign_figures(campaign, run=None) -> dict:
+    """The figures a campaign's results page shows by default (1000 rounds, seed 0, the dataset's
+    latest finished pointwise run), read from the same stored row, made to match the votes now."""
+    # report pulls in scipy.stats (~0.5 s); this module is imported at start-up to register.
+    from annotation.report import default_run_for
+
+    judge = run or default_run_for(dataset=campaign.dataset)
+    payload, _figures = figures_read(
+        what="campaign", campaign=campaign, run=judge, rounds=EXPORT_ROUNDS, seed=EXPORT_SEED, compute="stale"
+    )
+    return payload or {}
+
+
+def _campaign_bt_rows(campaign) -> Iterator[dict]:
+    yield from bt_rows(_campaign_figures(campaign)["bt"], dataset=campaign.dataset)
+
+
+@exporter("agreement", campaign=True)
+def agreement_export(*, dataset=None, study=None, run=None, campaign=None) -> ExportTable:
     """Agreement over the dataset's votes, one metric per row: raw agreement with and without
     ties, Fleiss' kappa, Krippendorff's alpha, the left answer's win rate, Cohen's kappa per
     pair of annotators, and each annotator against the judge (the run given, else the latest
-    finished pointwise run of the dataset; none when there is no such run)."""
-    dataset = _statistics_dataset(dataset, run, "agreement")
+    finished pointwise run of the dataset; none when there is no such run). With a campaign,
+    that campaign's votes only, as its results page shows them."""
+    if campaign is not None:
+        dataset = campaign.dataset
+    else:
+        dataset = _statistics_dataset(dataset, run, "agreement")
 
     def rows():
         # report pulls in scipy.stats (~0.5 s); this module is imported at start-up to register.
-        from annotation.report import default_run_for
+        from annotation.report import agreement_report, default_run_for
 
         judge = run or default_run_for(dataset=dataset)
-        report, _figures = figures_read(what="agreement", dataset=dataset, run=judge, compute="stale")
+        if campaign is not None:
+            stored = _campaign_figures(campaign, judge).get("report")
+            # Without a judge run the page shows no agreement table; the export computes it all the same.
+            report = stored["agreement"] if stored else agreement_report(campaign=campaign)
+        else:
+            report, _figures = figures_read(what="agreement", dataset=dataset, run=judge, compute="stale")
         base = {"dataset": dataset.name, "rater_a": "", "rater_b": ""}
         yield {
             **base,

@@ -46,30 +46,50 @@ def figures_inputs(figures: StoredFigures) -> dict:
     return inputs
 
 
+# What a figure that cannot be computed from these votes raises (a singular or ill-conditioned fit,
+# a model with no finite score): caught per figure, so that one never fails the refresh of the others.
+NOT_COMPUTABLE = (ValueError, ArithmeticError, RuntimeError)
+
+
+def _not_computed(error: Exception) -> str:
+    return f"not estimable: {error}"
+
+
 def figures_compute(figures: StoredFigures) -> dict:
-    """The figures themselves, from the votes as they are now."""
+    """The figures themselves, from the votes as they are now. A figure that cannot be computed
+    is stored with the reason instead ("report_reason" for the alignment of a campaign, "reason"
+    with `estimable` False for the style fit); the others are computed all the same."""
     # The reports pull in scipy (~0.5 s): loaded where figures are computed, not by every
     # process that reads stored ones or notes a vote.
     from annotation.report import agreement_report, alignment_report, annotator_quality, bt_report
 
     # style_report fits a logistic model with scipy: the same reason.
-    from annotation.style_report import style_bt_report
+    from annotation.style_report import style_bt_report, style_not_computed
 
     if figures.what == StoredFigures.What.CAMPAIGN:
         # Campaign and style figures always have their campaign.
         campaign = Campaign.objects.select_related("dataset").get(pk=cast(int, figures.campaign_id))
         run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None
+        report, reason = None, None
         if run is not None:
-            report = alignment_report(
-                dataset=campaign.dataset, campaign=campaign, run=run, rounds=figures.rounds, seed=figures.seed
-            )
-            bt = report["bt"]
-        else:
-            report, bt = None, bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
-        return {"bt": bt, "report": report, "quality": annotator_quality(campaign=campaign)}
+            try:
+                report = alignment_report(
+                    dataset=campaign.dataset, campaign=campaign, run=run, rounds=figures.rounds, seed=figures.seed
+                )
+            except NOT_COMPUTABLE as error:
+                reason = _not_computed(error)
+        bt = (
+            report["bt"]
+            if report is not None
+            else bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        )
+        return {"bt": bt, "report": report, "report_reason": reason, "quality": annotator_quality(campaign=campaign)}
     if figures.what == StoredFigures.What.STYLE:
         campaign = Campaign.objects.get(pk=cast(int, figures.campaign_id))
-        return style_bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        try:
+            return style_bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
+        except NOT_COMPUTABLE as error:
+            return style_not_computed(campaign=campaign, reason=_not_computed(error))
     if figures.what == StoredFigures.What.BT:
         return bt_report(dataset=figures.dataset, rounds=figures.rounds, seed=figures.seed)
     run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None

@@ -17,6 +17,7 @@ from curation.studies.selectors import satisfaction_by_intent_of
 from judging.models import JudgeRun, Judgment
 from judging.results.preferences import judge_preferences
 from stats import agreement, correlation, ranking, sample_size
+from stats.elo import bt_on_elo
 
 _TO_RANKING = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
 
@@ -131,10 +132,17 @@ def bt_report(
     campaign: Campaign | None = None,
     rounds: int = 1000,
     seed: int = 0,
-    alpha: float = ranking.DEFAULT_ALPHA,
+    alpha: float | None = None,
     exclude_flagged: bool = True,
+    anchor: str | None = None,
 ) -> dict:
     """Bradley-Terry scores with bootstrap intervals from the human votes.
+
+    alpha None (the default) fits unregularised where the comparison graph is strongly connected,
+    as FastChat does, and regularised only where it is not: "regularised" and "regularisation"
+    say which was used and why. Each score carries its Elo points beside the log-strength
+    ("elo", "elo_lower", "elo_upper": 400 / ln 10 per unit, `anchor` or else the mean at 1000;
+    see stats.elo.bt_on_elo).
 
     Cannot-determine votes are excluded from the fit and counted; votes of
     flagged annotators are left out unless `exclude_flagged` is False. `ranks_meaningful` is
@@ -152,8 +160,11 @@ def bt_report(
         {score.label: score.wins + score.losses for score in result.scores},
         has_intervals=any(score.lower is not None for score in result.scores),
     )
+    fitted_as = result.as_dict(fit_details=True)
+    # The Elo anchor is bt_on_elo's "elo_anchor"; these scores are log-strengths ("scale").
+    del fitted_as["anchor"]
     return {
-        **result.as_dict(),
+        **bt_on_elo(fitted_as, anchor=anchor),
         "votes": len(rows),
         "cannot_determine": len(rows) - len(fitted),
         "excluded_annotators": excluded,

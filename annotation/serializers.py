@@ -20,6 +20,9 @@ class BTScoreSerializer(serializers.Serializer):
     losses = serializers.IntegerField()
     ties = serializers.IntegerField()
     note = serializers.CharField(allow_null=True, help_text="Why the interval has zero width, when it does.")
+    elo = serializers.FloatField(help_text="The score on Arena's Elo scale (400 / ln 10 points per unit).")
+    elo_lower = serializers.FloatField(allow_null=True, help_text="The interval's lower end in Elo points.")
+    elo_upper = serializers.FloatField(allow_null=True, help_text="The interval's upper end in Elo points.")
 
 
 class TooFewSerializer(serializers.Serializer):
@@ -35,7 +38,23 @@ class BTReportSerializer(serializers.Serializer):
     scores = BTScoreSerializer(many=True)
     disconnected = serializers.ListField(child=serializers.CharField(), help_text="Models the votes do not connect.")
     comparisons = serializers.IntegerField(help_text="Votes in the fit (ties count once).")
-    alpha = serializers.FloatField(help_text="Regularisation of the fit.")
+    alpha = serializers.FloatField(help_text="Regularisation of the fit (0: plain maximum likelihood).")
+    # Figures stored before the fit said which it used have neither: null then.
+    regularised = serializers.BooleanField(
+        allow_null=True,
+        default=None,
+        help_text="False when the comparison graph is strongly connected and the fit is FastChat's "
+        "unregularised one; True where the graph needs regularisation (or alpha was asked for).",
+    )
+    regularisation = serializers.CharField(
+        allow_null=True, default=None, help_text="Which fit was used and why (the models that needed it)."
+    )
+    scale = serializers.CharField(default="log-strength", help_text="What `score` is: natural-log strengths.")
+    elo_anchor = serializers.CharField(
+        allow_null=True, help_text="Model that reads exactly elo_rating on the Elo scale; null: the mean model."
+    )
+    elo_rating = serializers.FloatField(help_text="Rating of the anchor (or of the mean model).")
+    elo_points_per_unit = serializers.FloatField(help_text="Elo points per unit of log-strength: 400 / ln 10.")
     bootstrap_rounds = serializers.IntegerField()
     skipped_rounds = serializers.IntegerField(help_text="Bootstrap rounds with no finite estimate (alpha = 0).")
     level = serializers.FloatField(help_text="Confidence level of the intervals.")
@@ -208,3 +227,20 @@ class StyleBTReportSerializer(serializers.Serializer):
     without_answers = serializers.IntegerField(help_text="Votes whose two answers are not both stored: not fitted.")
     excluded_annotators = serializers.ListField(child=serializers.CharField())
     features = serializers.ListField(child=serializers.CharField())
+    # Figures stored before these existed lack them: the defaults read "estimable, enough votes".
+    estimable = serializers.BooleanField(
+        default=True,
+        help_text="False when the fit is singular or a style feature is nearly collinear with model identity "
+        "(variance inflation above 30): no scores then, `reason` says why.",
+    )
+    too_few = serializers.BooleanField(
+        default=False,
+        help_text="True below 30 votes per fitted parameter (times the variance inflation): scores are "
+        "given but should be read as greyed, `reason` says how many are needed.",
+    )
+    reason = serializers.CharField(allow_null=True, default=None, help_text="Why not estimable, or why too few.")
+    variance_inflation = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        default=dict,
+        help_text="Per style feature, its variance inflation factor against model identity (null: infinite).",
+    )

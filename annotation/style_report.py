@@ -10,7 +10,15 @@ from annotation.models import Campaign, Winner
 from annotation.report import _counted_rows
 from judging.models import Answer
 from stats.ranking import competition_ranks
-from stats.style import DEFAULT_L2, STYLE_FEATURES, style_bradley_terry, style_features, style_votes
+from stats.style import (
+    DEFAULT_L2,
+    STYLE_FEATURES,
+    StyleBTResult,
+    not_estimable,
+    style_bradley_terry,
+    style_features,
+    style_votes,
+)
 
 _TO_STYLE = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
 # The results page refits the style model once per bootstrap round (about 5 ms for 400 votes),
@@ -57,6 +65,22 @@ def style_bt_report(
         "cannot_determine": len(rows) - len(decided),
         "without_answers": len(decided) - len(styled),
         "excluded_annotators": excluded,
+        "features": list(STYLE_FEATURES),
+    }
+
+
+def style_not_computed(*, campaign: Campaign, reason: str) -> dict:
+    """What style_bt_report returns when the fit could not be made at all: no scores, `estimable`
+    False and the reason, the vote count as it stands (so a page never reads "no votes")."""
+    votes = len(_counted_rows(dataset=None, campaign=campaign, exclude_flagged=True)[0])
+    empty = not_estimable(StyleBTResult(scores=[], coefficients=[]), reason)
+    return {
+        **empty.as_dict(),
+        "votes": votes,
+        "all_votes": votes,
+        "cannot_determine": 0,
+        "without_answers": 0,
+        "excluded_annotators": [],
         "features": list(STYLE_FEATURES),
     }
 

@@ -35,6 +35,7 @@ from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.models import JudgeRun
 from stats import correlation
+from stats.elo import bt_on_elo
 
 
 @annotator_required
@@ -132,11 +133,17 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "figures": figures,
         # Live, not stored: four small queries however many votes.
         "pair_status": campaign_pair_status(campaign=campaign),
+        "figures_rounds": rounds,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
     }
     if payload is None:
         return render(request, "annotation/results.html", context)
     bt, report = payload["bt"], payload["report"]
+    try:
+        bt = bt_on_elo(bt, anchor=request.GET.get("anchor") or None)
+    except ValueError:
+        # A hand-edited link naming a model that is not ranked: the mean model reads 1000.
+        bt = bt_on_elo(bt)
     context.update(
         {
             "bt": bt,
@@ -144,6 +151,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             # The style fit is stored apart (fewer rounds); until it is computed the plain fit shows alone.
             "style_rows": style_beside_plain(bt, style) if style else [],
             "report": report,
+            "report_reason": payload.get("report_reason"),
             "quality": payload["quality"],
             "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
             "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),

@@ -232,10 +232,11 @@ STORAGES = {
 }
 
 # Curation review queues: how long a reviewer keeps an item before it returns to the queue,
-# and the models that draft references and translate (ChineseAlpacaEval 2.1-2.2).
+# and the models that draft references and translate (ChineseAlpacaEval 2.1-2.2): empty, the
+# endpoint's own default model (OPENAI_MODEL, or a named endpoint's), unless the form names one.
 CURATION_LEASE_SECONDS = int(os.environ.get("CURATION_LEASE_SECONDS", "1800"))
-CURATION_REFERENCE_MODEL = os.environ.get("CURATION_REFERENCE_MODEL", "gpt-4o")
-CURATION_TRANSLATION_MODEL = os.environ.get("CURATION_TRANSLATION_MODEL", "gpt-4o")
+CURATION_REFERENCE_MODEL = os.environ.get("CURATION_REFERENCE_MODEL", "")
+CURATION_TRANSLATION_MODEL = os.environ.get("CURATION_TRANSLATION_MODEL", "")
 
 # Background work: django.tasks with the database backend. `judging` holds the
 # long LLM shards so they never starve the short `default` jobs of a second worker.

@@ -49,16 +49,19 @@ EXPORTERS: dict[str, Exporter] = {}
 PERSONAL_EXPORTS: dict[str, Callable[..., bool]] = {}
 # Tables that can also carry participants' raw text when a researcher asks (`raw=True`).
 RAW_EXPORTS: set[str] = set()
+# Tables that can be scoped to one annotation campaign (`campaign=`), as a campaign's page shows them.
+CAMPAIGN_EXPORTS: set[str] = set()
 
 
 def exporter(
-    name: str, *, personal: bool | Callable[..., bool] = False, raw: bool = False
+    name: str, *, personal: bool | Callable[..., bool] = False, raw: bool = False, campaign: bool = False
 ) -> Callable[[Exporter], Exporter]:
     """Register `fn(*, dataset=None, study=None, run=None) -> ExportTable` under `name`.
 
     `personal`: the table holds participant data, so each export is audited; a function of
     (dataset, study, run) says so per scope. `raw`: the function also takes `raw: bool` and
-    then adds participants' unreviewed text.
+    then adds participants' unreviewed text. `campaign`: the function also takes `campaign`
+    (an annotation campaign, or None) and then gives that campaign's table only.
     """
 
     def register(fn: Exporter) -> Exporter:
@@ -69,15 +72,18 @@ def exporter(
             PERSONAL_EXPORTS[name] = personal if callable(personal) else (lambda **scope: True)
         if raw:
             RAW_EXPORTS.add(name)
+        if campaign:
+            CAMPAIGN_EXPORTS.add(name)
         return fn
 
     return register
 
 
 def export_table(
-    what: str, *, dataset=None, study=None, run=None, raw: bool = False, actor=None, via: str = ""
+    what: str, *, dataset=None, study=None, run=None, campaign=None, raw: bool = False, actor=None, via: str = ""
 ) -> ExportTable:
     """The registered table `what` for the given scope; ExportError names the valid choices.
+    `campaign` scopes the tables registered with `campaign=True` to one annotation campaign.
 
     `actor` (the person asking, None for the command line) and `via` ("api", "command") go to
     the audit log when the table is personal, and always when `raw` is asked for.
@@ -90,8 +96,15 @@ def export_table(
         raise ExportError(
             f"The raw option applies to {', '.join(sorted(RAW_EXPORTS)) or 'no export'}, not to {what!r}."
         )
+    if campaign is not None and what not in CAMPAIGN_EXPORTS:
+        raise ExportError(
+            f"The campaign scope applies to {', '.join(sorted(CAMPAIGN_EXPORTS)) or 'no export'}, not to {what!r}."
+        )
+    scope = {"campaign": campaign} if campaign is not None else {}
     table = (
-        make(dataset=dataset, study=study, run=run, raw=True) if raw else make(dataset=dataset, study=study, run=run)
+        make(dataset=dataset, study=study, run=run, raw=True)
+        if raw
+        else make(dataset=dataset, study=study, run=run, **scope)
     )
     personal = what in PERSONAL_EXPORTS and PERSONAL_EXPORTS[what](dataset=dataset, study=study, run=run)
     if personal or raw:

@@ -24,6 +24,9 @@ class ExportApi(APIView):
         dataset = serializers.CharField(required=False)
         study = serializers.CharField(required=False)
         run = serializers.IntegerField(required=False)
+        campaign = serializers.SlugField(
+            required=False, help_text="votes, bt, agreement: this annotation campaign's only, as its page shows them."
+        )
         format = serializers.ChoiceField(choices=ROW_FORMATS, default="csv")
         # Participants' unreviewed text, for the tables that have it; the request is audited.
         raw = serializers.BooleanField(required=False, default=False)
@@ -38,7 +41,10 @@ class ExportApi(APIView):
         params = query.validated_data
         try:
             scope = export_scope_resolve(
-                dataset_name=params.get("dataset"), study_slug=params.get("study"), run_id=params.get("run")
+                dataset_name=params.get("dataset"),
+                study_slug=params.get("study"),
+                run_id=params.get("run"),
+                campaign_slug=params.get("campaign"),
             )
             table = export_table(what, **scope, raw=params["raw"], actor=request.user, via="api")
         except (ExportError, DatasetNotFound) as error:

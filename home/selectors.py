@@ -4,6 +4,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
+from annotation.models import Campaign
 from core.exports import ExportError
 from core.roles import Role
 from curation.datasets.selectors import dataset_by_name
@@ -12,10 +13,16 @@ from home.models import Invitation
 from judging.models import JudgeRun
 
 
-def export_scope_resolve(*, dataset_name: str | None, study_slug: str | None, run_id: int | None) -> dict:
+def export_scope_resolve(
+    *, dataset_name: str | None, study_slug: str | None, run_id: int | None, campaign_slug: str | None = None
+) -> dict:
     """Turn the names given on a command line or in a query string into the objects an export
     needs; an unknown name raises DatasetNotFound or ExportError saying which one."""
     scope: dict[str, Any] = {"dataset": None, "study": None, "run": None}
+    if campaign_slug:
+        scope["campaign"] = Campaign.objects.select_related("dataset").filter(slug=campaign_slug).first()
+        if scope["campaign"] is None:
+            raise ExportError(f"No campaign with slug {campaign_slug!r}.")
     if dataset_name:
         scope["dataset"] = dataset_by_name(name=dataset_name)
     if study_slug:

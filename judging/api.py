@@ -176,6 +176,11 @@ class RunListApi(ListAPIView):
             default="",
             help_text="Sent as a system message before each judge prompt, exactly as given.",
         )
+        exclude_missing_references = serializers.BooleanField(
+            default=False,
+            help_text="Leave out the items whose template judges against a reference they lack (recorded in the "
+            "manifest). Without it such items refuse the run with a 400 saying how many.",
+        )
 
     @extend_schema(request=InputSerializer, responses={201: RunDetailSerializer})
     def post(self, request):

@@ -66,7 +66,10 @@ class RunForm(NoLabelSuffix, forms.Form):
     template_set = forms.ChoiceField(
         label=_("Template set"),
         choices=[(name, TEMPLATE_SET_LABELS[name]) for name in TEMPLATE_SETS],
-        help_text=_("Pointwise runs. A pairwise run always uses ChineseAlpacaEval's ranking prompt."),
+        help_text=_(
+            "Pointwise runs. A pairwise run uses each language's published ranking prompt. Chinese items: "
+            "ChineseAlpacaEval's (Figure 3). English items: AlpacaEval's alpaca_eval_gpt4, with its system message."
+        ),
     )
     concurrency = forms.CharField(
         label=_("Calls in flight"),
@@ -80,6 +83,14 @@ class RunForm(NoLabelSuffix, forms.Form):
     both_orders = forms.BooleanField(
         label=_("Judge both orders (pairwise): a pair judged differently in the two orders counts as a tie"),
         required=False,
+    )
+    exclude_missing_references = forms.BooleanField(
+        label=_("Leave out the items without a reference answer (recorded in the run's manifest)"),
+        required=False,
+        help_text=_(
+            "A template that judges against the reference ({reference}) would compare answers with nothing on "
+            "those items; without this the run refuses them."
+        ),
     )
     temperature = forms.FloatField(
         label=_("Temperature"),
@@ -108,7 +119,10 @@ class RunForm(NoLabelSuffix, forms.Form):
         strip=False,
         max_length=MAX_SYSTEM_PROMPT_CHARS,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("Sent as a system message before each judge prompt, exactly as written. Empty: none."),
+        help_text=_(
+            "Sent as a system message before each judge prompt, exactly as written. Empty: the template's own "
+            "where its authors publish one (AlpacaEval's English pairwise prompt), else none."
+        ),
     )
     seed = forms.IntegerField(
         label=_("Random seed"),

@@ -30,6 +30,7 @@ from judging.results.figures import run_figures_read
 from judging.results.leaderboard import BEST_MARKED
 from judging.results.selectors import (
     candidates_with_answers,
+    judge_model_mismatch,
     run_get,
     run_list_with_progress,
     run_progress,
@@ -109,6 +110,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     payload, figures = run_figures_read(run=run)
     context: dict[str, Any] = {
         "run": run,
+        # Read live (one aggregate): a fallback model shows while the run is still going.
+        "model_mismatch": judge_model_mismatch(run=run),
         "progress": run_progress(run=run),
         "figures": figures,
         "min_decisive": MIN_DECISIVE,
@@ -370,6 +373,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             "template_set": data["template_set"],
             "system_prompt": data["system_prompt"],
             "endpoint": data["endpoint"],
+            "exclude_missing_references": data["exclude_missing_references"],
         }
         extra = {"temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})

@@ -61,3 +61,42 @@ def scores_on_elo_scale(scores: list, *, anchor: str | None = None, rating: floa
         return float(to_elo(value, anchor=position, rating=rating, reference=points))
 
     return [replace(s, score=moved(s.score), lower=moved(s.lower), upper=moved(s.upper)) for s in scores]
+
+
+def elo_beside(scores: list[dict], *, anchor: str | None = None, rating: float = ELO_INITIAL) -> list[dict]:
+    """Copies of score rows (dicts with "label", "score", "lower", "upper" in log-strengths) with
+    "elo", "elo_lower" and "elo_upper" added beside them: the same figures in Arena's Elo points,
+    `anchor` (a row's label) reading exactly `rating`, or the mean score reading `rating`.
+
+    Raises ValueError for an anchor that is not among the rows."""
+    if not scores:
+        return []
+    labels = [row["label"] for row in scores]
+    if anchor is not None and anchor not in labels:
+        raise ValueError(f"Anchor {anchor!r} is not among the ranked models.")
+    points = np.array([row["score"] for row in scores], dtype=float)
+    position = None if anchor is None else labels.index(anchor)
+
+    def moved(value):
+        if value is None:
+            return None
+        return float(to_elo(value, anchor=position, rating=rating, reference=points))
+
+    return [
+        {**row, "elo": moved(row["score"]), "elo_lower": moved(row["lower"]), "elo_upper": moved(row["upper"])}
+        for row in scores
+    ]
+
+
+def bt_on_elo(bt: dict, *, anchor: str | None = None, rating: float = ELO_INITIAL) -> dict:
+    """A BT report or result dict ("scores" rows as in `elo_beside`) with Arena's Elo points
+    beside each log-strength, plus "elo_anchor" (the model reading exactly `rating`, None for the
+    mean), "elo_rating" and "elo_points_per_unit" (400 / ln 10). Cheap, so stored figures are
+    re-anchored where they are read. Raises ValueError for an anchor that is not a ranked model."""
+    return {
+        **bt,
+        "scores": elo_beside(bt["scores"], anchor=anchor, rating=rating),
+        "elo_anchor": anchor,
+        "elo_rating": rating,
+        "elo_points_per_unit": POINTS_PER_UNIT,
+    }

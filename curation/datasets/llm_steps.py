@@ -13,6 +13,7 @@ the reason (sending the same request again would get the same reply from the cac
 import time
 from dataclasses import replace
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -35,7 +36,7 @@ from curation.models import (
 )
 from llm.config import CallKind, max_tokens_for
 from llm.delivery import deliver_batched_sync
-from llm.errors import LLMCallError
+from llm.errors import EndpointError, LLMCallError
 from llm.selectors import endpoint_config
 from llm.stream import window_for
 
@@ -60,12 +61,46 @@ def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     return dict(found)  # later rows win: the latest draft of each item
 
 
+def curation_model_for(*, kind: str, chosen: str = "", endpoint_name: str = "") -> str:
+    """The model a curation step sends: the one chosen on the form or command line, else the
+    setting for that step (CURATION_REFERENCE_MODEL, CURATION_TRANSLATION_MODEL, empty unless set),
+    else the endpoint's own default model (OPENAI_MODEL for the default endpoint). VersionError
+    when none is known, so that no job starts with a model the endpoint may not serve."""
+    setting = (
+        settings.CURATION_REFERENCE_MODEL if kind == CurationJob.Kind.REFERENCE else settings.CURATION_TRANSLATION_MODEL
+    )
+    model = (chosen or "").strip() or setting.strip()
+    if model:
+        return model
+    try:
+        model = endpoint_config(endpoint_name or None).default_model.strip()
+    except EndpointError:
+        model = ""
+    if not model:
+        raise VersionError(
+            _(
+                "No model to send: name one, or give the endpoint a default model (OPENAI_MODEL for the "
+                "default endpoint)."
+            )
+        )
+    return model
+
+
+def curation_model_or_none(*, kind: str, endpoint_name: str = "") -> str | None:
+    """curation_model_for with nothing chosen, or None when no model is known (for the page)."""
+    try:
+        return curation_model_for(kind=kind, endpoint_name=endpoint_name)
+    except VersionError:
+        return None
+
+
 @transaction.atomic
 def reference_job_create(
-    *, dataset: Dataset, model: str, endpoint_name: str = "", created_by=None, items=None, reopen: bool = False
+    *, dataset: Dataset, model: str = "", endpoint_name: str = "", created_by=None, items=None, reopen: bool = False
 ) -> CurationJob:
     """A reference-drafting job over the given items, or every item of a working dataset that
-    has no reference and no draft in progress. `reopen` drafts again items that have one."""
+    has no reference and no draft in progress. `reopen` drafts again items that have one.
+    `model` empty: see curation_model_for; the job records the model it sends."""
     dataset_check_working(dataset=dataset)
     if items is None:
         items = dataset.items.filter(excluded=False, reference="")
@@ -74,6 +109,7 @@ def reference_job_create(
     items = list(items)
     if not items:
         raise VersionError(_("No item needs a reference draft."))
+    model = curation_model_for(kind=CurationJob.Kind.REFERENCE, chosen=model, endpoint_name=endpoint_name)
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.REFERENCE,
         dataset=dataset,
@@ -87,8 +123,11 @@ def reference_job_create(
 
 
 @transaction.atomic
-def translation_job_create(*, dataset: Dataset, model: str, endpoint_name: str = "", created_by=None) -> CurationJob:
-    """A translation job over the English items of a working dataset not yet translated."""
+def translation_job_create(
+    *, dataset: Dataset, model: str = "", endpoint_name: str = "", created_by=None
+) -> CurationJob:
+    """A translation job over the English items of a working dataset not yet translated.
+    `model` empty: see curation_model_for; the job records the model it sends."""
     dataset_check_working(dataset=dataset)
     items = list(
         dataset.items.filter(excluded=False, language="en").exclude(
@@ -97,6 +136,7 @@ def translation_job_create(*, dataset: Dataset, model: str, endpoint_name: str =
     )
     if not items:
         raise VersionError(_("No English item needs translating."))
+    model = curation_model_for(kind=CurationJob.Kind.TRANSLATION, chosen=model, endpoint_name=endpoint_name)
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.TRANSLATION,
         dataset=dataset,

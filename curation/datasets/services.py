@@ -200,18 +200,44 @@ def _item_copy(item: Item, *, dataset: Dataset, link: dict, **fields) -> Item:
     )
 
 
+class MissingReferences(VersionError):
+    """A freeze that would take items without a reference answer, not confirmed; nothing was changed."""
+
+    def __init__(self, message: str, *, missing: int, total: int):
+        super().__init__(message)
+        self.missing, self.total = missing, total
+
+
+def missing_references_message(*, missing: int, total: int) -> str:
+    """What a freeze or a run says about items without a reference answer."""
+    return _(
+        "%(missing)d of %(total)d items have no reference answer: a reference-anchored judge would compare "
+        "their answers with nothing. Draft the references first (background job “Draft references for items "
+        "without one” on the dataset's page), or confirm to freeze without them."
+    ) % {"missing": missing, "total": total}
+
+
 @transaction.atomic
-def dataset_freeze(*, dataset: Dataset, created_by: User | None = None) -> Dataset:
+def dataset_freeze(
+    *, dataset: Dataset, created_by: User | None = None, confirm_missing_references: bool = False
+) -> Dataset:
     """Freeze the accepted items of a working dataset into a new immutable version.
 
     The version is named '<name>@v<n>', keeps each item's external id (stable across
-    versions), links to the previous version, and records a FROZEN event per item.
+    versions), links to the previous version, and records a FROZEN event per item. Items
+    without a reference answer are frozen only with `confirm_missing_references`; otherwise
+    MissingReferences says how many lack one and nothing is written.
     """
     dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
     dataset_check_working(dataset=dataset)
     items = list(freezable_items(dataset))
     if not items:
         raise VersionError(_("Nothing to freeze: no accepted item without open reviews."))
+    missing = sum(1 for item in items if not item.reference.strip())
+    if missing and not confirm_missing_references:
+        raise MissingReferences(
+            missing_references_message(missing=missing, total=len(items)), missing=missing, total=len(items)
+        )
     previous = dataset.frozen_versions.order_by("-version").first()
     # A frozen version always has its number.
     number = (cast(int, previous.version) if previous else 0) + 1

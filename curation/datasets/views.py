@@ -4,7 +4,6 @@ a study, working copies of frozen ones, LLM steps, freezing, version diffs.
 Thin: parse the request, call one service or selector, render.
 """
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,7 +18,12 @@ from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
 from curation.access import researcher_required
 from curation.choices import Intent, Language
-from curation.datasets.llm_steps import curation_job_restart_enqueue, reference_job_enqueue, translation_job_enqueue
+from curation.datasets.llm_steps import (
+    curation_job_restart_enqueue,
+    curation_model_or_none,
+    reference_job_enqueue,
+    translation_job_enqueue,
+)
 from curation.datasets.selectors import (
     ITEM_STATUSES,
     DatasetNotFound,
@@ -82,19 +86,20 @@ def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> Http
     kind = request.POST.get("kind")
     model = request.POST.get("model", "").strip()
     endpoint = request.POST.get("endpoint", "").strip()
-    starters = {
-        "reference": (reference_job_enqueue, settings.CURATION_REFERENCE_MODEL),
-        "translation": (translation_job_enqueue, settings.CURATION_TRANSLATION_MODEL),
-    }
+    starters = {"reference": reference_job_enqueue, "translation": translation_job_enqueue}
     if kind not in starters:
         raise Http404
-    start, default_model = starters[kind]
     try:
-        job = start(dataset=dataset, model=model or default_model, endpoint_name=endpoint, created_by=request.user)
+        # An empty model is the endpoint's default (curation_model_for); the job records which.
+        job = starters[kind](dataset=dataset, model=model, endpoint_name=endpoint, created_by=request.user)
     except VersionError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, _("Job %(job)s started for %(count)s items.") % {"job": job.pk, "count": job.total})
+        messages.success(
+            request,
+            _("Job %(job)s started for %(count)s items with %(model)s.")
+            % {"job": job.pk, "count": job.total, "model": job.model},
+        )
     return redirect("curation:review-dataset", dataset_id=dataset.pk)
 
 
@@ -133,9 +138,14 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
         {
             "dataset": dataset,
             "freezable": freezable_items(dataset).count() if dataset.frozen_at is None else 0,
+            "freezable_without_reference": (
+                freezable_items(dataset).filter(reference__regex=r"^\s*$").count() if dataset.frozen_at is None else 0
+            ),
             "versions": versions,
             "jobs": dataset_jobs(dataset=dataset),
             "endpoints": endpoint_list().values_list("name", flat=True),
+            # What an empty model field sends, shown before a job starts.
+            "default_models": {kind: curation_model_or_none(kind=kind) for kind in CurationJob.Kind.values},
             "filters": dataset.difficulty_filters.order_by("-created_at"),
         },
     )
@@ -146,7 +156,11 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     try:
-        version = dataset_freeze(dataset=dataset, created_by=request.user)
+        version = dataset_freeze(
+            dataset=dataset,
+            created_by=request.user,
+            confirm_missing_references=request.POST.get("confirm_missing_references") == "on",
+        )
     except VersionError as exc:
         messages.error(request, " ".join(exc.messages))
     else:

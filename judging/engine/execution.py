@@ -51,7 +51,14 @@ from judging.engine.queue import (
 from judging.engine.workers import concurrency_share, run_worker_beat, run_worker_leave, worker_name
 from judging.errors import RunError
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
-from judging.prompts.building import chat_messages, criteria_for_template, fill, intent_label, suspicious_flags
+from judging.prompts.building import (
+    chat_messages,
+    criteria_for_template,
+    fill,
+    intent_label,
+    suspicious_flags,
+    system_message_for,
+)
 from judging.prompts.templates import item_template_name, run_template_family
 from judging.verdicts.judgments import judgment_fields_from_reply
 from llm.calls import ChatRequest, ChatResult
@@ -108,6 +115,8 @@ class Unit:
     answer: str
     criteria: tuple[str, ...]
     flags: tuple[str, ...]
+    # Sent before the prompt (prompts.building.system_message_for): the run's, or the template's own.
+    system_prompt: str = ""
 
 
 def shard_plan(shard: JudgeShard) -> list[Unit]:
@@ -149,6 +158,7 @@ def shard_plan(shard: JudgeShard) -> list[Unit]:
                 answer=answer,
                 criteria=tuple(criteria_for_template(template.name)) if template else (),
                 flags=tuple(suspicious_flags(answer)),
+                system_prompt=system_message_for(template.name if template else "", run.system_prompt),
             )
         )
     return plan
@@ -288,7 +298,7 @@ class RunSlice:
                 requests.append(
                     ChatRequest(
                         model=self.run.judge_model,
-                        messages=chat_messages(unit.prompt, system_prompt=self.run.system_prompt),
+                        messages=chat_messages(unit.prompt, system_prompt=unit.system_prompt),
                         temperature=self.run.temperature,
                         max_tokens=self.max_tokens,
                     )

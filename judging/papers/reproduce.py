@@ -215,9 +215,12 @@ def reproduction_run(
     concurrency: int,
     template_set: str | None = None,
     seed: int = 0,
+    exclude_missing_references: bool = False,
 ) -> tuple[JudgeRun, list[str]]:
     """The judge run with the paper's templates (the text Userbench ships, pinned) and the
-    authors' judge parameters; nothing is called yet. Returns the run and notes for the researcher."""
+    authors' judge parameters; nothing is called yet. Items without the reference a template
+    judges against refuse the run unless `exclude_missing_references` (as for any run).
+    Returns the run and notes for the researcher."""
     template_set = template_set or benchmark.template_set
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
     try:
@@ -235,6 +238,7 @@ def reproduction_run(
             system_prompt=benchmark.judge_system_prompt,
             template_set=template_set if benchmark.mode == JudgeMode.POINTWISE else None,
             templates=templates,
+            exclude_missing_references=exclude_missing_references,
         )
         run = run_create(spec=spec)
     except RunError as error:

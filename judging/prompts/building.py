@@ -9,7 +9,9 @@ Template sets (the first part of a template's name):
 - `alignbench`: AlignBench's rule-calibrated multi-dimensional judge (Section 3, Appendix A.2),
   one template per question type; the item's category fills `{category}` and the dimensions
   come from the subcategory's question type (subcategory_question_mapping.json).
-- `alpacaeval/pairwise/zh`: ChineseAlpacaEval's Figure 3, line for line.
+- `alpacaeval/pairwise/zh`: ChineseAlpacaEval's Figure 3, line for line, for Chinese items;
+  `alpacaeval/pairwise/en`: AlpacaEval's `alpaca_eval_gpt4` ranking prompt, which Figure 3
+  translates, for every other item, with its own system message (TEMPLATE_SYSTEM_MESSAGES).
 
 These texts seed the database (data migrations 0003 and 0004); researchers revise them there
 as new versions, or load their own with `import_template`, and a run keeps the versions it used.
@@ -30,6 +32,8 @@ from judging.prompts.placeholders import _PLACEHOLDER
 from judging.prompts.texts import (
     ALIGNBENCH_DIMENSION_LINE,
     ALIGNBENCH_JUDGE_PROMPT,
+    ALPACA_EVAL_GPT4_SYSTEM,
+    ALPACA_EVAL_GPT4_USER,
     ALPACAEVAL_FIGURE_3,
     URS_CODE_MATERIALS,
     URS_CODE_PROMPTS,
@@ -367,6 +371,19 @@ def alignbench_template(question_type: str) -> str:
 
 ALPACAEVAL_PAIRWISE_ZH = ALPACAEVAL_FIGURE_3
 PAIRWISE_TEMPLATE = "alpacaeval/pairwise/zh"
+# English (and any other non-Chinese) items: the prompt ChineseAlpacaEval translated.
+PAIRWISE_TEMPLATE_EN = "alpacaeval/pairwise/en"
+# The system message a template's authors send with it, where they publish one; a run's own
+# system prompt, when set, is sent instead. (ChineseAlpacaEval's paper prints none: its code's
+# is ALPACAEVAL_JUDGE_SYSTEM, which the reproduction sets on its runs.)
+TEMPLATE_SYSTEM_MESSAGES = {PAIRWISE_TEMPLATE_EN: ALPACA_EVAL_GPT4_SYSTEM}
+
+
+def system_message_for(template_name: str, run_system_prompt: str = "") -> str:
+    """The system message sent with a template: the run's when it sets one, else the template's
+    published one (TEMPLATE_SYSTEM_MESSAGES), else none."""
+    return run_system_prompt or TEMPLATE_SYSTEM_MESSAGES.get(template_name, "")
+
 
 # ---- Template sets and which template judges an item -------------------------------------------
 
@@ -400,6 +417,7 @@ def default_templates() -> list[DefaultTemplate]:
             DefaultTemplate(f"alignbench/{question_type}/zh", "pointwise", "zh", alignbench_template(question_type))
         )
     templates.append(DefaultTemplate(PAIRWISE_TEMPLATE, "pairwise", "zh", ALPACAEVAL_PAIRWISE_ZH))
+    templates.append(DefaultTemplate(PAIRWISE_TEMPLATE_EN, "pairwise", "en", ALPACA_EVAL_GPT4_USER))
     return templates
 
 
@@ -407,9 +425,10 @@ def template_name_for(
     *, family: str, mode: str, intent: str = "", category: str = "", subcategory: str = "", language: str = "en"
 ) -> str:
     """Which template judges an item: by template set and intent (URS), question type (AlignBench),
-    or the pairwise prompt. In the `urs` set the template language follows the item's language."""
+    or the pairwise prompt of the item's language (ChineseAlpacaEval's for Chinese, AlpacaEval's
+    otherwise). In the `urs` set the template language follows the item's language."""
     if mode == "pairwise":
-        return PAIRWISE_TEMPLATE
+        return PAIRWISE_TEMPLATE if language == "zh" else PAIRWISE_TEMPLATE_EN
     if family == "alignbench":
         return f"alignbench/{alignbench_question_type(category, subcategory)}/zh"
     intent = INTENT_ALIASES.get(intent, intent)

@@ -53,6 +53,45 @@ ALPACAEVAL_JUDGE_SYSTEM = (
     "You are a helpful assistant that ranks models according to the quality of their Chinese answers."
 )
 
+# ---- AlpacaEval, alpaca_eval_gpt4 ------------------------------------------------------------
+# The English ranking prompt ChineseAlpacaEval translated, as AlpacaEval publishes it
+# (tatsu-lab/alpaca_eval, src/alpaca_eval/evaluators_configs/alpaca_eval_gpt4/alpaca_eval.txt,
+# sent at temperature 0 per its configs.yaml). The file is ChatML: AlpacaEval's prompt_to_chatml
+# splits it into a system and a user message, each stripped of surrounding whitespace, after
+# replacing `{instruction}`, `{output_1}` and `{output_2}` with the values. Here the user message
+# is in Python format syntax as the Chinese one is (`{{`/`}}` literal braces), the system message
+# apart. Its quirks ("different of large-language models", "a valid Python dictionary" for a list)
+# are the published text's.
+ALPACA_EVAL_GPT4_SYSTEM = "You are a helpful assistant, that ranks models by the quality of their answers."
+ALPACA_EVAL_GPT4_USER = (
+    "I want you to create a leaderboard of different of large-language models. To do so, I will give you the instructions (prompts) given to the models, and the responses of two models. Please rank the models based on which responses would be preferred by humans. All inputs and outputs should be python dictionaries.\n"
+    "\n"
+    "Here is the prompt:\n"
+    "{{\n"
+    '    "instruction": """{instruction}""",\n'
+    "}}\n"
+    "\n"
+    "Here are the outputs of the models:\n"
+    "[\n"
+    "    {{\n"
+    '        "model": "model_1",\n'
+    '        "answer": """{output_1}"""\n'
+    "    }},\n"
+    "    {{\n"
+    '        "model": "model_2",\n'
+    '        "answer": """{output_2}"""\n'
+    "    }}\n"
+    "]\n"
+    "\n"
+    "Now please rank the models by the quality of their answers, so that the model with rank 1 has the best output. Then return a list of the model names and ranks, i.e., produce the following output:\n"
+    "[\n"
+    "    {{'model': <model-name>, 'rank': <model-rank>}},\n"
+    "    {{'model': <model-name>, 'rank': <model-rank>}}\n"
+    "]\n"
+    "\n"
+    "Your response must be a valid Python dictionary and should contain nothing else because we will directly execute it in Python. Please provide the ranking that the majority of humans would give."
+)
+
 # ---- AlignBench, Section 3 and Appendix A.2 --------------------------------------------------
 # The rule-calibrated multi-dimensional judge prompt as the paper's released judge (THUDM/AlignBench
 # judge.py, `prompt_construct`) builds it, in Python format syntax. `{category}` is the item's

@@ -21,6 +21,7 @@ from django.db.models.functions import Length
 from judging.models import CUT_OFF, PARSE_FAILURE, Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
 from judging.results.human_votes import human_verdicts
 from judging.results.preferences import judge_preferences
+from judging.results.selectors import judge_model_mismatch
 from stats.diagnostics import (
     FIRST,
     SECOND,
@@ -230,5 +231,6 @@ def run_diagnostics(*, run: JudgeRun) -> dict:
         result["self_preference"] = _self_preference(run, rows, scores)
     result["parse_failures"] = _parse_failures(rows)
     result["human_agreement"] = _human_agreement(run, rows)
+    result["model_mismatch"] = judge_model_mismatch(run=run)
     result["notes"] = notes
     return result

@@ -391,7 +391,11 @@ def pairwise_table(outcomes: Iterable[PairOutcome], *, lengths: dict[str, float]
 
 
 LC_FIELDS = ("lc_win_rate", "lc_low", "lc_high", "lc_note")
-COMBINED_VALUE = {"win": 1.0, "tie": 0.5, "lose": 0.0, "error": None}
+# One basis per row: the length-controlled fit counts a parse failure as a loss, as the win rate
+# beside it does (ChineseAlpacaEval's rule), so that the two columns differ by length alone.
+COMBINED_VALUE = {"win": 1.0, "tie": 0.5, "lose": 0.0, "error": 0.0}
+# What both win rates of a pairwise row do with a parse failure (shown under the table).
+FAILURES_BASIS = "loss"
 
 
 def attach_length_control(rows: list[dict], controlled: Iterable[dict]) -> list[dict]:
@@ -407,6 +411,9 @@ def attach_length_control(rows: list[dict], controlled: Iterable[dict]) -> list[
         row["lc_low"] = lc.get("lc_low")
         row["lc_high"] = lc.get("lc_high")
         row["lc_note"] = lc.get("note")
+        # Computed but below the items the rate needs (stats.estimability): shown greyed.
+        row["lc_too_few"] = bool(lc.get("too_few")) and lc.get("lc") is not None
+        row["failures_as"] = FAILURES_BASIS
     return rows
 
 

@@ -18,7 +18,7 @@ def run_length_controlled(*, run: JudgeRun) -> list[dict]:
     """Length-controlled win rate per candidate (stats.length_control), fitted on this run's own
     judgments: one outcome per candidate and item (both orders combined as the win rate combines
     them), against the length difference of the candidate's and the reference's answers.
-    Parse failures are left out of the fit."""
+    A parse failure counts as a loss, as in the win rate beside it (one basis per row)."""
     if run.mode != JudgeMode.PAIRWISE or run.reference_model is None:
         return []
     grouped: dict[tuple[str, int, int], list[str]] = {}

@@ -5,6 +5,7 @@ numpy or scipy; a run's leaderboard is read in judging/results/boards.py."""
 from __future__ import annotations
 
 import difflib
+import re
 from decimal import Decimal
 
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
@@ -224,3 +225,28 @@ def answer_lengths(*, run: JudgeRun) -> dict[str, float]:
         .annotate(length=Avg(Length("text")))
     )
     return {row["model__name"]: round(float(row["length"]), 1) for row in rows}
+
+
+def _same_model(reported: str, asked: str) -> bool:
+    """The model asked for, or a dated snapshot of it ("gpt-4o" answered as "gpt-4o-2024-08-06" or
+    "gpt-4-0613"); "gpt-4o-mini" for "gpt-4o" is another model."""
+    return (
+        reported == asked or re.fullmatch(re.escape(asked) + r"-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8})", reported) is not None
+    )
+
+
+def judge_model_mismatch(*, run: JudgeRun) -> dict | None:
+    """When the endpoint reported another model than the run asked for (a gateway's fallback, a
+    wrong alias) in some replies: {"asked", "replies", "other": {name: count}, "other_replies"};
+    None when every reply that names a model names the one asked (or a dated snapshot of it).
+    Replies naming no model are counted in "replies" only."""
+    counts = dict(run.judgments.replied().values_list("reported_model").annotate(n=Count("pk")).order_by())
+    other = {name: n for name, n in sorted(counts.items()) if name and not _same_model(name, run.judge_model)}
+    if not other:
+        return None
+    return {
+        "asked": run.judge_model,
+        "replies": sum(counts.values()),
+        "other": other,
+        "other_replies": sum(other.values()),
+    }

@@ -70,7 +70,13 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
             for index, start in enumerate(range(0, len(units), shard_size))
         ]
     )
-    run.manifest = run_manifest_build(run=run, template_set=plan.family, shard_size=shard_size, probe_models=probes)
+    run.manifest = run_manifest_build(
+        run=run,
+        template_set=plan.family,
+        shard_size=shard_size,
+        probe_models=probes,
+        excluded_without_reference=plan.excluded_without_reference,
+    )
     run.save(update_fields=["manifest"])
     return run
 

@@ -164,9 +164,17 @@ def endpoint_entry(run: JudgeRun) -> dict:
 
 
 def run_manifest_build(
-    *, run: JudgeRun, template_set: str, shard_size: int, probe_models: Iterable[CandidateModel] = ()
+    *,
+    run: JudgeRun,
+    template_set: str,
+    shard_size: int,
+    probe_models: Iterable[CandidateModel] = (),
+    excluded_without_reference: Iterable[str] = (),
 ) -> dict:
-    """The manifest of a run just created (judging.runs.creation.run_create stores it on the run)."""
+    """The manifest of a run just created (judging.runs.creation.run_create stores it on the run).
+    `excluded_without_reference`: external ids of the items the researcher chose to leave out
+    because their template judges against a reference they lack."""
+    excluded = sorted(excluded_without_reference)
     return {
         "format": FORMAT,
         "userbench_version": __version__,
@@ -197,6 +205,8 @@ def run_manifest_build(
         "reference_model": model_entry(run.reference_model, run.dataset) if run.reference_model is not None else None,
         "injection_probe": run.injection_probe,
         "probes": [model_entry(model, run.dataset) for model in sorted(probe_models, key=lambda m: m.name)],
+        "exclude_missing_references": bool(excluded),
+        "excluded_without_reference": {"count": len(excluded), "items": excluded},
     }
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db.models.functions import Length
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from curation.models import Item
@@ -41,6 +42,8 @@ class RunPlan:
     prompt_tokens: int
     completion_tokens: int
     family: str = ""
+    # External ids of the items left out because their template judges against a reference they lack.
+    excluded_without_reference: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -90,7 +93,9 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
         Item.objects.filter(dataset=dataset)
         .order_by("id")
         .annotate(question_chars=Length("question"), reference_chars=Length("reference"))
-        .values("id", "intent", "category", "subcategory", "language", "question_chars", "reference_chars")
+        .values(
+            "id", "external_id", "intent", "category", "subcategory", "language", "question_chars", "reference_chars"
+        )
     )
     if not items:
         raise RunError(_("Dataset “%(name)s” has no items.") % {"name": dataset.name})
@@ -154,6 +159,15 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
     missing = sorted(names - set(templates))
     if missing:
         raise RunError(_("No judge template named %(names)s.") % {"names": ", ".join(missing)})
+    excluded: tuple[str, ...] = ()
+    if reference_model is None:
+        units, unit_names, unit_chars, excluded = _without_missing_references(
+            spec, items, templates, units, unit_names, unit_chars
+        )
+        if not units:
+            raise RunError(_("No item is left to judge once those without a reference answer are excluded."))
+        names = set(unit_names)
+        templates = {name: templates[name] for name in names}
     template_tokens = {name: tokens_estimate(len(t.text), t.language) for name, t in templates.items()}
     system_tokens = tokens_estimate(len(system_prompt), text_language(system_prompt))
     prompt_tokens = sum(
@@ -169,4 +183,38 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
         prompt_tokens=prompt_tokens,
         completion_tokens=len(units) * (max_tokens or TYPICAL_REPLY_TOKENS[mode]),
         family=family,
+        excluded_without_reference=excluded,
+    )
+
+
+def _without_missing_references(spec: RunSpec, items, templates, units, unit_names, unit_chars):
+    """The units left once items whose template judges against `{reference}` but that have none
+    are taken out, and those items' external ids. Without the spec's `exclude_missing_references`
+    such items refuse the run (RunError saying how many, and where references are drafted)."""
+    uses_reference = {name for name, template in templates.items() if "{reference}" in template.text}
+    empty = {item["id"]: item["external_id"] for item in items if not item["reference_chars"]}
+    missing = {unit[0] for unit, name in zip(units, unit_names) if name in uses_reference and unit[0] in empty}
+    if not missing:
+        return units, unit_names, unit_chars, ()
+    if not spec.exclude_missing_references:
+        working = spec.dataset.frozen_from_id or spec.dataset.pk
+        raise RunError(
+            _(
+                "%(missing)d of the %(total)d items judged have no reference answer, and this run's templates "
+                "judge against one ({reference}): the judge would compare answers with nothing. Draft the "
+                "references first (%(url)s), or exclude these items explicitly."
+            )
+            % {
+                "missing": len(missing),
+                "total": len({unit[0] for unit in units}),
+                "url": reverse("curation:review-dataset", args=[working]) + "#background-jobs",
+            },
+            parameter="exclude_missing_references",
+        )
+    kept = [k for k, unit in enumerate(units) if unit[0] not in missing]
+    return (
+        [units[k] for k in kept],
+        [unit_names[k] for k in kept],
+        [unit_chars[k] for k in kept],
+        tuple(sorted(empty[item] for item in missing)),
     )

@@ -123,6 +123,8 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         judge_family=run.judge_family,
         templates=templates,
         injection_probe=run.injection_probe,
+        # The original's choice to leave out items without a reference answer, as its manifest records it.
+        exclude_missing_references=bool(manifest.get("exclude_missing_references")),
     )
     new = run_create(spec=spec, created_by=created_by)
     new.fresh_calls = fresh_calls

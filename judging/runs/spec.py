@@ -50,6 +50,8 @@ class RunSpec:
     is sent before each judge prompt when set. `judge_provider` and `judge_family` say where the
     judge comes from (self-preference diagnostic). `injection_probe` also judges the probe's
     constant adversarial answers (judging/answers/probe.py), reported apart and never ranked.
+    `exclude_missing_references`: leave out the items a `{reference}` template would judge
+    against an empty reference (recorded in the manifest); without it such items refuse the run.
     Made with a parameter a run cannot take, it raises RunError naming it (`parameter`)."""
 
     dataset: Dataset
@@ -71,6 +73,7 @@ class RunSpec:
     judge_provider: str = ""
     judge_family: str = ""
     injection_probe: bool = False
+    exclude_missing_references: bool = False
 
     def __post_init__(self):
         # Lists are taken as given and kept as tuples: the spec stays hashable and unchanged.

@@ -5,7 +5,10 @@ and colons, Chinese or English criterion names or placeholder keys (`维度一`,
 any of the final-score names the URS and AlignBench scripts accept (`综合得分`, `Overall`,
 `Total Score`, `总分`...), `...` left in, inside fenced code or spread over lines. Dicts the judge
 copied from the template or from the answer under test are passed over, as are `{}` and dicts
-without a final score. A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
+without a final score; the last dict with a final score that leaves criteria out with an ellipsis
+(`...`, `…`) or holds a placeholder of any template's example (`打分`, `scoring`) is a parse
+failure with its reason, whichever template set judged (the example of one set copied under
+another is still a copy). A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
 only a verdict counts: a scoring rule such as "总分为3到4分" or "the total score should be 1 to 2"
 is not one. Pairwise (ChineseAlpacaEval): the last `[...]` list of `{'model': ..., 'rank': ...}`
 entries (other keys, such as a reason, are allowed).
@@ -39,6 +42,8 @@ PHRASE_FROM_ANSWER = "the final-score phrase was copied from the answer under te
 NO_FINAL_IN_DICT = "the last {...} block has no final score"
 NOTHING_FOUND = "no score dict and no final-score phrase in the reply"
 NO_LIST = "no [...] list of models and ranks in the reply"
+ELLIPSIS_IN_DICT = "the score dict leaves criteria out with an ellipsis, as the template's example does: not a verdict"
+PLACEHOLDER_IN_DICT = "the score dict holds the template's placeholder {value!r} instead of a score: not a verdict"
 
 _FULL_WIDTH = {
     "｛": "{",
@@ -309,8 +314,14 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
             continue
         squashed = _squash_clean(block)
         copied = len(squashed) > 4 and squashed in answer_blocks
-        if copied or squashed in marks.blocks:
+        if copied or squashed in marks.blocks or squashed in _template_marks("").blocks:
             reasons.append(COPIED_FROM_ANSWER if copied else ECHOED_EXAMPLE)
+            passed_over.append(match.span())
+            continue
+        example = _example_marks(block, pairs)
+        if example:
+            # Any template set's example shape (an ellipsis, a placeholder): a copy, not a verdict.
+            reasons.append(example)
             passed_over.append(match.span())
             continue
         scores: dict[str, int] = {}
@@ -343,7 +354,7 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
         final, problem = _integer_score(phrase)
         return PointwiseParse(None, {}, f"final {problem}") if problem else PointwiseParse(final, {})
 
-    strong = [reason for reason in reasons if reason in (COPIED_FROM_ANSWER, ECHOED_EXAMPLE)]
+    strong = [reason for reason in reasons if reason in (COPIED_FROM_ANSWER, ECHOED_EXAMPLE) or _is_example(reason)]
     if strong:
         return PointwiseParse(None, {}, strong[0])
     if copied_phrase:
@@ -351,6 +362,42 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
     if _echoes_prompt(clean, marks):
         return PointwiseParse(None, {}, ECHOED_PROMPT)
     return PointwiseParse(None, {}, reasons[0] if reasons else NOTHING_FOUND)
+
+
+_ELLIPSIS = re.compile(r"\.{2,}|…|⋯")
+
+
+@functools.lru_cache(maxsize=1)
+def _example_placeholders() -> frozenset[str]:
+    """The values standing for a score in the templates' examples (`打分`, `scoring`, `Score`),
+    casefolded: every template set's, so that one set's example copied under another is caught."""
+    found = set()
+    for template in default_templates():
+        for match in _DICT_BLOCK.finditer(normalise(template.text)):
+            for _key, value in _pairs(match.group(0)):
+                value = value.strip().strip("'\"").strip()
+                if value and not _DIGIT.search(value):
+                    found.add(value.casefold())
+    return frozenset(found)
+
+
+def _is_example(reason: str) -> bool:
+    return reason == ELLIPSIS_IN_DICT or reason.startswith(PLACEHOLDER_IN_DICT.split("{", 1)[0])
+
+
+def _example_marks(block: str, pairs: list[tuple[str, str]]) -> str | None:
+    """Why a scoring dict is the template's example rather than a verdict: an ellipsis where
+    criteria were left out, or a placeholder value; None when it is neither."""
+    if _ELLIPSIS.search(block):
+        return ELLIPSIS_IN_DICT
+    placeholders = _example_placeholders()
+    for key, value in pairs:
+        if _is_final_key(key.strip().strip("'\"").strip()):
+            continue  # a placeholder final score fails on its own, saying so
+        shown = value.strip().strip("'\"").strip()
+        if shown.casefold() in placeholders:
+            return PLACEHOLDER_IN_DICT.format(value=shown)
+    return None
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:

@@ -188,9 +188,12 @@ def test_bt_alpha_can_be_set_and_zero_needs_a_strongly_connected_graph(world, tm
         report = json.loads(capsys.readouterr().out)
         return report["alpha"], {s["label"]: s["score"] for s in report["scores"]}
 
-    default_alpha, regularised = scores()
+    default_alpha, default = scores()
     plain_alpha, plain = scores("--alpha", "0")
-    assert (default_alpha, plain_alpha) == (0.01, 0.0)
+    regularised_alpha, regularised = scores("--alpha", "0.01")
+    # On a strongly connected graph the default is FastChat's unregularised fit.
+    assert (default_alpha, plain_alpha, regularised_alpha) == (0.0, 0.0, 0.01)
+    assert default == plain
     # The regulariser pulls the scores together: without it they spread further.
     assert plain["alpha"] - plain["gamma"] > regularised["alpha"] - regularised["gamma"] > 0
     call_command("bt", "--dataset", "urs-mini", "--bootstrap", "0", "--alpha", "0")

@@ -49,10 +49,10 @@ def test_build_freeze_and_diff(review_study, reviewer):
     while task := review_task_lease(queue=ReviewQueue.QUALITY, reviewer=reviewer):
         quality_review_decide(task=task, reviewer=reviewer, decision="accept")
     assert "2 items added to rs-work (2 in all)." in run("build_study_dataset", "--study", "rs", "--name", "rs-work")
-    assert "rs-work@v1: 2 items frozen." in run("freeze_dataset", "rs-work")
+    assert "rs-work@v1: 2 items frozen." in run("freeze_dataset", "rs-work", "--confirm-missing-references")
     working = Dataset.objects.get(name="rs-work")
     ItemFactory(dataset=working, external_id="extra", question="Q")
-    run("freeze_dataset", "rs-work")
+    run("freeze_dataset", "rs-work", "--confirm-missing-references")
     assert run("freeze_dataset", "--diff", "rs-work@v1", "rs-work@v2").splitlines() == [
         "+ extra",
         "1 added, 0 removed, 0 changed, 2 unchanged",
@@ -60,7 +60,7 @@ def test_build_freeze_and_diff(review_study, reviewer):
     payload = json.loads(run("freeze_dataset", "--diff", "rs-work@v1", "rs-work@v2", "--format", "json"))
     assert payload["added"] == ["extra"] and payload["unchanged"] == 2
     with pytest.raises(CommandError, match="Dataset rs-work@v1 is a frozen version and cannot change."):
-        run("freeze_dataset", "rs-work@v1")
+        run("freeze_dataset", "rs-work@v1", "--confirm-missing-references")
 
 
 def test_llm_steps_from_the_command_line(monkeypatch, settings):

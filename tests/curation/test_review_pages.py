@@ -91,7 +91,7 @@ def test_freeze_and_diff_pages_are_for_researchers(client_as, researcher, review
     response = client.post(f"/review/datasets/{working.pk}/freeze/")
     assert response["Location"] == f"/review/datasets/{working.pk}/"
     ItemFactory(dataset=working, external_id="b", question="Q2")
-    v2 = dataset_freeze(dataset=working)
+    v2 = dataset_freeze(dataset=working, confirm_missing_references=True)
     page = client.get(reverse("curation:review-dataset", kwargs={"dataset_id": working.pk})).text
     assert "w@v1" in page and "w@v2" in page
     v1 = v2.previous_version
@@ -124,7 +124,7 @@ def test_researcher_builds_starts_a_job_and_filters_from_the_pages(
         )
     job = CurationJob.objects.get()
     assert (job.kind, job.model, job.total) == ("reference", "strong", 1)
-    assert f"Job {job.pk} started for 1 items." in response.text
+    assert f"Job {job.pk} started for 1 items with strong." in response.text
     response = client.post(f"/review/datasets/{dataset.pk}/jobs/", {"kind": "reference"}, follow=True)
     assert "No item needs a reference draft." in response.text
 
@@ -156,7 +156,7 @@ def test_a_frozen_items_page_shows_the_history_of_its_working_item(client_as, re
     client.post("/review/take/quality/")
     client.post(f"/review/task/{ReviewTask.objects.get().pk}/", {"decision": "edit", "question": "What does DNS do?"})
     working, _ = study_dataset_build(study=review_study, name="rs-work")
-    version = dataset_freeze(dataset=working, created_by=reviewer)
+    version = dataset_freeze(dataset=working, created_by=reviewer, confirm_missing_references=True)
     frozen = version.items.get()
     page = client.get(f"/review/items/{frozen.pk}/").text
     for action in ("Automatic steps run", "Edited and accepted", "Added to a dataset", "Frozen into a version"):

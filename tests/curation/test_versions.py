@@ -65,7 +65,7 @@ def test_study_to_working_dataset_to_frozen_versions(review_study, reviewer):
     assert study_dataset_build(study=review_study, name="rs-work")[1] == 0  # idempotent
 
     Item.objects.filter(pk=zh.pk).update(reference="量子计算利用量子比特。")
-    v1 = dataset_freeze(dataset=dataset, created_by=reviewer)
+    v1 = dataset_freeze(dataset=dataset, created_by=reviewer, confirm_missing_references=True)
     assert (v1.name, v1.version, v1.frozen_from, v1.previous_version) == ("rs-work@v1", 1, dataset, None)
     assert v1.frozen_at is not None
     assert sorted(v1.items.values_list("external_id", flat=True)) == sorted(items)
@@ -77,7 +77,7 @@ def test_study_to_working_dataset_to_frozen_versions(review_study, reviewer):
     Item.objects.filter(pk=zh.pk).update(reference="量子计算利用叠加与纠缠。")
     Item.objects.filter(pk=items[f"case-{cases[0].pk}"].pk).update(excluded=True, exclusion_reason="test")
     ItemFactory(dataset=dataset, external_id="extra", question="New one", reference="R")
-    v2 = dataset_freeze(dataset=dataset)
+    v2 = dataset_freeze(dataset=dataset, confirm_missing_references=True)
     assert (v2.name, v2.version, v2.previous_version) == ("rs-work@v2", 2, v1)
     diff = datasets_diff(old=v1, new=v2)
     assert diff.added == ["extra"]
@@ -91,9 +91,9 @@ def test_study_to_working_dataset_to_frozen_versions(review_study, reviewer):
 def test_a_frozen_version_refuses_every_change(reviewer):
     working = DatasetFactory(name="w")
     ItemFactory(dataset=working, external_id="a", question="Q", reference="")
-    version = dataset_freeze(dataset=working)
+    version = dataset_freeze(dataset=working, confirm_missing_references=True)
     with pytest.raises(VersionError, match="Dataset w@v1 is a frozen version and cannot change."):
-        dataset_freeze(dataset=version)
+        dataset_freeze(dataset=version, confirm_missing_references=True)
     with pytest.raises(VersionError, match="is a frozen version"):
         from curation.datasets.llm_steps import reference_job_create
 
@@ -108,14 +108,14 @@ def test_items_with_open_reviews_are_not_frozen(reviewer):
     from curation.models import ReviewTask
 
     ReviewTask.objects.create(queue=ReviewQueue.REFERENCE, item=waiting)
-    version = dataset_freeze(dataset=working)
+    version = dataset_freeze(dataset=working, confirm_missing_references=True)
     assert list(version.items.values_list("external_id", flat=True)) == ["ready"]
 
 
 def test_nothing_to_freeze_is_an_error():
     working = DatasetFactory(name="empty")
     with pytest.raises(VersionError, match="Nothing to freeze: no accepted item without open reviews."):
-        dataset_freeze(dataset=working)
+        dataset_freeze(dataset=working, confirm_missing_references=True)
     assert Dataset.objects.count() == 1
 
 
@@ -123,7 +123,7 @@ def test_difficulty_filter_marks_the_easiest_half_of_the_working_items(reviewer)
     working = DatasetFactory(name="ab")
     for index in range(6):
         ItemFactory(dataset=working, external_id=f"q{index}", question=f"Q{index}")
-    version = dataset_freeze(dataset=working)
+    version = dataset_freeze(dataset=working, confirm_missing_references=True)
     run = JudgeRunFactory(dataset=version)
     filters = [CandidateModelFactory(name=f"filter-{n}") for n in range(3)]
     scores = {"q0": [9, 9, 8], "q1": [2, 3, 4], "q2": [7, 7, 7], "q3": [5, 6, None], "q4": [10, 9, 9], "q5": [1, 1, 1]}
@@ -143,7 +143,7 @@ def test_difficulty_filter_marks_the_easiest_half_of_the_working_items(reviewer)
     assert means["q0"] == (pytest.approx(26 / 3), 3, True)
     reason = working.items.get(external_id="q4").exclusion_reason
     assert reason == f"difficulty filter {flt.pk}: mean 9.33 in the top 50%"
-    v2 = dataset_freeze(dataset=working)
+    v2 = dataset_freeze(dataset=working, confirm_missing_references=True)
     assert sorted(v2.items.values_list("external_id", flat=True)) == ["q1", "q3", "q5"]
     with pytest.raises(VersionError, match="The percentage must be between 0 and 100."):
         difficulty_filter_from_run(run=run, percent=120)
@@ -152,7 +152,7 @@ def test_difficulty_filter_marks_the_easiest_half_of_the_working_items(reviewer)
 def test_frozen_items_cannot_be_reviewed(reviewer):
     working = DatasetFactory(name="w3")
     ItemFactory(dataset=working, external_id="a", question="Q", reference="")
-    version = dataset_freeze(dataset=working)
+    version = dataset_freeze(dataset=working, confirm_missing_references=True)
     from curation.models import ReviewTask
 
     frozen = version.items.get()

@@ -18,6 +18,7 @@ from judging.verdicts.parsing import (
     COPIED_FROM_ANSWER,
     ECHOED_EXAMPLE,
     ECHOED_PROMPT,
+    ELLIPSIS_IN_DICT,
     NO_FINAL_IN_DICT,
     NOTHING_FOUND,
     PHRASE_FROM_ANSWER,
@@ -207,12 +208,14 @@ def _pointwise() -> list[PointwiseReply]:
                 {},
                 language=language,
             ),
-            # The template's own `...` left in the judge's dict.
+            # The template's own `...` left in the judge's dict: criteria left out, the example's
+            # shape copied, not a verdict (the AlignBench example copied under a URS-code
+            # template read as a score of 7 before).
             PointwiseReply(
                 f"{language}: dict with ...",
                 body + "\n" + score_dict(language, final_key, ellipsis=True),
-                FINAL,
-                dict(list(SCORES.items())[:2]),
+                None,
+                error=ELLIPSIS_IN_DICT,
                 language=language,
             ),
             # A real dict, then the template's closing instructions and example copied after it.

@@ -265,6 +265,8 @@ def test_chinese_alpaca_eval_imports_and_a_pairwise_run_gives_a_well_formed_tabl
             "lc_low",
             "lc_high",
             "lc_note",
+            "lc_too_few",
+            "failures_as",
         }
         assert row["rank_meaningful"] is True  # 795 items each
         if not row["reference"]:

@@ -4,6 +4,7 @@ the faithful texts become the newest versions, older rows stay, runs keep their 
 It runs `manage.py` on a SQLite file of its own, as an upgrade would (migrate, seed_demo with
 USERBENCH_DEMO=1 DEBUG=1, migrate again), so the test database is never migrated backwards."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -66,8 +67,10 @@ def state(db):
 
 
 def test_the_frozen_copy_equals_the_live_defaults():
-    """0005 writes its own copy; a change to judging/prompts/building.py needs a new data migration."""
-    assert [tuple(row) for row in TEMPLATES] == [(t.name, t.mode, t.language, t.text) for t in default_templates()]
+    """0005 and 0010 write their own copies; a change to judging/prompts/building.py needs a new data migration."""
+    english = importlib.import_module("judging.migrations.0010_english_pairwise")
+    frozen = [tuple(row) for row in TEMPLATES] + [(english.NAME, "pairwise", "en", english.TEXT)]
+    assert frozen == [(t.name, t.mode, t.language, t.text) for t in default_templates()]
 
 
 def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_ones(tmp_path):
@@ -101,8 +104,11 @@ def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_on
         assert versions == [1, 2], name
         assert rows[(name, 1)] == (f"paraphrase of {name}", mode, language)
         assert rows[(name, 2)] == (text, mode, language)
-    # Nothing else changed: the demo's own templates, the run's and its judgments' versions.
-    assert [row for row in after["templates"] if row[0] not in faithful] == [
+    # 0010 adds AlpacaEval's English pairwise prompt; nothing else changed: the demo's own
+    # templates, the run's and its judgments' versions.
+    english = importlib.import_module("judging.migrations.0010_english_pairwise")
+    assert [english.NAME, 1, english.TEXT, "pairwise", "en"] in after["templates"]
+    assert [row for row in after["templates"] if row[0] not in faithful and row[0] != english.NAME] == [
         row for row in before["templates"] if row[0] not in faithful
     ]
     # The demo brings no templates of its own: its run uses the built-in ones.

@@ -9,6 +9,7 @@ from judging.verdicts import parsing
 from judging.verdicts.judgments import judgment_fields_from_reply
 from judging.verdicts.parsing import (
     ECHOED_EXAMPLE,
+    ELLIPSIS_IN_DICT,
     MAX_REPLY_CHARS,
     NO_LIST,
     NOTHING_FOUND,
@@ -79,14 +80,13 @@ def test_a_final_score_phrase_is_a_verdict_only_when_it_is_not_a_rule(text, fina
     assert parsed.error == ("" if final is not None else NOTHING_FOUND)
 
 
-def test_a_dict_with_dots_is_read_and_only_the_templates_example_is_refused():
-    # `...` was the old sign of an echo; now only the template's own example dict is one.
+def test_a_dict_with_dots_or_any_templates_example_is_refused_with_a_reason():
+    # A final dict that leaves criteria out with `...` has the example's shape, not a verdict's;
+    # as reported, the AlignBench example copied under a URS-code template read as a score of 7.
     assert parse_pointwise("{'Factuality': 7, ..., 'Final Score': 7}", criteria=FQA) == PointwiseParse(
-        7, {"Factuality": 7}
+        None, {}, ELLIPSIS_IN_DICT
     )
-    assert parse_pointwise("{'事实正确性': 7, ..., '综合得分': 7}", criteria=FQA) == PointwiseParse(
-        7, {"Factuality": 7}
-    )
+    assert parse_pointwise("{'事实正确性': 7, …, '综合得分': 7}", criteria=FQA).error == ELLIPSIS_IN_DICT
     examples = {
         "en": "{'Factuality': 9, 'User Satisfaction': 6, ..., 'Final Score': 7}",
         "zh": "{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 7}",
@@ -94,9 +94,9 @@ def test_a_dict_with_dots_is_read_and_only_the_templates_example_is_refused():
     for language, example in examples.items():
         assert example in TEMPLATES[language]
         assert parse_pointwise(example, template=TEMPLATES[language]).error == ECHOED_EXAMPLE
-        # Another template's example is not this run's echo.
+        # Another template's example is a copy all the same.
         other = TEMPLATES["zh" if language == "en" else "en"]
-        assert parse_pointwise(example, template=other).final_score == 7
+        assert parse_pointwise(example, template=other).final_score is None
 
 
 @pytest.mark.parametrize("digits", [309, 5000])  # 5000 is past int()'s default limit for decimal strings
@@ -195,7 +195,7 @@ def test_parsing_is_total(monkeypatch):
         (
             "pointwise",
             "{'Factuality': 7, ..., 'Overall': 7}",
-            {"outcome": "", "parse_error": "", "final_score": 7, "scores": {"Factuality": 7}},
+            {"outcome": "", "parse_error": ELLIPSIS_IN_DICT, "final_score": None, "scores": {}},
         ),
         (
             "pairwise",

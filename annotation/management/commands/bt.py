@@ -23,6 +23,19 @@ STYLE_CSV_FIELDS = [
 ]
 
 
+def elo(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def elo_scale_note(report: dict) -> str:
+    """What the Elo column means, for the table's readers."""
+    where = f"{report['elo_anchor']} reads" if report["elo_anchor"] else "the mean model reads"
+    return (
+        f"Score: natural-log strength; Elo: Arena's scale, {report['elo_points_per_unit']:.2f} points per unit "
+        f"(400 / ln 10), {where} {report['elo_rating']:g}."
+    )
+
+
 class Command(BaseCommand):
     help = "Bradley-Terry ranking with bootstrap intervals from the human votes of a dataset."
 
@@ -34,10 +47,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--alpha",
             type=float,
-            default=DEFAULT_ALPHA,
-            help=f"regularisation of the fit (default {DEFAULT_ALPHA}); 0 gives the plain maximum-likelihood "
-            "estimate, which exists only when the comparison graph is strongly connected (every model both "
-            "wins and loses along chains of votes)",
+            default=None,
+            help="regularisation of the fit. By default the plain maximum-likelihood estimate (alpha 0, as "
+            "FastChat fits it) where the comparison graph is strongly connected (every model both wins and "
+            f"loses along chains of votes), and alpha {DEFAULT_ALPHA} only where it is not; the output says "
+            "which was used. An explicit value is used as given (0 refuses a graph that is not strongly connected).",
+        )
+        parser.add_argument(
+            "--anchor",
+            help="model that reads exactly 1000 on the Elo scale (default: the mean model reads 1000)",
         )
         parser.add_argument(
             "--keep-flagged",
@@ -63,12 +81,13 @@ class Command(BaseCommand):
         keep_flagged,
         format,
         style=False,
-        alpha=DEFAULT_ALPHA,
+        alpha=None,
+        anchor=None,
         **options,
     ):
         if not 0 <= bootstrap <= 100_000:
             raise CommandError("--bootstrap must be between 0 and 100000.")
-        if not 0 <= alpha < float("inf"):
+        if alpha is not None and not 0 <= alpha < float("inf"):
             raise CommandError(f"--alpha must be zero or positive, got {alpha}.")
         found, target = resolve(dataset, campaign)
         try:
@@ -79,9 +98,11 @@ class Command(BaseCommand):
                 seed=seed,
                 alpha=alpha,
                 exclude_flagged=not keep_flagged,
+                anchor=anchor,
             )
         except ValueError as error:
-            # alpha=0 on votes whose maximum-likelihood scores are infinite: the message names the models.
+            # alpha=0 on votes whose maximum-likelihood scores are infinite, or an anchor that is not
+            # ranked: the message names the models.
             raise CommandError(str(error)) from None
         if style:
             styled = style_bt_report(
@@ -97,7 +118,10 @@ class Command(BaseCommand):
             table = ExportTable(fields=BT_FIELDS, rows=bt_rows(report, dataset=found))
             self.stdout.write("".join(iter_csv(table)), ending="")
             return
-        self.stdout.write(f"{'rank':>4}  {'model':<28} {'score':>8}  {'interval':>19}  {'W':>5} {'L':>5} {'T':>5}")
+        self.stdout.write(
+            f"{'rank':>4}  {'model':<28} {'score':>8}  {'interval':>19}  {'Elo':>7}  {'Elo interval':>15}  "
+            f"{'W':>5} {'L':>5} {'T':>5}"
+        )
         notes = {}
         for s in report["scores"]:
             interval = f"{fmt(s['lower'])} .. {fmt(s['upper'])}"
@@ -105,7 +129,8 @@ class Command(BaseCommand):
             rank = str(s["rank"]) if report["ranks_meaningful"] else f"({s['rank']})"
             mark = f"  ^{notes.setdefault(s['note'], len(notes) + 1)}" if s["note"] else ""
             self.stdout.write(
-                f"{rank:>4}  {s['label']:<28} {fmt(s['score']):>8}  {interval:>19}  {s['wins']:>5} {s['losses']:>5} {s['ties']:>5}{mark}"
+                f"{rank:>4}  {s['label']:<28} {fmt(s['score']):>8}  {interval:>19}  {elo(s['elo']):>7}  "
+                f"{elo(s['elo_lower']) + ' .. ' + elo(s['elo_upper']):>15}  {s['wins']:>5} {s['losses']:>5} {s['ties']:>5}{mark}"
             )
         for note, number in notes.items():
             self.stdout.write(f"^{number} {note}")
@@ -115,6 +140,8 @@ class Command(BaseCommand):
             f"{report['votes']} votes, {report['cannot_determine']} cannot-determine left out, "
             f"{report['comparisons']} fitted; {report['bootstrap_rounds']} bootstrap rounds; alpha {report['alpha']:g}."
         )
+        self.stdout.write(f"Fit: {report['regularisation']}.")
+        self.stdout.write(elo_scale_note(report))
         if report["disconnected"]:
             self.stdout.write("Not ranked (no votes connect them to the others): " + ", ".join(report["disconnected"]))
         if report["excluded_annotators"]:
@@ -164,6 +191,11 @@ class Command(BaseCommand):
         if styled["dropped_features"]:
             self.stdout.write(
                 "never different between the two answers, left out: " + ", ".join(styled["dropped_features"])
+            )
+        if styled.get("reason"):
+            # Not estimable (no scores above) or too few votes to rely on (scores to be read as greyed).
+            self.stdout.write(
+                f"Style control {'(greyed) ' if styled.get('estimable', True) else ''}{styled['reason']}."
             )
         self.stdout.write(
             f"{styled['votes']} votes fitted, {styled['without_answers']} without both answers stored, "

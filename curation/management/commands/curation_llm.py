@@ -1,7 +1,6 @@
 """Draft reference answers or translate items with an LLM, with progress; resumable, and
 Ctrl-C stops it at once (what came back is kept)."""
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
@@ -48,7 +47,11 @@ class Command(BaseCommand):
             help="work on a working copy of the frozen --dataset (default name: <dataset>-work); "
             "run again with the same name to continue in that copy",
         )
-        parser.add_argument("--model", help="model name (default from settings)")
+        parser.add_argument(
+            "--model",
+            help="model name (default: CURATION_REFERENCE_MODEL / CURATION_TRANSLATION_MODEL when set, else the "
+            "endpoint's default model, OPENAI_MODEL for the default endpoint)",
+        )
         parser.add_argument(
             "--endpoint",
             default=None,
@@ -91,16 +94,14 @@ class Command(BaseCommand):
                         f"({found.items.count()} items) of {dataset}."
                     )
                 if step == "references":
-                    job = reference_job_create(
-                        dataset=found, model=model or settings.CURATION_REFERENCE_MODEL, endpoint_name=endpoint
-                    )
+                    # No --model: the endpoint's default model (curation_model_for); the job records it.
+                    job = reference_job_create(dataset=found, model=model or "", endpoint_name=endpoint)
                 else:
-                    job = translation_job_create(
-                        dataset=found, model=model or settings.CURATION_TRANSLATION_MODEL, endpoint_name=endpoint
-                    )
+                    job = translation_job_create(dataset=found, model=model or "", endpoint_name=endpoint)
             except VersionError as error:
                 raise CommandError(" ".join(error.messages)) from None
         self.stdout.write(f"job {job.pk}: {job.total} items")
+        self.stdout.write(f"model: {job.model}")
         self.stdout.flush()
 
         def progress(current):

@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from curation.datasets.services import VersionError, dataset_freeze, datasets_diff
+from curation.datasets.services import MissingReferences, VersionError, dataset_freeze, datasets_diff
 
 
 class Command(BaseCommand):
@@ -15,6 +15,11 @@ class Command(BaseCommand):
         parser.add_argument("name", nargs="?")
         parser.add_argument("--diff", nargs=2, metavar=("OLD", "NEW"))
         parser.add_argument("--format", choices=["table", "json"], default="table")
+        parser.add_argument(
+            "--confirm-missing-references",
+            action="store_true",
+            help="freeze items without a reference answer too (without it the freeze says how many lack one and stops)",
+        )
 
     def _dataset(self, name):
         try:
@@ -22,7 +27,7 @@ class Command(BaseCommand):
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
 
-    def handle(self, *args, name=None, diff=None, format="table", **options):
+    def handle(self, *args, name=None, diff=None, format="table", confirm_missing_references=False, **options):
         if diff:
             result = datasets_diff(old=self._dataset(diff[0]), new=self._dataset(diff[1]))
             if format == "json":
@@ -51,7 +56,13 @@ class Command(BaseCommand):
         if not name:
             raise CommandError("Name a working dataset to freeze, or use --diff OLD NEW.")
         try:
-            version = dataset_freeze(dataset=self._dataset(name))
+            version = dataset_freeze(dataset=self._dataset(name), confirm_missing_references=confirm_missing_references)
+        except MissingReferences as error:
+            raise CommandError(
+                f"{error.missing} of {error.total} items have no reference answer: a reference-anchored judge would "
+                "compare their answers with nothing. Draft them first (curation_llm references), or freeze with "
+                "--confirm-missing-references."
+            ) from None
         except VersionError as error:
             raise CommandError(" ".join(error.messages)) from None
         self.stdout.write(self.style.SUCCESS(f"{version.name}: {version.items.count()} items frozen."))

@@ -28,6 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", help="dataset name")
         parser.add_argument("--study", help="study slug (submissions, cases)")
         parser.add_argument("--run", type=int, help="judge run id (judgments, leaderboard)")
+        parser.add_argument(
+            "--campaign", help="annotation campaign slug (votes, bt, agreement: that campaign's only, as its page)"
+        )
         parser.add_argument("--what", required=True, help=f"one of: {', '.join(sorted(EXPORTERS))}")
         parser.add_argument("--format", default="csv", dest="fmt", choices=ROW_FORMATS + PUBLIC_FORMATS)
         parser.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
@@ -37,9 +40,9 @@ class Command(BaseCommand):
             help="cases: add participants' unreviewed text (recorded in the audit log)",
         )
 
-    def handle(self, *args, dataset, study, run, what, fmt, output, raw=False, **options):
+    def handle(self, *args, dataset, study, run, what, fmt, output, raw=False, campaign=None, **options):
         try:
-            scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run)
+            scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run, campaign_slug=campaign)
             table = export_table(what, **scope, raw=raw, actor=None, via=f"command line ({_shell_user()})")
             if fmt in PUBLIC_FORMATS:
                 if what != "items":

@@ -60,6 +60,13 @@ class Command(BaseCommand):
     def _diagnostics(self, judge_run, report):
         write = self.stdout.write
         write(f"Run {judge_run.pk} ({judge_run.mode}, judge {judge_run.judge_model}): {report['judgments']} judgments")
+        mismatch = report.get("model_mismatch")
+        if mismatch:
+            others = ", ".join(f"{name} ({count})" for name, count in mismatch["other"].items())
+            write(
+                f"WARNING: the endpoint answered {mismatch['other_replies']} of {mismatch['replies']} replies with "
+                f"another model than {mismatch['asked']}: {others}"
+            )
         write(f"{'measure':<34} {'estimate':>9} {'95% interval':>18} {'n':>7} {'p':>8}")
         position = report["position_bias"]
         if position is None:

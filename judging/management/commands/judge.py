@@ -18,7 +18,12 @@ from judging.runs.spec import DEFAULT_SHARD_SIZE
 from llm.cli import add_call_options
 
 # The options named beside an error whose message says what is missing but not where it goes.
-OPTIONS = {"judge_model": "--judge-model", "candidates": "--models", "reference_model": "--reference-model"}
+OPTIONS = {
+    "judge_model": "--judge-model",
+    "candidates": "--models",
+    "reference_model": "--reference-model",
+    "exclude_missing_references": "--exclude-missing-references",
+}
 
 
 class Command(BaseCommand):
@@ -69,6 +74,12 @@ class Command(BaseCommand):
             help="also judge constant adversarial answers (known attacks on judges) on every item, reported "
             "per template and never ranked (see `diagnostics --run RUN`)",
         )
+        parser.add_argument(
+            "--exclude-missing-references",
+            action="store_true",
+            help="leave out the items whose template judges against a reference they lack (recorded in the "
+            "manifest); without it such items refuse the run",
+        )
         how = parser.add_mutually_exclusive_group()
         how.add_argument("--inline", action="store_true", help="run the shards in this process instead of workers")
         how.add_argument("--no-wait", action="store_true", help="queue the shards, print the run id and return")
@@ -95,6 +106,7 @@ class Command(BaseCommand):
                 judge_provider=options["judge_provider"],
                 judge_family=options["judge_family"],
                 injection_probe=options["injection_probe"],
+                exclude_missing_references=options["exclude_missing_references"],
             )
             run = run_create(spec=spec)
         except RunError as error:

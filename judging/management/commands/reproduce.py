@@ -67,6 +67,12 @@ class Command(BaseCommand):
             "--api-apart", action="store_true", help="URS: show API apart instead of folded into Solve Problem"
         )
         parser.add_argument(
+            "--exclude-missing-references",
+            action="store_true",
+            help="leave out the items whose template judges against a reference they lack (recorded in the "
+            "manifest); without it such items refuse the run",
+        )
+        parser.add_argument(
             "--failures-as-minus-one",
             action="store_true",
             help="AlignBench: average parse failures as -1, as AlignBench's show_result.py does (default: left out)",
@@ -96,6 +102,7 @@ class Command(BaseCommand):
         output,
         api_apart,
         failures_as_minus_one,
+        exclude_missing_references=False,
         **options,
     ):
         chosen = benchmark_get(benchmark)
@@ -167,6 +174,7 @@ class Command(BaseCommand):
             concurrency=concurrency,
             template_set=template_set,
             seed=seed,
+            exclude_missing_references=exclude_missing_references,
         )
         for note in notes:
             self.stdout.write(note)
