@@ -23,10 +23,12 @@ VOTE_FIELDS = [
 ]
 
 
-@exporter("votes")
-def votes_export(*, dataset=None, study=None, run=None) -> ExportTable:
-    """Every human vote of the dataset (or of all datasets), streamed in id order."""
+@exporter("votes", across=True)
+def votes_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
+    """Every human vote of the dataset (or of all datasets of the workspaces), streamed in id order."""
     votes = Vote.objects.all()
+    if workspaces is not None:
+        votes = votes.filter(item__dataset__workspace_id__in=workspaces)
     if dataset is not None:
         votes = votes.filter(item__dataset=dataset)
     if study is not None:

@@ -71,9 +71,16 @@ class CampaignForm(NoLabelSuffix, forms.Form):
         label=_("Instructions (Chinese)"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000
     )
 
-    def __init__(self, *args, dataset: Dataset | None = None, **kwargs):
+    def __init__(self, *args, dataset: Dataset | None = None, datasets=None, **kwargs):
+        """`datasets`: the ones the person may use (their workspaces'); annotators are those of
+        the chosen dataset's workspace."""
         super().__init__(*args, **kwargs)
+        if datasets is not None:
+            cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
         if dataset is not None:
+            cast(forms.ModelMultipleChoiceField, self.fields["annotators"]).queryset = annotator_choices(
+                workspace_id=dataset.workspace_id
+            )
             # Only the models that answered this dataset can be compared on it.
             cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
                 CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")

@@ -127,7 +127,7 @@ class RunListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return run_list_with_progress()
+        return run_list_with_progress(user=self.request.user)
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -180,7 +180,7 @@ class RunListApi(ListAPIView):
         """Create a judge run and queue its shards for the workers."""
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        run = run_create(spec=run_spec_by_names(**given.validated_data), created_by=request.user)
+        run = run_create(spec=run_spec_by_names(**given.validated_data, user=request.user), created_by=request.user)
         run_enqueue(run=run)
         return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
 
@@ -191,7 +191,7 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        return Response(self.OutputSerializer(_run(run_get, run_id)).data)
+        return Response(self.OutputSerializer(_run(run_get, run_id, user=request.user)).data)
 
 
 class RunProgressApi(APIView):
@@ -199,7 +199,7 @@ class RunProgressApi(APIView):
 
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("endpoint"))
+        run = _run(run_by_id, run_id, user=request.user, queryset=JudgeRun.objects.select_related("endpoint"))
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
 
@@ -213,7 +213,9 @@ class RunLeaderboardApi(APIView):
 
     @extend_schema(responses=OpenApiResponse(description="A list of leaderboard rows."))
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
+        run = _run(
+            run_by_id, run_id, user=request.user, queryset=JudgeRun.objects.select_related("dataset", "reference_model")
+        )
         by = tuple(g for g in request.query_params.get("by", ",".join(GROUPS)).split(",") if g)
         wrong = sorted(set(by) - set(GROUPS))
         if wrong:
@@ -247,7 +249,7 @@ class RunResumeApi(APIView):
 
     @extend_schema(request=None, responses=OutputSerializer)
     def post(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         count = run_resume(run=run)
         run.refresh_from_db()
         return Response({"requeued_shards": count, "status": run.status})
@@ -258,7 +260,7 @@ class RunCancelApi(APIView):
 
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         run_cancel(run=run, actor=request.user)
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
@@ -293,7 +295,7 @@ class RunDiagnosticsApi(APIView):
 
     @extend_schema(responses=RunDiagnosticsSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
@@ -336,7 +338,7 @@ class RunManifestApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        return Response(self.OutputSerializer(run_manifest(run=_run(run_get, run_id))).data)
+        return Response(self.OutputSerializer(run_manifest(run=_run(run_get, run_id, user=request.user))).data)
 
 
 class ProbeAttackSerializer(serializers.Serializer):
@@ -396,7 +398,7 @@ class RunProbeApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

@@ -24,4 +24,4 @@ class DatasetListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return dataset_list_with_counts()
+        return dataset_list_with_counts(user=self.request.user)

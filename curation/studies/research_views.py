@@ -2,24 +2,27 @@
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
-from core.roles import AuthenticatedHttpRequest
+from core.roles import AuthenticatedHttpRequest, Role
+from core.workspaces import workspace_for_new, workspace_get
 from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
 from curation.studies.forms import StudyForm, UsageForm
 from curation.studies.selectors import study_chinese_gaps, study_prolific_duplicates, study_statistics
 
+RESEARCHER = Role.RESEARCHER.value
+
 
 @researcher_required
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A study's progress and what participants reported."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     stats = study_statistics(study=study)
     labels = UsageForm(study=study)
     for row in stats["satisfaction"]:
@@ -45,7 +48,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Keep one of the submissions that share a Prolific ID (the others are excluded)."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     try:
         keep = services.prolific_duplicates_resolve(
             study=study,
@@ -65,11 +68,12 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
 @researcher_required
 def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     """Create a study or change its set-up."""
-    study = get_object_or_404(Study, slug=slug) if slug else None
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug) if slug else None
     form = StudyForm(request.POST if request.method == "POST" else None, instance=study or Study())
     if request.method == "POST" and form.is_valid():
         try:
-            saved = services.study_save(values=form.study_values(), study=study, user=request.user)
+            workspace = None if study else workspace_for_new(request.user, RESEARCHER)
+            saved = services.study_save(values=form.study_values(), study=study, user=request.user, workspace=workspace)
         except services.StudyError as error:
             for field, errors in error.fields.items() or {None: error.messages}.items():
                 form.add_error(field if field in form.fields else None, errors)
@@ -84,7 +88,7 @@ def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> Ht
 @require_POST
 def study_withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Withdraw a participant (by Prolific ID or submission number) and erase their data."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     if request.POST.get("confirm") != "1":
         messages.error(request, _("Tick the box to confirm the erasure; nothing was erased."))
         return redirect("curation:study-detail", slug=study.slug)
