@@ -114,12 +114,14 @@ def assignment_display(*, assignment: Assignment) -> dict:
     }
 
 
-def annotator_choices(*, workspace_id: int | None = None) -> QuerySet:
-    """Active users holding the annotator role (in that workspace, when one is given), by
-    username: who can be added to a campaign."""
+def annotator_choices(*, workspace_id: int | None = None, workspace_ids=None) -> QuerySet:
+    """Active users holding the annotator role (in that workspace, or those workspaces, when
+    given), by username: who can be added to a campaign."""
     memberships = Membership.objects.filter(annotator=True)
     if workspace_id is not None:
         memberships = memberships.filter(workspace_id=workspace_id)
+    if workspace_ids is not None:
+        memberships = memberships.filter(workspace_id__in=workspace_ids)
     return get_user_model().objects.filter(is_active=True, pk__in=memberships.values("user_id")).order_by("username")
 
 

@@ -14,10 +14,11 @@ PAGE_SIZE = 100
 
 @role_required(Role.RESEARCHER)
 def audit_log(request: HttpRequest) -> HttpResponse:
-    """Who exported participant data, changed studies, campaigns, endpoints or templates,
-    cancelled runs, withdrew participants, and which log-ins failed; newest first."""
+    """Who exported participant data, changed studies, campaigns, endpoints, people, workspaces
+    or templates, started or cancelled runs, withdrew participants, and which log-ins failed;
+    newest first. Entries of the person's workspaces and those of none (see audit_events)."""
     action = request.GET.get("action", "")
-    page = Paginator(audit_events(action=action), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(audit_events(action=action, user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [{"event": event, "label": audit_action_label(event.action)} for event in page]
     return render(
         request,

@@ -22,7 +22,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def roles(self, create, extracted, **kwargs):
         """UserFactory(roles=["researcher"]) makes the user a member of the default workspace with
-        those roles; UserFactory(roles=[...], workspace=w) of workspace w."""
+        those roles; UserFactory(roles=[...], roles__workspace=w) of workspace w."""
         if create and extracted:
             membership_set(user=self, workspace=kwargs.get("workspace"), roles=extracted)
         self.save()

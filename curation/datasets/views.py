@@ -188,6 +188,7 @@ def dataset_diff_page(request: HttpRequest, old_id: int, new_id: int) -> HttpRes
 @researcher_required
 def dataset_diff_pick(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The diff form's target: turns the two chosen versions into the diff page's address."""
+    workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
     try:
         old_id = int_param(request.GET.get("old"), name="old")
         new_id = int_param(request.GET.get("new"), name="new")
