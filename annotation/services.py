@@ -225,6 +225,7 @@ def campaign_create(
         action=AuditAction.CAMPAIGN_CHANGED,
         target=f"campaign:{slug}",
         details={"created": True, "pairs": len(pairs), "annotators": len(annotators)},
+        workspace=campaign.workspace_id,
     )
     return campaign
 

@@ -47,6 +47,7 @@ class AuditedAdmin(admin.ModelAdmin):
             action=self.audit_action,
             target=f"{self.audit_kind}:{obj}",
             details={**details, "via": "admin"},
+            workspace=getattr(obj, "workspace_id", None),
         )
 
     def save_model(self, request, obj, form, change):

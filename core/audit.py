@@ -105,3 +105,92 @@ def audit_events(*, action: str = "", user=None) -> QuerySet[AuditEvent]:
 def audit_action_label(action: str) -> str:
     """The readable name of an action; an action no AuditAction lists is shown as written."""
     return str(AuditAction(action).label) if action in AuditAction.values else action
+
+
+# The words /audit/ shows for the keys of an entry's details; a key not listed is shown as written.
+DETAIL_LABELS = {
+    "created": _("created"),
+    "deleted": _("deleted"),
+    "fields": _("fields changed"),
+    "changes": _("changed"),
+    "change": _("what"),
+    "roles": _("roles"),
+    "admin": _("workspace admin"),
+    "via": _("from"),
+    "model": _("model"),
+    "ok": _("answered"),
+    "was": _("status before"),
+    "shards": _("shards queued"),
+    "calls": _("calls"),
+    "of": _("re-run of run"),
+    "changed": _("judgments changed"),
+    "pairs": _("pairs"),
+    "annotators": _("annotators"),
+    "version": _("version"),
+    "from_version": _("from version"),
+    "imported": _("imported"),
+    "days": _("days valid"),
+    "user": _("account"),
+    "username": _("typed user name"),
+    "locked_out": _("locked out"),
+    "dataset": _("dataset"),
+    "study": _("study"),
+    "run": _("run"),
+    "kept": _("submission kept"),
+    "excluded": _("submissions excluded"),
+    "count": _("count"),
+    "idle_days": _("idle days"),
+}
+# The words for a few values: where a change came from, and what happened to an account.
+VALUE_LABELS = {
+    "admin": _("the admin"),
+    "api": _("the API"),
+    "command": _("the command line"),
+    "created": _("created"),
+    "roles changed": _("roles changed"),
+    "activated": _("activated"),
+    "deactivated": _("deactivated"),
+    "used": _("used"),
+    "withdrawn": _("withdrawn"),
+    "started": _("started"),
+    "resumed": _("resumed"),
+    "rerun": _("re-run"),
+    "reparsed": _("parsed again"),
+}
+
+
+def _shown(value) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if isinstance(value, list):
+        return ", ".join(_shown(part) for part in value) or "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {_shown(part)}" for key, part in value.items())
+    text = str(value)
+    return str(VALUE_LABELS[text]) if text in VALUE_LABELS else text
+
+
+def audit_detail_rows(details: dict) -> list[tuple[str, str]]:
+    """An entry's details as (label, text) pairs in the reader's language: a value that changed
+    reads "before → after", one per changed field."""
+    rows: list[tuple[str, str]] = []
+    for key, value in details.items():
+        label = str(DETAIL_LABELS.get(key, key))
+        if key == "changes" and isinstance(value, dict):
+            rows.extend(
+                (str(field), f"{_shown(pair[0])} → {_shown(pair[1])}")
+                for field, pair in value.items()
+                if isinstance(pair, list) and len(pair) == 2
+            )
+        elif (
+            key in ("roles", "admin")
+            and isinstance(value, list)
+            and len(value) == 2
+            and not all(isinstance(v, str) for v in value)
+        ):
+            rows.append((label, f"{_shown(value[0])} → {_shown(value[1])}"))
+        else:
+            rows.append((label, _shown(value)))
+    return rows

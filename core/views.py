@@ -6,7 +6,7 @@ from django.middleware.csrf import REASON_NO_CSRF_COOKIE
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from core.audit import AuditAction, audit_action_label, audit_events
+from core.audit import AuditAction, audit_action_label, audit_detail_rows, audit_events
 from core.roles import Role, role_required
 
 PAGE_SIZE = 100
@@ -19,7 +19,10 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     newest first. Entries of the person's workspaces and those of none (see audit_events)."""
     action = request.GET.get("action", "")
     page = Paginator(audit_events(action=action, user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [{"event": event, "label": audit_action_label(event.action)} for event in page]
+    rows = [
+        {"event": event, "label": audit_action_label(event.action), "details": audit_detail_rows(event.details)}
+        for event in page
+    ]
     return render(
         request,
         "core/audit.html",

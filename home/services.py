@@ -61,7 +61,7 @@ def people_change_record(
         actor=actor,
         action=audit_action,
         target=subject if subject.startswith("invitation") else f"user:{subject}",
-        details={"change": action, **({"workspace": workspace.slug} if workspace else {}), **(details or {})},
+        details={"change": action, **(details or {})},
         workspace=workspace,
     )
 

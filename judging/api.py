@@ -20,6 +20,7 @@ from judging.results.selectors import GROUPS, run_get, run_list_with_progress, r
 from judging.runs.creation import run_create, run_spec_by_names
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
+from judging.runs.records import run_change_record
 from judging.runs.resume import run_resume
 from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 
@@ -182,6 +183,7 @@ class RunListApi(ListAPIView):
         given.is_valid(raise_exception=True)
         run = run_create(spec=run_spec_by_names(**given.validated_data, user=request.user), created_by=request.user)
         run_enqueue(run=run)
+        run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total, "via": "api"})
         return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
 
 
@@ -251,6 +253,7 @@ class RunResumeApi(APIView):
     def post(self, request, run_id: int):
         run = _run(run_by_id, run_id, user=request.user)
         count = run_resume(run=run)
+        run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count, "via": "api"})
         run.refresh_from_db()
         return Response({"requeued_shards": count, "status": run.status})
 

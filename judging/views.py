@@ -43,6 +43,7 @@ from judging.runs.difficulty import difficulty_filter_from_run
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
 from judging.runs.planning import run_plan
+from judging.runs.records import run_change_record
 from judging.runs.rerun import run_rerun
 from judging.runs.resume import run_reparse, run_resume
 from judging.runs.spec import RunSpec
@@ -181,6 +182,7 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
         raise Http404 from None
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
+        run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count})
         messages.success(request, _("%(count)d shard(s) queued again.") % {"count": count})
     elif action == "cancel":
         try:
@@ -196,10 +198,12 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
             messages.error(request, str(error))
             return redirect("judging:run-detail", run_id=run.pk)
         run_enqueue(run=new)
+        run_change_record(actor=request.user, run=new, change="rerun", details={"of": run.pk})
         messages.success(request, _("Run #%(id)d started: a re-run of this one with fresh calls.") % {"id": new.pk})
         return redirect("judging:run-detail", run_id=new.pk)
     elif action == "reparse":
         changed = run_reparse(run=run)
+        run_change_record(actor=request.user, run=run, change="reparsed", details={"changed": changed})
         messages.success(request, _("%(count)d judgment(s) changed after parsing again.") % {"count": changed})
     else:
         raise Http404
@@ -368,6 +372,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
                 run = run_create(spec=spec, created_by=request.user)
                 run_enqueue(run=run)
+                run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total})
                 messages.success(
                     request,
                     _("Run #%(id)d started: %(calls)d calls in %(shards)d shard(s).")

@@ -46,9 +46,9 @@ def endpoint_change_record(*, actor: AbstractBaseUser | None, action: str, endpo
         actor=actor,
         action=AuditAction.ENDPOINT_CHANGED,
         target=f"endpoint:{endpoint.name}",
+        workspace=endpoint.workspace_id,
         details={
             "created": action == "created",
-            "workspace": endpoint.workspace.slug,
             "changes": {
                 field: [audit_value(before), audit_value(after)] for field, (before, after) in sorted(changes.items())
             },
@@ -148,12 +148,14 @@ def endpoint_connection_test(*, config: EndpointConfig, model: str = "") -> Conn
     )
 
 
-def endpoint_test_record(*, actor: AbstractBaseUser | None, result: ConnectionTest) -> None:
-    """Audit a connection test: who asked which endpoint and model, and whether it answered
-    (never the answer or the error's text, which may carry what the server echoed)."""
+def endpoint_test_record(*, actor: AbstractBaseUser | None, result: ConnectionTest, endpoint: Endpoint | None) -> None:
+    """Audit a connection test: who asked which endpoint (`endpoint` None: the default one from
+    the environment) and model, and whether it answered (never the answer or the error's text,
+    which may carry what the server echoed)."""
     audit_record(
         actor=actor,
         action=AuditAction.ENDPOINT_TESTED,
         target=f"endpoint:{result.endpoint}",
         details={"model": result.model, "ok": result.ok},
+        workspace=endpoint.workspace_id if endpoint is not None else None,
     )

@@ -79,7 +79,7 @@ def endpoint_test(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Connection test of %(name)s: %(error)s") % {"name": name, "error": error})
     else:
         result = endpoint_connection_test(config=config, model=model)
-        endpoint_test_record(actor=request.user, result=result)
+        endpoint_test_record(actor=request.user, result=result, endpoint=row)
         if result.ok:
             messages.success(
                 request,

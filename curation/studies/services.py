@@ -298,7 +298,8 @@ def study_save(
         actor=user,
         action=AuditAction.STUDY_CHANGED,
         target=f"study:{study.slug}",
-        details={"created": created, "fields": changed, "workspace": study.workspace.slug}
+        workspace=study.workspace_id,
+        details={"created": created, "fields": changed}
         | (
             {"changes": {name: [before[name], audit_value(getattr(study, name))] for name in changed}} if before else {}
         ),
@@ -340,6 +341,7 @@ def prolific_duplicates_resolve(
         action=AuditAction.DUPLICATE_RESOLVED,
         target=f"study:{study.slug}",
         details={"kept": keep.pk, "excluded": excluded},
+        workspace=study.workspace_id,
     )
     return keep
 
@@ -404,5 +406,11 @@ def participant_withdraw(
     for start in range(0, len(removed), 500):
         cache_rows += LLMResponse.objects.filter(text__in=removed[start : start + 500]).delete()[0]
     report = {"submissions": submission_ids, "cases": len(case_ids), **report, "cached_replies": cache_rows}
-    audit_record(actor=actor, action=AuditAction.PARTICIPANT_WITHDRAWN, target=f"study:{study.slug}", details=report)
+    audit_record(
+        actor=actor,
+        action=AuditAction.PARTICIPANT_WITHDRAWN,
+        target=f"study:{study.slug}",
+        details=report,
+        workspace=study.workspace_id,
+    )
     return report
