@@ -108,7 +108,7 @@ def _require_admin(*, actor: User, workspace: Workspace) -> None:
 def _place(user: User, workspace: Workspace) -> tuple[list[str], bool]:
     """The roles and admin flag the account holds in the workspace, as recorded."""
     membership = Membership.objects.filter(user=user, workspace=workspace).first()
-    return (membership.role_names(), membership.admin) if membership else ([], False)
+    return (sorted(membership.role_names()), membership.admin) if membership else ([], False)
 
 
 @transaction.atomic
