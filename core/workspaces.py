@@ -160,18 +160,22 @@ def workspace_for_new(user, role: str, slug: str = "") -> Workspace | None:
     return choices.filter(slug=DEFAULT_SLUG).first() or choices.order_by("slug").first()
 
 
-def workspace_by_slug_for_command(slug: str | None) -> Workspace | None:
-    """A command's `--workspace`: the workspace named, or None when none is named. The operator
-    running a command is trusted; the slug only chooses among same-named objects and where new
-    ones go."""
-    if not slug:
+def workspace_for_command(slug: str | None, *, required: bool) -> Workspace | None:
+    """A command's `--workspace SLUG`. The operator running a command is trusted: the slug only
+    says where new objects go, or narrows what is read. Unknown slugs raise UserbenchError
+    naming the known ones; with `required`, no slug is fine only while there is one workspace
+    (a single team never names it)."""
+    known = list(Workspace.objects.order_by("slug").values_list("slug", flat=True))
+    if slug:
+        workspace = Workspace.objects.filter(slug=slug).first()
+        if workspace is None:
+            raise UserbenchError(f"No workspace {slug!r}; known: {', '.join(known) or 'none'}.")
+        return workspace
+    if not required:
         return None
-    workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is None:
-        raise UserbenchError(
-            f"No workspace {slug!r}; known: {', '.join(Workspace.objects.values_list('slug', flat=True))}."
-        )
-    return workspace
+    if len(known) > 1:
+        raise UserbenchError(f"Name the workspace with --workspace, one of: {', '.join(known)}.")
+    return Workspace.objects.get(pk=default_workspace_id()) if not known else Workspace.objects.get(slug=known[0])
 
 
 @transaction.atomic

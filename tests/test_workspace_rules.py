@@ -242,3 +242,40 @@ def test_study_changes_record_the_values_before_and_after(client, researcher, de
     entry = AuditEvent.objects.filter(action="study_changed").order_by("id").last()
     assert entry.workspace == default
     assert entry.details["changes"] == {"max_cases": [6, 7], "title_en": ["Nine", "Nine, renamed"]}
+
+
+def test_commands_take_the_workspace_by_slug(tmp_path, default):
+    import io
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    from curation.models import Dataset
+    from tests.factories import ItemFactory, VoteFactory
+
+    line = {"question_id": 1, "category": "数学计算", "subcategory": "x", "question": "1+1", "reference": "2"}
+    path = tmp_path / "ab.jsonl"
+    path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    # One workspace: nothing to name.
+    call_command("import_dataset", str(path), "--format", "alignbench", "--name", "one", stdout=io.StringIO())
+    assert Dataset.objects.get(name="one").workspace == default
+    beta = Workspace.objects.create(slug="beta", name="Beta")
+    with pytest.raises(CommandError, match="Name the workspace with --workspace, one of: beta, default."):
+        call_command("import_dataset", str(path), "--format", "alignbench", "--name", "two", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="No workspace 'gamma'; known: beta, default."):
+        call_command("import_dataset", str(path), "--format", "alignbench", "--name", "two", "--workspace", "gamma")
+    call_command(
+        "import_dataset", str(path), "--format", "alignbench", "--name", "two", "--workspace", "beta",
+        stdout=io.StringIO(),
+    )  # fmt: skip
+    assert Dataset.objects.get(name="two").workspace == beta
+
+    VoteFactory(item=ItemFactory(dataset=Dataset.objects.get(name="one")), annotator_label="in-default")
+    out = io.StringIO()
+    call_command("export", "--what", "votes", "--workspace", "beta", stdout=out)
+    assert "in-default" not in out.getvalue()
+    out = io.StringIO()
+    call_command("export", "--what", "votes", stdout=out)
+    assert "in-default" in out.getvalue()  # the operator, naming no workspace, reads every one
+    with pytest.raises(CommandError, match="not in workspace 'beta'"):
+        call_command("export", "--what", "items", "--dataset", "one", "--workspace", "beta", stdout=io.StringIO())
