@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from core.workspaces import default_workspace_id
+from core.models import default_workspace_id
 from curation.models import Dataset, Item
 from judging.models import CandidateModel
 

@@ -2,6 +2,7 @@
 workspaces and the roles they hold in each."""
 
 from functools import cache
+from typing import cast
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
@@ -21,7 +22,7 @@ def _user_with_places_sql(vendor: str) -> str:
     quote = connection.ops.quote_name
     user_model = get_user_model()
     table = quote(Membership._meta.db_table)
-    pk_column = quote(user_model._meta.pk.column)  # type: ignore[union-attr]  # a primary key always has a column
+    pk_column = quote(cast(str, user_model._meta.pk.column))  # a primary key always has a column
     joined = " || ".join(
         f"CASE WHEN m.{quote(name)} THEN '{letter}' ELSE '' END" for name, letter in FLAG_LETTERS.items()
     )

@@ -35,6 +35,19 @@ class AuditEvent(models.Model):
         return f"{self.action} {self.target} by {self.actor_name or 'system'}"
 
 
+# The workspace of a fresh install and of everything that existed before workspaces.
+DEFAULT_SLUG = "default"
+
+
+def default_workspace_id() -> int:
+    """The workspace objects land in when nothing else is named: `default`, made on first use
+    (the default of every workspace foreign key, so a single team never chooses one)."""
+    workspace = Workspace.objects.filter(slug=DEFAULT_SLUG).only("pk").first()
+    if workspace is None:
+        workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_SLUG, defaults={"name": "Default"})
+    return workspace.pk
+
+
 class Workspace(models.Model):
     """A team's room: its studies, datasets, endpoints, judge runs and campaigns, and its members.
 

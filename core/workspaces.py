@@ -20,9 +20,8 @@ from django.db.models import Model, QuerySet
 from django.http import Http404
 
 from core.errors import UserbenchError
-from core.models import Membership, Workspace
+from core.models import DEFAULT_SLUG, Membership, Workspace, default_workspace_id
 
-DEFAULT_SLUG = "default"
 ROLE_FIELDS = ("researcher", "reviewer", "annotator")
 # One letter per flag, as core.auth reads a session user's memberships in one query.
 FLAG_LETTERS = {"researcher": "r", "reviewer": "v", "annotator": "a", "admin": "m"}
@@ -34,16 +33,6 @@ class Place:
 
     roles: frozenset[str]
     admin: bool
-
-
-def default_workspace_id() -> int:
-    """The workspace objects land in when nothing else is named: `default`, made on first use.
-
-    A fresh install and the demo have only this one, so a single team never chooses one."""
-    workspace = Workspace.objects.filter(slug=DEFAULT_SLUG).only("pk").first()
-    if workspace is None:
-        workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_SLUG, defaults={"name": "Default"})
-    return workspace.pk
 
 
 def remember_places(user, places: dict[int, Place]) -> dict[int, Place]:

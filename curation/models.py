@@ -8,7 +8,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from core.workspaces import default_workspace_id, workspace_ids
+from core.models import default_workspace_id
+from core.workspaces import workspace_ids
 from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language
 
 

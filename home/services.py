@@ -184,12 +184,13 @@ def account_active_set(*, user: User, active: bool, actor: User) -> None:
     if user.is_active != active:
         user.is_active = active
         user.save(update_fields=["is_active"])
-        for place in places or [None]:
+        workspaces: list[Workspace | None] = [place.workspace for place in places] or [None]
+        for workspace in workspaces:
             people_change_record(
                 actor=actor,
                 action="activated" if active else "deactivated",
                 subject=user.username,
-                workspace=place.workspace if place else None,
+                workspace=workspace,
             )
 
 

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from core.workspaces import default_workspace_id
+from core.models import default_workspace_id
 from curation.choices import Language
 from curation.models import Dataset, Item
 from llm.models import Endpoint

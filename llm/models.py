@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from core.workspaces import default_workspace_id
+from core.models import default_workspace_id
 from llm.secrets import key_variable_problem
 
 # Only the *name* of an environment variable is stored: keys never reach the database.

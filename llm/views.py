@@ -65,7 +65,7 @@ def endpoint_edit(request: AuthenticatedHttpRequest, endpoint_id: int) -> HttpRe
 
 @researcher_required
 @require_POST
-def endpoint_test(request: HttpRequest) -> HttpResponse:
+def endpoint_test(request: AuthenticatedHttpRequest) -> HttpResponse:
     """One cheap call to the named endpoint (or the default one); the answer or the error is shown."""
     name = request.POST.get("endpoint", "default")
     form = ConnectionTestForm(request.POST)

@@ -4,7 +4,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import core.workspaces
+import core.models
 
 MODELS = ["JudgeRun"]
 
@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
             name="workspace",
             field=models.ForeignKey(
                 blank=True,
-                default=core.workspaces.default_workspace_id,
+                default=core.models.default_workspace_id,
                 on_delete=django.db.models.deletion.PROTECT,
                 related_name="+",
                 to="core.workspace",
