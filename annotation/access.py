@@ -24,9 +24,10 @@ def annotator_campaign(user, slug: str):
     return campaign
 
 
-def researcher_campaign(slug: str):
-    """The campaign `slug` for a researcher (the role is checked by the view's decorator)."""
+def researcher_campaign(slug: str, user):
+    """The campaign `slug` for a researcher of its workspace (the role is checked by the view's
+    decorator); 404 for another workspace's, as for none."""
     try:
-        return campaign_by_slug(slug=slug)
+        return campaign_by_slug(slug=slug, user=user)
     except CampaignNotFound:
         raise Http404("No such campaign.") from None

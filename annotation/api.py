@@ -114,7 +114,7 @@ class CampaignListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return campaign_list_with_counts()
+        return campaign_list_with_counts(user=self.request.user)
 
 
 class ShownPairSerializer(serializers.Serializer):
@@ -278,7 +278,7 @@ class CampaignBtApi(APIView):
 
     @extend_schema(parameters=[ROUNDS, SEED, ANCHOR], responses=BTReportSerializer)
     def get(self, request, slug):
-        campaign = researcher_campaign(slug)
+        campaign = researcher_campaign(slug, request.user)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
@@ -294,7 +294,7 @@ class CampaignStyleBtApi(APIView):
 
     @extend_schema(parameters=[ROUNDS, SEED], responses=StyleBTReportSerializer)
     def get(self, request, slug):
-        campaign = researcher_campaign(slug)
+        campaign = researcher_campaign(slug, request.user)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         payload, figures = figures_read(what="style", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
@@ -316,7 +316,7 @@ class CampaignAlignmentApi(APIView):
         responses=AlignmentReportSerializer,
     )
     def get(self, request, slug):
-        campaign = researcher_campaign(slug)
+        campaign = researcher_campaign(slug, request.user)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         if "run" in request.query_params:
@@ -345,7 +345,9 @@ class CampaignQualityApi(APIView):
 
     @extend_schema(responses=AnnotatorQualitySerializer(many=True))
     def get(self, request, slug):
-        payload, figures = figures_read(what="campaign", campaign=researcher_campaign(slug), compute="missing")
+        payload, figures = figures_read(
+            what="campaign", campaign=researcher_campaign(slug, request.user), compute="missing"
+        )
         return _figures_response(AnnotatorQualitySerializer(payload["quality"], many=True).data, figures)
 
 
@@ -371,7 +373,7 @@ class CampaignManifestApi(APIView):
 
     @extend_schema(responses={200: OutputSerializer, 404: None})
     def get(self, request, slug):
-        campaign = researcher_campaign(slug)
+        campaign = researcher_campaign(slug, request.user)
         if not campaign.manifest:
             raise NotFound("This campaign predates manifests.")
         return Response(self.OutputSerializer(campaign.manifest).data)

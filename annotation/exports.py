@@ -24,12 +24,17 @@ VOTE_FIELDS = [
 ]
 
 
-@exporter("votes", campaign=True)
-def votes_export(*, dataset=None, study=None, run=None, campaign=None) -> ExportTable:
-    """Every human vote of the dataset (or of all datasets, or of one campaign), streamed in id order."""
+@exporter("votes", campaign=True, across=True)
+def votes_export(
+    *, dataset=None, study=None, run=None, campaign=None, workspaces: set[int] | None = None
+) -> ExportTable:
+    """Every human vote of the dataset (or of all datasets of the workspaces, or of one
+    campaign), streamed in id order."""
     votes = Vote.objects.all()
     if campaign is not None:
         votes = votes.filter(campaign=campaign)
+    if workspaces is not None:
+        votes = votes.filter(item__dataset__workspace_id__in=workspaces)
     if dataset is not None:
         votes = votes.filter(item__dataset=dataset)
     if study is not None:

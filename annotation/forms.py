@@ -77,9 +77,23 @@ class CampaignForm(NoLabelSuffix, forms.Form):
         label=_("Instructions (Chinese)"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000
     )
 
-    def __init__(self, *args, dataset: Dataset | None = None, **kwargs):
+    def __init__(self, *args, dataset: Dataset | None = None, datasets=None, **kwargs):
+        """`datasets`: the ones the person may use (their workspaces'); annotators are those of
+        the chosen dataset's workspace."""
         super().__init__(*args, **kwargs)
+        if datasets is not None:
+            cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
+            # Before a dataset is chosen: the models that answered one of the person's datasets.
+            cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
+                CandidateModel.objects.filter(answers__item__dataset__in=datasets).distinct().order_by("name")
+            )
+            cast(forms.ModelMultipleChoiceField, self.fields["annotators"]).queryset = annotator_choices(
+                workspace_ids=datasets.values("workspace_id")
+            )
         if dataset is not None:
+            cast(forms.ModelMultipleChoiceField, self.fields["annotators"]).queryset = annotator_choices(
+                workspace_id=dataset.workspace_id
+            )
             # Only the models that answered this dataset can be compared on it.
             cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
                 CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
@@ -125,10 +139,14 @@ class GoldPairForm(NoLabelSuffix, forms.Form):
         super().__init__(*args, **kwargs)
         self.dataset = dataset
         self.fields["question"].widget.attrs["list"] = "gold-questions"
-        if dataset is not None:
-            answered = CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
-            cast(forms.ModelChoiceField, self.fields["model_a"]).queryset = answered
-            cast(forms.ModelChoiceField, self.fields["model_b"]).queryset = answered
+        # Before a dataset is chosen no model is offered: the list would name other teams' models.
+        answered = (
+            CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
+            if dataset is not None
+            else CandidateModel.objects.none()
+        )
+        cast(forms.ModelChoiceField, self.fields["model_a"]).queryset = answered
+        cast(forms.ModelChoiceField, self.fields["model_b"]).queryset = answered
 
     def clean(self):
         cleaned = super().clean()

@@ -8,6 +8,7 @@ from django.db.models import F, Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.models import default_workspace_id
 from curation.models import Dataset, Item
 from judging.models import CandidateModel
 
@@ -18,6 +19,10 @@ class Campaign(models.Model):
     # Shown on Chinese pages; the title above while empty.
     title_zh = models.CharField(max_length=200, blank=True, default="")
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
+    # The workspace it belongs to (core/workspaces.py): its dataset's, set when it is made.
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     candidates = models.ManyToManyField(CandidateModel, related_name="campaigns")
     instructions_en = models.TextField(blank=True)
     instructions_zh = models.TextField(blank=True)

@@ -11,19 +11,25 @@ from annotation.errors import AnnotationError, CampaignNotFound
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote
 from annotation.rendering import render_markdown
 from core.counting import count_of
+from core.models import Membership
 from core.roles import Role
+from core.workspaces import holds, scoped
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 
 
-def campaign_list_with_counts() -> QuerySet[Campaign]:
-    """Campaigns with their counts for researchers, gold pairs apart: ordinary pairs
-    (`pair_count`) and the votes on them (`vote_count`), gold pairs (`gold_pair_count`) and the
-    votes on those (`gold_vote_count`)."""
+def campaign_list_with_counts(*, user=None) -> QuerySet[Campaign]:
+    """Campaigns (of the workspaces where the person is a researcher; every one for the operator)
+    with their counts for researchers, gold pairs apart: ordinary pairs (`pair_count`) and the
+    votes on them (`vote_count`), gold pairs (`gold_pair_count`) and the votes on those
+    (`gold_vote_count`)."""
+    campaigns = (
+        Campaign.objects.all() if user is None else scoped(Campaign.objects.all(), user, role=Role.RESEARCHER.value)
+    )
     ordinary, gold = ComparisonPair.objects.filter(is_gold=False), ComparisonPair.objects.filter(is_gold=True)
     return (
-        Campaign.objects.select_related("dataset")
+        campaigns.select_related("dataset")
         .annotate(
             pair_count=count_of(ordinary, to="campaign"),
             gold_pair_count=count_of(gold, to="campaign"),
@@ -36,10 +42,11 @@ def campaign_list_with_counts() -> QuerySet[Campaign]:
 
 
 def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
-    """Open campaigns the annotator belongs to, with how many of their pairs they have voted on
-    in each (gold pairs apart: they are not the campaign's pairs)."""
+    """Open campaigns the annotator belongs to (in workspaces where they still annotate), with
+    how many of their pairs they have voted on in each (gold pairs apart: they are not the
+    campaign's pairs)."""
     return (
-        Campaign.objects.filter(annotators=user, is_open=True)
+        scoped(Campaign.objects.filter(annotators=user, is_open=True), user, role=Role.ANNOTATOR.value)
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
@@ -48,10 +55,12 @@ def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
     )
 
 
-def campaign_by_slug(*, slug: str, dataset: Dataset | None = None) -> Campaign:
+def campaign_by_slug(*, slug: str, dataset: Dataset | None = None, user=None) -> Campaign:
     """The campaign with this slug (on `dataset` when one is given), with its dataset;
-    CampaignNotFound naming it otherwise."""
+    CampaignNotFound naming it otherwise (with a `user`, also for another workspace's)."""
     campaigns = Campaign.objects.select_related("dataset").filter(slug=slug)
+    if user is not None:
+        campaigns = scoped(campaigns, user, role=Role.RESEARCHER.value)
     found = (campaigns.filter(dataset=dataset) if dataset is not None else campaigns).first()
     if found is None:
         if dataset is not None:
@@ -63,8 +72,12 @@ def campaign_by_slug(*, slug: str, dataset: Dataset | None = None) -> Campaign:
 
 
 def annotator_campaign_get(*, slug: str, annotator: User) -> Campaign | None:
-    """The open campaign with this slug if `annotator` was added to it, else None; one query."""
-    return leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
+    """The open campaign with this slug if `annotator` was added to it and still annotates in its
+    workspace, else None; one query."""
+    campaign = leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
+    if campaign is None or not holds(annotator, Role.ANNOTATOR.value, campaign.workspace_id):
+        return None
+    return campaign
 
 
 def annotator_progress(*, campaign: Campaign, annotator: User) -> dict:
@@ -115,9 +128,15 @@ def assignment_display(*, assignment: Assignment) -> dict:
     }
 
 
-def annotator_choices() -> QuerySet:
-    """Active users holding the annotator role, by username: who can be added to a campaign."""
-    return get_user_model().objects.filter(groups__name=Role.ANNOTATOR.value, is_active=True).order_by("username")
+def annotator_choices(*, workspace_id: int | None = None, workspace_ids=None) -> QuerySet:
+    """Active users holding the annotator role (in that workspace, or those workspaces, when
+    given), by username: who can be added to a campaign."""
+    memberships = Membership.objects.filter(annotator=True)
+    if workspace_id is not None:
+        memberships = memberships.filter(workspace_id=workspace_id)
+    if workspace_ids is not None:
+        memberships = memberships.filter(workspace_id__in=workspace_ids)
+    return get_user_model().objects.filter(is_active=True, pk__in=memberships.values("user_id")).order_by("username")
 
 
 def annotator_by_username(*, username: str) -> User | None:
@@ -125,19 +144,22 @@ def annotator_by_username(*, username: str) -> User | None:
     return annotator_choices().filter(username=username).first() if username else None
 
 
-def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str]) -> tuple:
+def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str], user=None) -> tuple:
     """The dataset, candidate models and annotators that a campaign design names, as
     (Dataset, [CandidateModel], [User]) in the order given.
 
     Raises DatasetNotFound for an unknown dataset, and AnnotationError naming every unknown
     model or annotator at once, so the researcher can fix the whole design in one go.
     """
-    found = dataset_by_name(name=dataset)
+    found = dataset_by_name(name=dataset, user=user)
     by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
     unknown = [name for name in models if name not in by_name]
     if unknown:
         raise AnnotationError(_("Unknown models: %(names)s.") % {"names": ", ".join(unknown)})
-    people = {person.username: person for person in annotator_choices().filter(username__in=annotators)}
+    people = {
+        person.username: person
+        for person in annotator_choices(workspace_id=found.workspace_id).filter(username__in=annotators)
+    }
     missing = [name for name in annotators if name not in people]
     if missing:
         raise AnnotationError(

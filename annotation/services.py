@@ -33,7 +33,8 @@ from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
 from core.audit import AuditAction, audit_record
-from core.roles import Role, has_role
+from core.roles import Role
+from core.workspaces import holds
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 
@@ -62,6 +63,7 @@ def _check_design(
     min_gold_accuracy,
     lease_seconds,
     min_seconds_per_item,
+    workspace_id=None,
 ):
     """Refuse a campaign design that cannot be stored or can never be finished, before writing."""
     if not isinstance(slug, str) or not re.fullmatch(r"[-a-zA-Z0-9_]{1,50}", slug):
@@ -91,7 +93,8 @@ def _check_design(
             _("The least time per item must be from 0 (no check) to %(max)d seconds.") % {"max": MAX_SECONDS_PER_ITEM}
         )
     for person in annotators:
-        if not has_role(person, Role.ANNOTATOR):
+        # The role counts in the campaign's workspace: an annotator of another team is not one here.
+        if not holds(person, Role.ANNOTATOR.value, workspace_id):
             raise AnnotationError(_("%(name)s does not hold the annotator role.") % {"name": person.get_username()})
     # Each annotator votes on a pair at most once, so fewer annotators than the overlap never finish it.
     if annotators and votes_per_pair > len(annotators):
@@ -136,6 +139,7 @@ def campaign_create(
     """
     annotators = list({person.pk: person for person in annotators}.values())
     _check_design(
+        workspace_id=dataset.workspace_id,
         slug=slug,
         title=title,
         title_zh=title_zh,
@@ -173,6 +177,8 @@ def campaign_create(
                 title=title,
                 title_zh=(title_zh or "").strip(),
                 dataset=dataset,
+                # A campaign stays in its dataset's workspace.
+                workspace_id=dataset.workspace_id,
                 instructions_en=instructions_en,
                 instructions_zh=instructions_zh,
                 votes_per_pair=votes_per_pair,
@@ -226,6 +232,7 @@ def campaign_create(
         action=AuditAction.CAMPAIGN_CHANGED,
         target=f"campaign:{slug}",
         details={"created": True, "pairs": len(pairs), "annotators": len(annotators)},
+        workspace=campaign.workspace_id,
     )
     return campaign
 
@@ -244,8 +251,9 @@ def campaign_create_by_names(
     """campaign_create for the command line and the API, where things are named: the dataset,
     models and annotators by name, every eligible question when `question_count` is None, and
     the slug as title when none is given. Unknown names raise AnnotationError, all at once."""
+    # The person creating it (the API) finds only their workspaces' datasets; the operator all.
     found, candidates, people = campaign_parts_by_name(
-        dataset=dataset, models=list(models), annotators=list(annotators)
+        dataset=dataset, models=list(models), annotators=list(annotators), user=design.get("created_by")
     )
     if question_count is None:
         question_count = len(questions_answered(dataset=found, candidates=candidates))

@@ -31,8 +31,7 @@ from core import plots
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
 from curation.choices import intent_label
-from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from curation.models import Dataset
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
 from judging.models import JudgeRun
 from stats import correlation
 from stats.elo import bt_on_elo
@@ -114,7 +113,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
     annotator quality, as stored by the background task (the page says when they were computed
     and whether newer votes are waiting)."""
-    campaign = researcher_campaign(slug)
+    campaign = researcher_campaign(slug, request.user)
     try:
         # A hand-edited link still shows the page: more rounds than 5000 are 5000.
         rounds = min(5000, int_param(request.GET.get("rounds"), name="rounds", default=DEFAULT_ROUNDS))
@@ -175,7 +174,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def campaign_pairs(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Release the skips of a waiting pair, or give it to an annotator; back to the pairs."""
-    campaign = researcher_campaign(slug)
+    campaign = researcher_campaign(slug, request.user)
     action = request.POST.get("action", "")
     try:
         pair_id = int_param(request.POST.get("pair"), name="pair")
@@ -216,15 +215,15 @@ def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     is shown again with the reasons beside the fields."""
     name = request.POST.get("dataset") or request.GET.get("dataset", "")
     try:
-        dataset = dataset_by_name(name=name) if name else None
+        dataset = dataset_by_name(name=name, user=request.user) if name else None
     except DatasetNotFound:
         dataset = None
     adding_row = request.method == "POST" and request.POST.get("action") == "add_gold"
     if request.method == "POST" and not adding_row:
-        form = CampaignForm(request.POST, dataset=dataset)
+        form = CampaignForm(request.POST, dataset=dataset, datasets=datasets_visible(user=request.user))
     else:
         initial = _form_initial(CampaignForm, request.POST) if adding_row else {"dataset": name} if dataset else {}
-        form = CampaignForm(initial=initial, dataset=dataset)
+        form = CampaignForm(initial=initial, dataset=dataset, datasets=datasets_visible(user=request.user))
     if adding_row:
         rows = gold_rows_typed(request.POST)
         gold = GoldPairFormSet(prefix="gold", initial=(rows + [{}])[:MAX_GOLD_ROWS], form_kwargs={"dataset": dataset})
@@ -261,7 +260,7 @@ def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             "form": form,
             "gold": gold,
             "dataset": dataset,
-            "datasets": Dataset.objects.order_by("name").values_list("name", flat=True),
+            "datasets": datasets_visible(user=request.user).order_by("name").values_list("name", flat=True),
             "gold_questions": gold_question_choices(dataset=dataset) if dataset else [],
         },
         status=400 if failed else 200,

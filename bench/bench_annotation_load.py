@@ -97,9 +97,9 @@ def percentile(values, fraction):
 def seed(*, annotators: int, questions: int, models: int, pairs_per_question: int, votes_per_pair: int):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
-    from django.contrib.auth.models import Group
 
     from annotation.services import campaign_create
+    from core.models import Membership, default_workspace_id
     from curation.models import Dataset, Item
     from judging.models import Answer, CandidateModel
 
@@ -119,8 +119,10 @@ def seed(*, annotators: int, questions: int, models: int, pairs_per_question: in
     people = User.objects.bulk_create(
         User(username=f"annotator{k:02d}", password=hashed) for k in range(annotators + 1)
     )
-    group = Group.objects.get(name="annotator")
-    group.user_set.add(*people)
+    workspace_id = default_workspace_id()
+    Membership.objects.bulk_create(
+        Membership(workspace_id=workspace_id, user=person, annotator=True) for person in people
+    )
     campaign = campaign_create(
         slug="bench-load",
         title="Load benchmark",

@@ -43,7 +43,6 @@ def main():
     setup_django()
 
     from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -52,6 +51,7 @@ def main():
     from annotation.models import Campaign, StoredFigures, Vote
     from annotation.style_report import PAGE_ROUNDS, style_bt_report
     from core.roles import Role
+    from core.workspaces import membership_set
     from curation.choices import Intent
     from curation.models import Dataset, Item
     from judging.engine.counters import run_counters_refresh
@@ -173,7 +173,7 @@ def main():
     print(f"background task: all figures computed and stored in {time.perf_counter() - started:.1f} s")
 
     user = get_user_model().objects.create_user(username=f"bench-{int(time.time())}", password="x")
-    user.groups.add(Group.objects.get_or_create(name=Role.RESEARCHER.value)[0])
+    membership_set(user=user, roles=[Role.RESEARCHER.value])
     client = Client(HTTP_HOST="localhost")
     client.force_login(user)
     pages = {

@@ -21,10 +21,10 @@ from bench._django import setup_django  # noqa: E402
 setup_django()
 
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.contrib.auth.models import Group  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
+from core.workspaces import membership_set  # noqa: E402
 from curation.models import Dataset, Item  # noqa: E402
 from judging.models import Answer, CandidateModel, Judgment  # noqa: E402
 from judging.results.boards import run_leaderboard  # noqa: E402
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     setup_test_environment()
     user = get_user_model().objects.create_user("bench-researcher")
-    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    membership_set(user=user, roles=["researcher"])
     client = Client()
     client.force_login(user)
     measured = {}

@@ -23,10 +23,10 @@ setup_django()
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.contrib.auth.models import Group  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from core.workspaces import membership_set  # noqa: E402
 from curation.models import Dataset, Item  # noqa: E402
 from judging.models import Answer, CandidateModel, JudgeRun  # noqa: E402
 from judging.runs.creation import run_create  # noqa: E402
@@ -95,7 +95,7 @@ def main():
     )
 
     person = get_user_model().objects.create_user(username="bench-researcher", password="x")
-    person.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    membership_set(user=person, roles=["researcher"])
     client = Client(HTTP_HOST="localhost")
     client.force_login(person)
     url = f"/datasets/{dataset.name}/"

@@ -2,7 +2,8 @@
 
 from django.contrib import admin
 
-from core.audit import audit_record
+from core.audit import AuditAction, audit_record
+from core.models import Membership, Workspace
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -47,6 +48,7 @@ class AuditedAdmin(admin.ModelAdmin):
             action=self.audit_action,
             target=f"{self.audit_kind}:{obj}",
             details={**details, "via": "admin"},
+            workspace=getattr(obj, "workspace_id", None),
         )
 
     def save_model(self, request, obj, form, change):
@@ -61,3 +63,35 @@ class AuditedAdmin(admin.ModelAdmin):
         for obj in queryset:
             self._audit(request, obj, {"deleted": True})
         super().delete_queryset(request, queryset)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(AuditedAdmin):
+    """Workspaces are made and renamed here (superusers); their members' roles on /people/."""
+
+    audit_action = AuditAction.WORKSPACE_CHANGED
+    audit_kind = "workspace"
+    list_display = ["slug", "name", "created_at"]
+    search_fields = ["slug", "name"]
+
+    def _audit(self, request, obj, details):
+        # A deleted workspace's entry keeps no link to it: the row is gone.
+        audit_record(
+            actor=request.user,
+            action=self.audit_action,
+            target=f"workspace:{obj.slug}",
+            details={**details, "via": "admin"},
+            workspace=None if details.get("deleted") else obj.pk,
+        )
+
+
+@admin.register(Membership)
+class MembershipAdmin(AuditedAdmin):
+    """Who is a member of which workspace, with which roles; every change is audited."""
+
+    audit_action = AuditAction.PEOPLE_CHANGED
+    audit_kind = "membership"
+    list_display = ["workspace", "user", "researcher", "reviewer", "annotator", "admin"]
+    list_filter = ["workspace", "admin"]
+    search_fields = ["user__username", "workspace__slug"]
+    autocomplete_fields = ["user"]

@@ -1,17 +1,22 @@
 """The audit log as an export table (`export audit`), registered when core is ready."""
 
+from django.db.models import Q
+
 from core.exports import EXPORT_CHUNK, ExportTable, exporter
 from core.models import AuditEvent
 
 AUDIT_FIELDS = ["created_at", "actor", "action", "target", "details"]
 
 
-@exporter("audit")
-def audit_export(*, dataset=None, study=None, run=None) -> ExportTable:
-    """Every entry of the audit log, oldest first."""
+@exporter("audit", across=True)
+def audit_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
+    """Every entry of the audit log, oldest first: of the given workspaces and those of none."""
 
     def rows():
-        values = AuditEvent.objects.order_by("created_at", "id").values_list(
+        events = AuditEvent.objects.all()
+        if workspaces is not None:
+            events = events.filter(Q(workspace_id__in=workspaces) | Q(workspace__isnull=True))
+        values = events.order_by("created_at", "id").values_list(
             "created_at", "actor_name", "action", "target", "details"
         )
         for created_at, name, action, target, details in values.iterator(chunk_size=EXPORT_CHUNK):

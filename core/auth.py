@@ -1,4 +1,5 @@
-"""Authentication: Django's model backend, reading a session's user together with their roles."""
+"""Authentication: Django's model backend, reading a session's user together with their
+workspaces and the roles they hold in each."""
 
 from functools import cache
 from typing import cast
@@ -9,46 +10,45 @@ from axes.exceptions import AxesBackendPermissionDenied
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import Group
 from django.db import connection
-from django.db.models import Model
 
+from core.models import Membership
 from core.rate_counters import counter_hit, counter_peek
-from core.roles import Role, remember_roles
+from core.roles import remember_roles
 from core.throttling import client_fingerprint
+from core.workspaces import FLAG_LETTERS, places_from_flags, remember_places
 
 
 @cache
-def _user_with_roles_sql(vendor: str) -> str:
-    """The user row and one flag per role, as fixed SQL: every signed-in request runs it, and
-    composing the same with the ORM cost more than the query itself."""
+def _user_with_places_sql(vendor: str) -> str:
+    """The user row and their memberships in one column ("3:rm,7:a": workspace id, then one
+    letter per flag), as fixed SQL: every signed-in request runs it, and composing the same with
+    the ORM cost more than the query itself."""
     quote = connection.ops.quote_name
     user_model = get_user_model()
-    groups = user_model._meta.get_field("groups")
-    # A many-to-many field always has its through model once the models are loaded.
-    membership = cast(type[Model], groups.remote_field.through)._meta
-    pk_column = cast(str, user_model._meta.pk.column)  # a primary key always has a column
-    flags = ", ".join(
-        f"""EXISTS (SELECT 1 FROM {quote(membership.db_table)} m
-                    JOIN {quote(Group._meta.db_table)} g ON g.id = m.{quote(groups.m2m_reverse_name())}
-                    WHERE m.{quote(groups.m2m_column_name())} = u.{quote(pk_column)}
-                      AND g.name = '{role.value}') AS holds_{role.value}"""
-        for role in Role
+    table = quote(Membership._meta.db_table)
+    pk_column = quote(cast(str, user_model._meta.pk.column))  # a primary key always has a column
+    joined = " || ".join(
+        f"CASE WHEN m.{quote(name)} THEN '{letter}' ELSE '' END" for name, letter in FLAG_LETTERS.items()
     )
-    return f"SELECT u.*, {flags} FROM {quote(user_model._meta.db_table)} u WHERE u.{quote(pk_column)} = %s"
+    entry = f"CAST(m.{quote('workspace_id')} AS TEXT) || ':' || {joined}"
+    aggregate = f"string_agg({entry}, ',')" if vendor == "postgresql" else f"group_concat({entry}, ',')"
+    places = f"(SELECT {aggregate} FROM {table} m WHERE m.{quote('user_id')} = u.{pk_column}) AS userbench_places"
+    return f"SELECT u.*, {places} FROM {quote(user_model._meta.db_table)} u WHERE u.{pk_column} = %s"
 
 
 class RoleLoadingBackend(ModelBackend):
-    """The user of a session is read with the roles they hold: one query instead of two on
-    every signed-in request. Roles are still read afresh on every request, so taking a role
-    away takes effect at once."""
+    """The user of a session is read with their workspaces and roles: one query instead of two on
+    every signed-in request. They are still read afresh on every request, so taking a role away
+    takes effect at once."""
 
     def get_user(self, user_id):
-        sql = _user_with_roles_sql(connection.vendor)
+        sql = _user_with_places_sql(connection.vendor)
         user = next(iter(get_user_model()._default_manager.raw(sql, [user_id])), None)
         if user is None or not self.user_can_authenticate(user):
             return None
-        remember_roles(user, {role.value for role in Role if getattr(user, f"holds_{role.value}")})
+        places = remember_places(user, places_from_flags(getattr(user, "userbench_places", None)))
+        remember_roles(user, set().union(*(place.roles for place in places.values())))
         return user
 
     async def aget_user(self, user_id):

@@ -51,17 +51,28 @@ PERSONAL_EXPORTS: dict[str, Callable[..., bool]] = {}
 RAW_EXPORTS: set[str] = set()
 # Tables that can be scoped to one annotation campaign (`campaign=`), as a campaign's page shows them.
 CAMPAIGN_EXPORTS: set[str] = set()
+# Tables that can be asked for with no dataset, study or run (every row): they take
+# `workspaces` (a set of workspace ids, None for all) and keep only the rows of those.
+ACROSS_EXPORTS: set[str] = set()
 
 
 def exporter(
-    name: str, *, personal: bool | Callable[..., bool] = False, raw: bool = False, campaign: bool = False
+    name: str,
+    *,
+    personal: bool | Callable[..., bool] = False,
+    raw: bool = False,
+    campaign: bool = False,
+    across: bool = False,
 ) -> Callable[[Exporter], Exporter]:
     """Register `fn(*, dataset=None, study=None, run=None) -> ExportTable` under `name`.
 
     `personal`: the table holds participant data, so each export is audited; a function of
     (dataset, study, run) says so per scope. `raw`: the function also takes `raw: bool` and
     then adds participants' unreviewed text. `campaign`: the function also takes `campaign`
-    (an annotation campaign, or None) and then gives that campaign's table only.
+    (an annotation campaign, or None) and then gives that campaign's table only. `across`: the
+    function also takes `workspaces` (a set of workspace ids, None for every one) and keeps only
+    their rows; a table that is not `across` needs a dataset, study or run, which the caller
+    looked up within the person's workspaces.
     """
 
     def register(fn: Exporter) -> Exporter:
@@ -74,19 +85,32 @@ def exporter(
             RAW_EXPORTS.add(name)
         if campaign:
             CAMPAIGN_EXPORTS.add(name)
+        if across:
+            ACROSS_EXPORTS.add(name)
         return fn
 
     return register
 
 
 def export_table(
-    what: str, *, dataset=None, study=None, run=None, campaign=None, raw: bool = False, actor=None, via: str = ""
+    what: str,
+    *,
+    dataset=None,
+    study=None,
+    run=None,
+    campaign=None,
+    raw: bool = False,
+    actor=None,
+    via: str = "",
+    workspaces: set[int] | None = None,
 ) -> ExportTable:
     """The registered table `what` for the given scope; ExportError names the valid choices.
     `campaign` scopes the tables registered with `campaign=True` to one annotation campaign.
 
     `actor` (the person asking, None for the command line) and `via` ("api", "command") go to
-    the audit log when the table is personal, and always when `raw` is asked for.
+    the audit log when the table is personal, and always when `raw` is asked for. `workspaces`:
+    the ids of the workspaces the person may read (None: every one, for a superuser and the
+    command line); the scope objects must already be ones they may read.
     """
     try:
         make = EXPORTERS[what]
@@ -100,20 +124,24 @@ def export_table(
         raise ExportError(
             f"The campaign scope applies to {', '.join(sorted(CAMPAIGN_EXPORTS)) or 'no export'}, not to {what!r}."
         )
-    scope = {"campaign": campaign} if campaign is not None else {}
-    table = (
-        make(dataset=dataset, study=study, run=run, raw=True)
-        if raw
-        else make(dataset=dataset, study=study, run=run, **scope)
-    )
+    scope: dict[str, Any] = {"dataset": dataset, "study": study, "run": run}
+    if raw:
+        scope["raw"] = True
+    elif campaign is not None:
+        scope["campaign"] = campaign
+    if what in ACROSS_EXPORTS:
+        scope["workspaces"] = workspaces
+    table = make(**scope)
     personal = what in PERSONAL_EXPORTS and PERSONAL_EXPORTS[what](dataset=dataset, study=study, run=run)
     if personal or raw:
-        scope = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
+        named = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
+        owner = next((value.workspace_id for value in (dataset, study, run) if value is not None), None)
         audit_record(
             actor=actor,
             action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,
             target=f"export:{what}",
-            details={**scope, "via": via},
+            details={**named, "via": via},
+            workspace=owner,
         )
     return table
 

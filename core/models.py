@@ -24,6 +24,9 @@ class AuditEvent(models.Model):
     target = models.CharField(max_length=200, blank=True)
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The workspace the change belongs to: its members read the entry on /audit/. None for what
+    # belongs to no workspace (a failed log-in, a change the operator made to the site).
+    workspace = models.ForeignKey("core.Workspace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -51,3 +54,70 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…) of {self.user_id}"
+
+
+# The workspace of a fresh install and of everything that existed before workspaces.
+DEFAULT_SLUG = "default"
+
+
+def default_workspace_id() -> int:
+    """The workspace objects land in when nothing else is named: `default`, made on first use
+    (the default of every workspace foreign key, so a single team never chooses one)."""
+    workspace = Workspace.objects.filter(slug=DEFAULT_SLUG).only("pk").first()
+    if workspace is None:
+        workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_SLUG, defaults={"name": "Default"})
+    return workspace.pk
+
+
+class Workspace(models.Model):
+    """A team's room: its studies, datasets, endpoints, judge runs and campaigns, and its members.
+
+    Staff see and change only what belongs to the workspaces they are members of
+    (`core/workspaces.py`); a superuser sees every workspace. A fresh install has one, `default`.
+    """
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self):
+        return self.slug
+
+
+class Membership(models.Model):
+    """A person's place in a workspace: the roles they hold there, and whether they administer it
+    (change members' roles, deactivate members, change where an endpoint sends its key)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    researcher = models.BooleanField(default=False)
+    reviewer = models.BooleanField(default=False)
+    annotator = models.BooleanField(default=False)
+    admin = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["workspace__slug", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="membership_once_per_workspace"),
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} in {self.workspace_id}"
+
+    def role_names(self) -> list[str]:
+        """The roles held here, in the order Role lists them."""
+        return [name for name in ("researcher", "reviewer", "annotator") if getattr(self, name)]
+
+
+class WorkspaceInvitation(models.Model):
+    """The workspace an invitation link (home.models.Invitation, by the hash of its token) lets
+    its invitee join: they become a member there with the invitation's roles."""
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self):
+        return f"invitation into {self.workspace_id}"

@@ -1,6 +1,9 @@
-"""The three staff roles of Userbench. Roles are Django groups; participants stay anonymous.
+"""The three staff roles of Userbench. A person holds roles in workspaces (core.models.Membership;
+core/workspaces.py says where); participants stay anonymous.
 
-A person may hold several roles. Every app's `access.py` builds on `has_role`,
+`roles_of` is what a person holds in any of their workspaces: it opens a page. What the page then
+shows is narrowed to the workspaces where the role is held (core.workspaces.scoped). A person may
+hold several roles. Every app's `access.py` builds on `has_role`,
 so the rule "which group may do what" lives in one place per app.
 """
 
@@ -15,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
 from core.kept_forms import form_keep, form_restore
+from core.workspaces import places_of
 
 
 class Role(models.TextChoices):
@@ -35,7 +39,7 @@ def roles_of(user) -> set[str]:
         return set(Role.values)
     cached = getattr(user, "_userbench_roles", None)
     if cached is None:
-        cached = remember_roles(user, set(user.groups.filter(name__in=Role.values).values_list("name", flat=True)))
+        cached = remember_roles(user, set().union(*(place.roles for place in places_of(user).values())))
     return cached
 
 

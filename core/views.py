@@ -10,7 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from core.audit import AuditAction, audit_action_label, audit_events
+from core.audit import AuditAction, audit_action_label, audit_detail_rows, audit_events
 from core.kept_forms import typed_fields
 from core.roles import AuthenticatedHttpRequest, Role, role_required, signed_in_required
 from core.tokens import MAX_NAME, TokenError, api_token_create, api_token_revoke, api_tokens_of
@@ -20,11 +20,15 @@ PAGE_SIZE = 100
 
 @role_required(Role.RESEARCHER)
 def audit_log(request: HttpRequest) -> HttpResponse:
-    """Who exported participant data, changed studies, campaigns, endpoints or templates,
-    cancelled runs, withdrew participants, and which log-ins failed; newest first."""
+    """Who exported participant data, changed studies, campaigns, endpoints, people, workspaces
+    or templates, started or cancelled runs, withdrew participants, and which log-ins failed;
+    newest first. Entries of the person's workspaces and those of none (see audit_events)."""
     action = request.GET.get("action", "")
-    page = Paginator(audit_events(action=action), PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [{"event": event, "label": audit_action_label(event.action)} for event in page]
+    page = Paginator(audit_events(action=action, user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = [
+        {"event": event, "label": audit_action_label(event.action), "details": audit_detail_rows(event.details)}
+        for event in page
+    ]
     return render(
         request,
         "core/audit.html",

@@ -8,6 +8,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.models import default_workspace_id
+from core.workspaces import workspace_ids
 from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language
 
 
@@ -41,6 +43,10 @@ class StudyStep(models.TextChoices):
 class Study(models.Model):
     slug = models.SlugField(unique=True)
     title_en = models.CharField(max_length=200)
+    # The workspace it belongs to (core/workspaces.py): only its members see it.
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     title_zh = models.CharField(max_length=200, blank=True)
     consent_en = models.TextField(blank=True)
     consent_zh = models.TextField(blank=True)
@@ -193,6 +199,10 @@ class Dataset(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    # The workspace it belongs to (core/workspaces.py): a derived dataset keeps its study's or source's.
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.OTHER)
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
     previous_version = models.ForeignKey(
@@ -415,8 +425,17 @@ class ReviewTaskQuerySet(models.QuerySet):
             | Q(item__source_case__submission__filled_by=reviewer)
         )
 
+    def in_workspaces_of(self, person, role: str = "reviewer") -> "ReviewTaskQuerySet":
+        """Tasks on cases of studies, or items of datasets, of the workspaces where the person
+        holds `role` (every one for a superuser)."""
+        ids = workspace_ids(person, role)
+        if ids is None:
+            return self
+        return self.filter(Q(case__submission__study__workspace_id__in=ids) | Q(item__dataset__workspace_id__in=ids))
+
     def reviewable_by(self, reviewer) -> "ReviewTaskQuerySet":
-        return self.exclude(self.own_material(reviewer))
+        """Tasks this reviewer may take: in their workspaces, and not on their own material."""
+        return self.in_workspaces_of(reviewer).exclude(self.own_material(reviewer))
 
 
 class ReviewTask(models.Model):

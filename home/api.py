@@ -7,6 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.views import APIView
 
 from core.exports import ROW_FORMATS, ExportError, export_response, export_table
+from core.roles import Role
+from core.workspaces import workspace_ids
 from curation.access import ResearcherPermission
 from curation.datasets.selectors import DatasetNotFound
 from home.selectors import export_scope_resolve
@@ -45,8 +47,16 @@ class ExportApi(APIView):
                 study_slug=params.get("study"),
                 run_id=params.get("run"),
                 campaign_slug=params.get("campaign"),
+                user=request.user,
             )
-            table = export_table(what, **scope, raw=params["raw"], actor=request.user, via="api")
+            table = export_table(
+                what,
+                **scope,
+                raw=params["raw"],
+                actor=request.user,
+                via="api",
+                workspaces=workspace_ids(request.user, Role.RESEARCHER.value),
+            )
         except (ExportError, DatasetNotFound) as error:
             raise ValidationError({"detail": str(error)}) from None
         return export_response(table, params["format"], filename=what)

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import transaction
@@ -18,6 +17,7 @@ from annotation.models import Campaign
 from annotation.report import default_run_for
 from annotation.style_report import PAGE_ROUNDS
 from core.roles import Role
+from core.workspaces import membership_set
 from curation.models import Study
 from judging.engine.counters import run_counters_refresh
 from judging.models import JudgeRun, JudgeTemplate
@@ -63,7 +63,9 @@ def demo_seed() -> bool:
         if created:
             user.set_password(account.password)
             user.save(update_fields=["password"])
-            user.groups.add(Group.objects.get_or_create(name=account.role.value)[0])
+            # Everyone of the demo is in its one workspace; the researcher administers it, so
+            # /people/ can be tried out.
+            membership_set(user=user, roles=[account.role.value], admin=account.role == Role.RESEARCHER)
             loaded = True
     annotator = User.objects.get(username="annotator")
     for campaign in Campaign.objects.filter(slug="demo"):

@@ -51,6 +51,8 @@ class InvitationForm(NoLabelSuffix, forms.Form):
 
 class RolesForm(NoLabelSuffix, forms.Form):
     roles = role_field(label=_("Roles"), required=False)
+    # Shown (and then sent, with the "admin_shown" marker) only to those who may change it.
+    admin = forms.BooleanField(label=_("Admin of this workspace"), required=False)
 
 
 class AcceptInvitationForm(NoLabelSuffix, UserCreationForm):

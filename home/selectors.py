@@ -6,7 +6,9 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign
 from core.exports import ExportError
+from core.models import Membership, Workspace, WorkspaceInvitation
 from core.roles import Role
+from core.workspaces import DEFAULT_SLUG, admin_workspace_ids, scoped, workspace_ids
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Study
 from home.models import Invitation
@@ -14,42 +16,77 @@ from judging.models import JudgeRun
 
 
 def export_scope_resolve(
-    *, dataset_name: str | None, study_slug: str | None, run_id: int | None, campaign_slug: str | None = None
+    *,
+    dataset_name: str | None,
+    study_slug: str | None,
+    run_id: int | None,
+    campaign_slug: str | None = None,
+    user=None,
 ) -> dict:
     """Turn the names given on a command line or in a query string into the objects an export
-    needs; an unknown name raises DatasetNotFound or ExportError saying which one."""
+    needs; an unknown name raises DatasetNotFound or ExportError saying which one. With a
+    `user`, only what belongs to the workspaces where they are a researcher is found: another
+    workspace's study is "no study" to them."""
     scope: dict[str, Any] = {"dataset": None, "study": None, "run": None}
     if campaign_slug:
-        scope["campaign"] = Campaign.objects.select_related("dataset").filter(slug=campaign_slug).first()
+        campaigns = (
+            Campaign.objects.all() if user is None else scoped(Campaign.objects.all(), user, role=Role.RESEARCHER.value)
+        )
+        scope["campaign"] = campaigns.select_related("dataset").filter(slug=campaign_slug).first()
         if scope["campaign"] is None:
             raise ExportError(f"No campaign with slug {campaign_slug!r}.")
     if dataset_name:
-        scope["dataset"] = dataset_by_name(name=dataset_name)
+        scope["dataset"] = dataset_by_name(name=dataset_name, user=user)
     if study_slug:
-        scope["study"] = Study.objects.filter(slug=study_slug).first()
+        studies = Study.objects.all() if user is None else scoped(Study.objects.all(), user, role=Role.RESEARCHER.value)
+        scope["study"] = studies.filter(slug=study_slug).first()
         if scope["study"] is None:
             raise ExportError(f"No study with slug {study_slug!r}.")
     if run_id is not None:
-        scope["run"] = JudgeRun.objects.filter(pk=run_id).select_related("dataset").first()
+        runs = (
+            JudgeRun.objects.all() if user is None else scoped(JudgeRun.objects.all(), user, role=Role.RESEARCHER.value)
+        )
+        scope["run"] = runs.filter(pk=run_id).select_related("dataset").first()
         if scope["run"] is None:
             raise ExportError(f"No judge run {run_id}.")
     return scope
 
 
-def people_list(*, limit: int = 500):
-    """Accounts with their roles (one extra query for all roles), active ones first, by name."""
+def people_list(*, workspace: Workspace, limit: int = 500):
+    """The workspace's members with their roles there and whether they administer it (one extra
+    query for all of them), active ones first, by name."""
+    places = {membership.user_id: membership for membership in Membership.objects.filter(workspace=workspace)}
     users = list(
         get_user_model()
-        .objects.order_by("-is_active", "username")
-        .prefetch_related("groups")
-        .only("id", "username", "is_active", "is_superuser", "last_login", "date_joined")[:limit]
+        .objects.filter(pk__in=list(places))
+        .order_by("-is_active", "username")
+        .only("id", "username", "is_active", "is_staff", "is_superuser", "last_login", "date_joined")[:limit]
     )
     for user in users:
-        # Read by the people page beside the account's fields (an attribute, not a model field).
-        user.role_names = sorted(group.name for group in user.groups.all() if group.name in Role.values)  # type: ignore[attr-defined]
+        # Read by the people page beside the account's fields (attributes, not model fields).
+        user.role_names = sorted(places[user.pk].role_names())  # type: ignore[attr-defined]
+        user.is_workspace_admin = places[user.pk].admin  # type: ignore[attr-defined]
     return users
 
 
-def invitation_list(*, limit: int = 100):
-    """The latest invitations, newest first, with who made and who used them."""
-    return Invitation.objects.select_related("created_by", "used_by")[:limit]
+def people_workspaces(*, user) -> list[Workspace]:
+    """The workspaces whose members the person may see on /people/: where they are a researcher
+    or an admin (every one for a superuser), by slug."""
+    researching, administering = workspace_ids(user, Role.RESEARCHER.value), admin_workspace_ids(user)
+    if researching is None or administering is None:
+        return list(Workspace.objects.order_by("slug"))
+    return list(Workspace.objects.filter(pk__in=researching | administering).order_by("slug"))
+
+
+def invitation_list(*, workspace: Workspace, limit: int | None = 100):
+    """The latest invitations into the workspace, newest first, with who made and who used them."""
+    hashes = WorkspaceInvitation.objects.filter(workspace=workspace).values("token_hash")
+    invitations = Invitation.objects.select_related("created_by", "used_by")
+    if workspace.slug == DEFAULT_SLUG:
+        # Links made before workspaces have no workspace: they lead into the default one.
+        invitations = invitations.exclude(
+            token_hash__in=WorkspaceInvitation.objects.exclude(workspace=workspace).values("token_hash")
+        )
+    else:
+        invitations = invitations.filter(token_hash__in=hashes)
+    return invitations if limit is None else invitations[:limit]

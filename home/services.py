@@ -1,7 +1,9 @@
 """Writes that span the apps: people's accounts, their roles, and one-time invitation links.
 
-Researchers manage reviewers and annotators here without the admin. Superuser accounts are
-left to the admin: a researcher can neither change nor deactivate one.
+A workspace's admins manage its members here without the admin: accounts, roles in the
+workspace, invitations into it. Nobody changes someone with more rights than they have: a
+superuser's account is left to the admin, a staff account to a superuser, and an account that is
+also a member of a workspace the admin does not administer can be deactivated only by a superuser.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
-from core.roles import Role, has_role
+from core.models import Membership, Workspace, WorkspaceInvitation
+from core.roles import Role
+from core.workspaces import administers, default_workspace_id, membership_set
 from home.models import Invitation
 
 logger = logging.getLogger("userbench.changes")
@@ -31,11 +36,19 @@ class PeopleError(UserbenchError):
     """A change to an account or an invitation that cannot be made; nothing was changed."""
 
 
-def people_change_record(*, actor: User | None, action: str, subject: str, details: dict | None = None) -> None:
-    """Record who changed an account, a role or an invitation, and how.
+def people_change_record(
+    *,
+    actor: User | None,
+    action: str,
+    subject: str,
+    details: dict | None = None,
+    workspace: Workspace | None = None,
+    audit_action: str = AuditAction.PEOPLE_CHANGED,
+) -> None:
+    """Record who changed an account, a role or an invitation, and how: the application log and
+    the audit log (in the workspace it happened in).
 
-    The one place these changes are recorded; it writes the application log. Passwords and
-    invitation tokens never reach it.
+    The one place these changes are recorded. Passwords and invitation tokens never reach it.
     """
     logger.info(
         "people: %s %s by %s %s",
@@ -43,6 +56,13 @@ def people_change_record(*, actor: User | None, action: str, subject: str, detai
         action,
         getattr(actor, "username", None) or "the invitee",
         details or {},
+    )
+    audit_record(
+        actor=actor,
+        action=audit_action,
+        target=subject if subject.startswith("invitation") else f"user:{subject}",
+        details={"change": action, **(details or {})},
+        workspace=workspace,
     )
 
 
@@ -58,66 +78,132 @@ def _checked_roles(roles) -> list[str]:
     return chosen
 
 
-def _set_groups(user: User, roles: list[str]) -> None:
-    groups = [Group.objects.get_or_create(name=role)[0] for role in roles]
-    keep = user.groups.exclude(name__in=Role.values)
-    user.groups.set([*keep, *groups])
+def _workspace(workspace: Workspace | None) -> Workspace:
+    return workspace if workspace is not None else Workspace.objects.get(pk=default_workspace_id())
+
+
+def _rank(user: User) -> int:
+    """How many rights an account has, site-wide: superuser, staff, anyone else."""
+    return 2 if user.is_superuser else 1 if user.is_staff else 0
 
 
 def _guard(*, actor: User, user: User) -> None:
+    """Nobody changes someone with more rights than they have."""
     if user.is_superuser and not actor.is_superuser:
         raise PeopleError(_("%(name)s is a superuser; manage that account in the admin.") % {"name": user.username})
+    if _rank(user) > _rank(actor):
+        raise PeopleError(
+            _("%(name)s has more rights than you (a staff account); ask a superuser.") % {"name": user.username}
+        )
+
+
+def _require_admin(*, actor: User, workspace: Workspace) -> None:
+    if not administers(actor, workspace.pk):
+        raise PeopleError(
+            _("Only an admin of workspace %(workspace)s changes its members and their roles.")
+            % {"workspace": workspace.slug}
+        )
+
+
+def _place(user: User, workspace: Workspace) -> tuple[list[str], bool]:
+    """The roles and admin flag the account holds in the workspace, as recorded."""
+    membership = Membership.objects.filter(user=user, workspace=workspace).first()
+    return (sorted(membership.role_names()), membership.admin) if membership else ([], False)
 
 
 @transaction.atomic
-def account_create(*, username: str, password: str, roles, actor: User):
-    """A new active account with these roles (the username and password already validated)."""
+def account_create(
+    *, username: str, password: str, roles, actor: User, workspace: Workspace | None = None, admin: bool = False
+):
+    """A new active account, a member of `workspace` (the default one when None) with these roles
+    (the username and password already validated). Only an admin of the workspace makes one."""
     roles = _checked_roles(roles)
+    workspace = _workspace(workspace)
+    _require_admin(actor=actor, workspace=workspace)
     User = get_user_model()
     if User.objects.filter(username__iexact=username).exists():
         raise PeopleError(_("The username %(name)s is taken.") % {"name": username})
     user = User.objects.create_user(username=username, password=password)
-    _set_groups(user, roles)
-    people_change_record(actor=actor, action="created", subject=username, details={"roles": roles})
+    membership_set(user=user, workspace=workspace, roles=roles, admin=admin)
+    people_change_record(
+        actor=actor,
+        action="created",
+        subject=username,
+        details={"roles": roles, **({"admin": True} if admin else {})},
+        workspace=workspace,
+    )
     return user
 
 
 @transaction.atomic
-def account_roles_set(*, user: User, roles, actor: User) -> list[str]:
-    """Give the account exactly these roles; returns them. A researcher cannot take the
-    researcher role from themselves, so the team never locks itself out by accident."""
+def account_roles_set(
+    *, user: User, roles, actor: User, workspace: Workspace | None = None, admin: bool | None = None
+) -> list[str]:
+    """Give the account exactly these roles in `workspace` (the default one when None), and make
+    it an admin there or not (`admin` None keeps the flag); returns the roles. Only an admin of
+    the workspace (or a superuser) does it, never to someone with more rights than they have.
+    Nobody takes the researcher role or the admin flag from themselves, so a team never locks
+    itself out by accident. An account left with no role and no admin flag leaves the workspace."""
     roles = _checked_roles(roles)
+    workspace = _workspace(workspace)
+    _require_admin(actor=actor, workspace=workspace)
     _guard(actor=actor, user=user)
-    if user.pk == actor.pk and Role.RESEARCHER.value not in roles and has_role(actor, Role.RESEARCHER):
+    before, was_admin = _place(user, workspace)
+    if user.pk == actor.pk and Role.RESEARCHER.value in before and Role.RESEARCHER.value not in roles:
         raise PeopleError(_("You cannot take the researcher role from yourself; ask another researcher."))
-    before = sorted(user.groups.filter(name__in=Role.values).values_list("name", flat=True))
-    _set_groups(user, roles)
-    if before != roles:
+    if user.pk == actor.pk and was_admin and admin is False:
+        raise PeopleError(_("You cannot stop being an admin yourself; ask another admin."))
+    membership_set(user=user, workspace=workspace, roles=roles, admin=admin)
+    after_admin = was_admin if admin is None else admin
+    if before != roles or was_admin != after_admin:
+        changes: dict = {"roles": [before, roles]}
+        if was_admin != after_admin:
+            changes["admin"] = [was_admin, after_admin]
         people_change_record(
-            actor=actor, action="roles changed", subject=user.username, details={"roles": [before, roles]}
+            actor=actor, action="roles changed", subject=user.username, details=changes, workspace=workspace
         )
     return roles
 
 
 @transaction.atomic
 def account_active_set(*, user: User, active: bool, actor: User) -> None:
-    """Deactivate an account (it can no longer log in; its work stays) or activate it again."""
+    """Deactivate an account (it can no longer log in; its work stays) or activate it again.
+
+    An account spans workspaces, so only someone who administers every workspace it is a member
+    of (or a superuser) does it, and never to someone with more rights than they have."""
     _guard(actor=actor, user=user)
     if user.pk == actor.pk and not active:
         raise PeopleError(_("You cannot deactivate your own account."))
+    places = list(Membership.objects.filter(user=user).select_related("workspace"))
+    foreign = [place.workspace.slug for place in places if not administers(actor, place.workspace_id)]
+    if foreign or (not places and not actor.is_superuser):
+        raise PeopleError(
+            _("%(name)s is also a member of workspaces you do not administer (%(workspaces)s); ask a superuser.")
+            % {"name": user.username, "workspaces": ", ".join(foreign) or "—"}
+        )
     if user.is_active != active:
         user.is_active = active
         user.save(update_fields=["is_active"])
-        people_change_record(actor=actor, action="activated" if active else "deactivated", subject=user.username)
+        workspaces: list[Workspace | None] = [place.workspace for place in places] or [None]
+        for workspace in workspaces:
+            people_change_record(
+                actor=actor,
+                action="activated" if active else "deactivated",
+                subject=user.username,
+                workspace=workspace,
+            )
 
 
 @transaction.atomic
 def invitation_create(
-    *, roles, note: str = "", days: int = INVITATION_DAYS_DEFAULT, actor: User
+    *, roles, note: str = "", days: int = INVITATION_DAYS_DEFAULT, actor: User, workspace: Workspace | None = None
 ) -> tuple[Invitation, str]:
-    """A one-time invitation link's row and its token. Return the token to the researcher once:
-    only its hash is stored."""
+    """A one-time invitation link's row and its token, into `workspace` (the default one when
+    None; only its admins invite). Return the token to the researcher once: only its hash is
+    stored."""
     roles = _checked_roles(roles)
+    workspace = _workspace(workspace)
+    _require_admin(actor=actor, workspace=workspace)
     if not roles:
         raise PeopleError(_("Choose at least one role for the invitee."))
     if not 1 <= days <= INVITATION_DAYS_MAX:
@@ -132,8 +218,14 @@ def invitation_create(
         created_at=now,
         expires_at=now + timedelta(days=days),
     )
+    WorkspaceInvitation.objects.create(token_hash=invitation.token_hash, workspace=workspace)
     people_change_record(
-        actor=actor, action="created", subject=f"invitation {invitation.pk}", details={"roles": roles, "days": days}
+        actor=actor,
+        action="created",
+        subject=f"invitation {invitation.pk}",
+        details={"roles": roles, "days": days},
+        workspace=workspace,
+        audit_action=AuditAction.INVITATION_CHANGED,
     )
     return invitation, token
 
@@ -158,7 +250,9 @@ def invitation_accept(*, token: str, username: str, password: str):
             user = User.objects.create_user(username=username, password=password)
     except IntegrityError:
         raise PeopleError(_("The username %(name)s is taken.") % {"name": username}) from None
-    _set_groups(user, list(invitation.roles))
+    place = WorkspaceInvitation.objects.filter(token_hash=invitation.token_hash).select_related("workspace").first()
+    workspace = place.workspace if place else _workspace(None)
+    membership_set(user=user, workspace=workspace, roles=list(invitation.roles))
     invitation.used_at = timezone.now()
     invitation.used_by = user
     invitation.save(update_fields=["used_at", "used_by"])
@@ -167,17 +261,34 @@ def invitation_accept(*, token: str, username: str, password: str):
         action="used",
         subject=f"invitation {invitation.pk}",
         details={"user": username, "roles": invitation.roles},
+        workspace=workspace,
+        audit_action=AuditAction.INVITATION_CHANGED,
     )
     return user
 
 
 @transaction.atomic
 def invitation_revoke(*, invitation: Invitation, actor: User) -> None:
-    """Withdraw an invitation that was not used yet."""
+    """Withdraw an invitation that was not used yet (an admin of its workspace)."""
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    workspace = invitation_workspace(invitation=invitation)
+    _require_admin(actor=actor, workspace=workspace)
     if invitation.used_at:
         raise PeopleError(_("This invitation was used already."))
     if not invitation.revoked_at:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
-        people_change_record(actor=actor, action="withdrawn", subject=f"invitation {invitation.pk}")
+        people_change_record(
+            actor=actor,
+            action="withdrawn",
+            subject=f"invitation {invitation.pk}",
+            workspace=workspace,
+            audit_action=AuditAction.INVITATION_CHANGED,
+        )
+
+
+def invitation_workspace(*, invitation: Invitation) -> Workspace:
+    """The workspace an invitation lets its invitee join (the default one for links made before
+    workspaces)."""
+    place = WorkspaceInvitation.objects.filter(token_hash=invitation.token_hash).select_related("workspace").first()
+    return place.workspace if place else _workspace(None)

@@ -6,7 +6,8 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -15,13 +16,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import campaign_list_with_counts
-from core.roles import AuthenticatedHttpRequest, Role, roles_of
+from core.models import Workspace
+from core.roles import AuthenticatedHttpRequest, Role, has_role, roles_of
+from core.workspaces import administers, is_everywhere, places_of, workspace_for_new
 from curation.access import researcher_required
 from curation.datasets.selectors import dataset_list_with_counts
 from curation.studies.selectors import study_list_with_counts
 from home.forms import AcceptInvitationForm, AccountForm, InvitationForm, RolesForm
-from home.models import Invitation
-from home.selectors import invitation_list, people_list
+from home.selectors import invitation_list, people_list, people_workspaces
 from home.services import (
     PeopleError,
     account_active_set,
@@ -51,16 +53,22 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"work": work})
 
 
-@researcher_required
+@login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
+    """The researcher's overview, of the workspaces where they are a researcher. A person who
+    belongs to no workspace sees it empty (and nothing else); other roles are sent away (403)."""
+    if not has_role(request.user, Role.RESEARCHER) and places_of(request.user):
+        raise PermissionDenied
+    user = request.user
     return render(
         request,
         "dashboard.html",
         {
-            "studies": study_list_with_counts()[:20],
-            "datasets": dataset_list_with_counts()[:20],
-            "runs": run_list_with_progress()[:20],
-            "campaigns": campaign_list_with_counts()[:20],
+            "studies": study_list_with_counts(user=user)[:20],
+            "datasets": dataset_list_with_counts(user=user)[:20],
+            "runs": run_list_with_progress(user=user)[:20],
+            "campaigns": campaign_list_with_counts(user=user)[:20],
+            "no_workspace": not places_of(user) and not is_everywhere(user),
         },
     )
 
@@ -68,13 +76,38 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 # ---------------------------------------------------------------- people and invitations
 
 
+def _workspace_chosen(request: HttpRequest) -> Workspace:
+    """The workspace /people/ shows: the one named by `workspace` (a form's field or the query),
+    else the person's default one; 404 for a workspace they may not see."""
+    choices = people_workspaces(user=request.user)
+    slug = request.POST.get("workspace") or request.GET.get("workspace") or ""
+    if slug:
+        chosen = next((workspace for workspace in choices if workspace.slug == slug), None)
+    else:
+        chosen = workspace_for_new(request.user, Role.RESEARCHER.value) or (choices[0] if choices else None)
+    if chosen is None:
+        raise Http404("No such workspace.")
+    return chosen
+
+
+def _may_change(actor, person) -> bool:
+    """Whether the people page offers changes of this account: never of one with more rights."""
+    if person.is_superuser:
+        return actor.is_superuser
+    return not person.is_staff or actor.is_staff or actor.is_superuser
+
+
 def _people_page(request: HttpRequest, *, account_form=None, invitation_form=None, status=200, created_link=""):
-    users = people_list()
+    workspace = _workspace_chosen(request)
+    admin = administers(request.user, workspace.pk)
+    users = people_list(workspace=workspace)
     people = [
         {
             "user": person,
-            "form": RolesForm(initial={"roles": person.role_names}, prefix=f"p{person.pk}"),
-            "editable": not person.is_superuser or request.user.is_superuser,
+            "form": RolesForm(
+                initial={"roles": person.role_names, "admin": person.is_workspace_admin}, prefix=f"p{person.pk}"
+            ),
+            "editable": admin and _may_change(request.user, person),
         }
         for person in users
     ]
@@ -83,9 +116,12 @@ def _people_page(request: HttpRequest, *, account_form=None, invitation_form=Non
         "home/people.html",
         {
             "people": people,
+            "workspace": workspace,
+            "workspaces": people_workspaces(user=request.user),
+            "is_admin": admin,
             "account_form": account_form or AccountForm(prefix="account"),
             "invitation_form": invitation_form or InvitationForm(prefix="invite"),
-            "invitations": invitation_list(),
+            "invitations": invitation_list(workspace=workspace),
             "created_link": created_link,
             "now": timezone.now(),
         },
@@ -93,9 +129,14 @@ def _people_page(request: HttpRequest, *, account_form=None, invitation_form=Non
     )
 
 
+def _back_to_people(workspace: Workspace) -> HttpResponse:
+    return redirect(f"{reverse('people')}?workspace={workspace.slug}")
+
+
 @researcher_required
 def people(request: HttpRequest) -> HttpResponse:
-    """Accounts and their roles, a form for a new account and one for an invitation link."""
+    """A workspace's members and their roles there, a form for a new account and one for an
+    invitation link (both into the workspace); only its admins change anything."""
     return _people_page(request)
 
 
@@ -103,6 +144,7 @@ def people(request: HttpRequest) -> HttpResponse:
 @require_POST
 def account_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AccountForm(request.POST, prefix="account")
+    workspace = _workspace_chosen(request)
     if form.is_valid():
         try:
             user = account_create(
@@ -110,37 +152,44 @@ def account_new(request: AuthenticatedHttpRequest) -> HttpResponse:
                 password=form.cleaned_data["password1"],
                 roles=form.cleaned_data["roles"],
                 actor=request.user,
+                workspace=workspace,
             )
         except PeopleError as error:
             form.add_error("username", str(error))
         else:
             messages.success(request, _("Account %(name)s created.") % {"name": user.username})
-            return redirect("people")
+            return _back_to_people(workspace)
     return _people_page(request, account_form=form, status=400)
 
 
 @researcher_required
 @require_POST
 def account_roles(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
-    person = get_object_or_404(get_user_model(), pk=user_id)
+    workspace = _workspace_chosen(request)
+    # Only the workspace's members are found here: an account elsewhere is "not found".
+    person = get_object_or_404(get_user_model(), pk=user_id, memberships__workspace=workspace)
     form = RolesForm(request.POST, prefix=f"p{person.pk}")
     if not form.is_valid():
         messages.error(request, _("Choose roles from the list."))
-        return redirect("people")
+        return _back_to_people(workspace)
+    admin = form.cleaned_data["admin"] if request.POST.get(f"p{person.pk}-admin_shown") else None
     try:
-        roles = account_roles_set(user=person, roles=form.cleaned_data["roles"], actor=request.user)
+        roles = account_roles_set(
+            user=person, roles=form.cleaned_data["roles"], actor=request.user, workspace=workspace, admin=admin
+        )
     except PeopleError as error:
         messages.error(request, str(error))
     else:
         labels = ", ".join(str(Role(role).label) for role in roles) or _("none")
         messages.success(request, _("Roles of %(name)s: %(roles)s.") % {"name": person.username, "roles": labels})
-    return redirect("people")
+    return _back_to_people(workspace)
 
 
 @researcher_required
 @require_POST
 def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
-    person = get_object_or_404(get_user_model(), pk=user_id)
+    workspace = _workspace_chosen(request)
+    person = get_object_or_404(get_user_model(), pk=user_id, memberships__workspace=workspace)
     active = request.POST.get("active") == "1"
     try:
         account_active_set(user=person, active=active, actor=request.user)
@@ -149,7 +198,7 @@ def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpRespo
     else:
         message = _("%(name)s can log in again.") if active else _("%(name)s is deactivated and can no longer log in.")
         messages.success(request, message % {"name": person.username})
-    return redirect("people")
+    return _back_to_people(workspace)
 
 
 @researcher_required
@@ -157,6 +206,7 @@ def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpRespo
 def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Make a one-time link and show it once: only its hash is kept."""
     form = InvitationForm(request.POST, prefix="invite")
+    workspace = _workspace_chosen(request)
     if form.is_valid():
         try:
             _invitation, token = invitation_create(
@@ -164,6 +214,7 @@ def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
                 note=form.cleaned_data["note"],
                 days=form.cleaned_data["days"],
                 actor=request.user,
+                workspace=workspace,
             )
         except PeopleError as error:
             form.add_error(None, str(error))
@@ -176,14 +227,15 @@ def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 @researcher_required
 @require_POST
 def invitation_withdraw(request: AuthenticatedHttpRequest, invitation_id: int) -> HttpResponse:
-    invitation = get_object_or_404(Invitation, pk=invitation_id)
+    workspace = _workspace_chosen(request)
+    invitation = get_object_or_404(invitation_list(workspace=workspace, limit=None), pk=invitation_id)
     try:
         invitation_revoke(invitation=invitation, actor=request.user)
     except PeopleError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, _("The invitation is withdrawn; its link no longer works."))
-    return redirect("people")
+    return _back_to_people(workspace)
 
 
 def invitation_link(request: HttpRequest, token: str) -> str:

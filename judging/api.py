@@ -20,6 +20,7 @@ from judging.results.selectors import GROUPS, run_get, run_list_with_progress, r
 from judging.runs.creation import run_create, run_spec_by_names
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
+from judging.runs.records import run_change_record
 from judging.runs.resume import run_resume
 from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 
@@ -129,7 +130,7 @@ class RunListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return run_list_with_progress()
+        return run_list_with_progress(user=self.request.user)
 
     class InputSerializer(serializers.Serializer):
         class Meta:
@@ -187,8 +188,9 @@ class RunListApi(ListAPIView):
         """Create a judge run and queue its shards for the workers."""
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        run = run_create(spec=run_spec_by_names(**given.validated_data), created_by=request.user)
+        run = run_create(spec=run_spec_by_names(**given.validated_data, user=request.user), created_by=request.user)
         run_enqueue(run=run)
+        run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total, "via": "api"})
         return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
 
 
@@ -198,7 +200,7 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        return Response(self.OutputSerializer(_run(run_get, run_id)).data)
+        return Response(self.OutputSerializer(_run(run_get, run_id, user=request.user)).data)
 
 
 class RunProgressApi(APIView):
@@ -206,7 +208,7 @@ class RunProgressApi(APIView):
 
     @extend_schema(responses=ProgressSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("endpoint"))
+        run = _run(run_by_id, run_id, user=request.user, queryset=JudgeRun.objects.select_related("endpoint"))
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
 
@@ -220,7 +222,9 @@ class RunLeaderboardApi(APIView):
 
     @extend_schema(responses=OpenApiResponse(description="A list of leaderboard rows."))
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
+        run = _run(
+            run_by_id, run_id, user=request.user, queryset=JudgeRun.objects.select_related("dataset", "reference_model")
+        )
         by = tuple(g for g in request.query_params.get("by", ",".join(GROUPS)).split(",") if g)
         wrong = sorted(set(by) - set(GROUPS))
         if wrong:
@@ -254,8 +258,9 @@ class RunResumeApi(APIView):
 
     @extend_schema(request=None, responses=OutputSerializer)
     def post(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         count = run_resume(run=run)
+        run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count, "via": "api"})
         run.refresh_from_db()
         return Response({"requeued_shards": count, "status": run.status})
 
@@ -265,7 +270,7 @@ class RunCancelApi(APIView):
 
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         run_cancel(run=run, actor=request.user)
         return Response(ProgressSerializer(run_progress(run=run)).data)
 
@@ -300,7 +305,7 @@ class RunDiagnosticsApi(APIView):
 
     @extend_schema(responses=RunDiagnosticsSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
@@ -343,7 +348,7 @@ class RunManifestApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        return Response(self.OutputSerializer(run_manifest(run=_run(run_get, run_id))).data)
+        return Response(self.OutputSerializer(run_manifest(run=_run(run_get, run_id, user=request.user))).data)
 
 
 class ProbeAttackSerializer(serializers.Serializer):
@@ -403,7 +408,7 @@ class RunProbeApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, run_id: int):
-        run = _run(run_by_id, run_id)
+        run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)

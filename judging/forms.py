@@ -30,6 +30,12 @@ class DatasetChoiceForm(NoLabelSuffix, forms.Form):
         label=_("Dataset"), queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label=None
     )
 
+    def __init__(self, *args, datasets=None, **kwargs):
+        """`datasets`: the ones the person may judge (those of their workspaces)."""
+        super().__init__(*args, **kwargs)
+        if datasets is not None:
+            cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
+
 
 class CandidateChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj):
@@ -135,6 +141,7 @@ class RunForm(NoLabelSuffix, forms.Form):
     def __init__(self, *args, dataset: Dataset, candidates, endpoints, default_model: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].initial = dataset.name
+        cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = Dataset.objects.filter(pk=dataset.pk)
         # self.fields holds copies of the fields declared above; the stubs know them only as Field.
         cast(CandidateChoiceField, self.fields["candidates"]).queryset = candidates
         cast(ReferenceChoiceField, self.fields["reference_model"]).queryset = candidates

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from core.models import default_workspace_id
 from curation.choices import Language
 from curation.models import Dataset, Item
 from llm.models import Endpoint
@@ -87,6 +88,10 @@ class JudgeRun(models.Model):
         FAILED = "failed", _("Failed")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="judge_runs")
+    # The workspace it belongs to (core/workspaces.py): its dataset's, set when it is made.
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     mode = models.CharField(max_length=16, choices=JudgeMode.choices)
     judge_model = models.CharField(max_length=128)
     endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")

@@ -14,10 +14,12 @@ from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
-from core.roles import AuthenticatedHttpRequest
+from core.roles import AuthenticatedHttpRequest, Role
+from core.workspaces import workspace_get
 from curation.choices import Intent, Language
-from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
 from curation.datasets.services import VersionError
+from curation.models import Dataset
 from judging.access import researcher_required
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
@@ -43,6 +45,7 @@ from judging.runs.difficulty import difficulty_filter_from_run
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
 from judging.runs.planning import run_plan
+from judging.runs.records import run_change_record
 from judging.runs.rerun import run_rerun
 from judging.runs.resume import run_reparse, run_resume
 from judging.runs.spec import RunSpec
@@ -65,9 +68,10 @@ def flag_label(flag: str) -> str:
     return str(FLAG_LABELS.get(flag, flag))
 
 
-def _load_run(run_id: int) -> JudgeRun:
+def _load_run(request: HttpRequest, run_id: int) -> JudgeRun:
+    """The run for its pages: 404 when there is none, or it is another workspace's."""
     try:
-        return run_get(run_id=run_id)
+        return run_get(run_id=run_id, user=request.user)
     except RunNotFound:
         raise Http404 from None
 
@@ -98,7 +102,7 @@ def _pointwise_sections(board: dict) -> list[dict]:
 
 @researcher_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "judging/run_list.html", {"runs": run_list_with_progress()[:200]})
+    return render(request, "judging/run_list.html", {"runs": run_list_with_progress(user=request.user)[:200]})
 
 
 @researcher_required
@@ -106,7 +110,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run, its progress (from the run's running counts) and its leaderboard, diagnostics,
     failures and flagged answers as the background task stored them, with when they were
     computed."""
-    run = _load_run(run_id)
+    run = _load_run(request, run_id)
     payload, figures = run_figures_read(run=run)
     context: dict[str, Any] = {
         "run": run,
@@ -190,11 +194,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> HttpResponse:
     # The plain row: an action needs none of what the run's page shows with it.
     try:
-        run = run_by_id(run_id=run_id)
+        run = run_by_id(run_id=run_id, user=request.user)
     except RunNotFound:
         raise Http404 from None
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
+        run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count})
         messages.success(request, _("%(count)d shard(s) queued again.") % {"count": count})
     elif action == "cancel":
         try:
@@ -210,10 +215,12 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
             messages.error(request, str(error))
             return redirect("judging:run-detail", run_id=run.pk)
         run_enqueue(run=new)
+        run_change_record(actor=request.user, run=new, change="rerun", details={"of": run.pk})
         messages.success(request, _("Run #%(id)d started: a re-run of this one with fresh calls.") % {"id": new.pk})
         return redirect("judging:run-detail", run_id=new.pk)
     elif action == "reparse":
         changed = run_reparse(run=run)
+        run_change_record(actor=request.user, run=run, change="reparsed", details={"changed": changed})
         messages.success(request, _("%(count)d judgment(s) changed after parsing again.") % {"count": changed})
     else:
         raise Http404
@@ -303,10 +310,11 @@ def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
 @require_POST
 def dataset_difficulty_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     """Apply the difficulty filter of a judge run to a working dataset (posted from its page)."""
+    workspace_get(Dataset.objects.all(), request.user, role=Role.RESEARCHER.value, pk=dataset_id)
     try:
         # A missing run is looked up as 0, which no run has: refused as an unknown one is.
         run_id = int_param(request.POST.get("run"), name="run", default=0)
-        run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"))
+        run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"), user=request.user)
         percent = int_param(request.POST.get("percent"), name="percent", high=100, default=50)
         flt = difficulty_filter_from_run(run=run, percent=percent, created_by=request.user)
     except ValueError:  # a parameter that is no number, or no run with that number (RunNotFound)
@@ -336,13 +344,13 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     cost are shown before it starts."""
     name = request.POST.get("dataset") or request.GET.get("dataset")
     try:
-        dataset = dataset_by_name(name=name) if name else None
+        dataset = dataset_by_name(name=name, user=request.user) if name else None
     except DatasetNotFound:
         dataset = None
     if dataset is None:
-        choose = DatasetChoiceForm(request.GET if name else None)
+        choose = DatasetChoiceForm(request.GET if name else None, datasets=datasets_visible(user=request.user))
         return render(request, "judging/run_new.html", {"choose": choose}, status=400 if name else 200)
-    endpoints = list(endpoint_list())
+    endpoints = list(endpoint_list(user=request.user))
     try:
         default_limits = default_endpoint_limits()
     except EndpointError:
@@ -382,6 +390,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
                 run = run_create(spec=spec, created_by=request.user)
                 run_enqueue(run=run)
+                run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total})
                 messages.success(
                     request,
                     _("Run #%(id)d started: %(calls)d calls in %(shards)d shard(s).")
@@ -416,7 +425,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 @researcher_required
 def run_manifest_download(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run's manifest as a JSON file."""
-    run = _load_run(run_id)
+    run = _load_run(request, run_id)
     response = JsonResponse(run_manifest(run=run), json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-manifest.json"'
     return response

@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from core.models import default_workspace_id
 from llm.egress import endpoint_egress_problems
 from llm.secrets import key_variable_problem
 
@@ -17,6 +18,10 @@ class Endpoint(models.Model):
     """An OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, a gateway)."""
 
     name = models.CharField(max_length=64, unique=True)
+    # The workspace it belongs to (core/workspaces.py): only its members see it.
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     base_url = models.URLField(max_length=300)
     api_key_env = models.CharField(max_length=64, validators=[env_var_name], default="OPENAI_API_KEY")
     default_model = models.CharField(max_length=128, blank=True)

@@ -7,23 +7,28 @@ import os
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
+from core.roles import Role
+from core.workspaces import scoped
 from llm.config import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, default_endpoint_config
 from llm.errors import EndpointError
 from llm.models import Endpoint
 from llm.secrets import key_variable_problem
 
 
-def endpoint_list() -> QuerySet[Endpoint]:
-    """Named endpoints by name."""
-    return Endpoint.objects.order_by("name")
+def endpoint_list(*, user=None) -> QuerySet[Endpoint]:
+    """Named endpoints by name: those of the person's workspaces where they are a researcher, or
+    every one for the operator (`user` None: a command, the worker)."""
+    endpoints = Endpoint.objects.select_related("workspace").order_by("name")
+    return endpoints if user is None else scoped(endpoints, user, role=Role.RESEARCHER.value)
 
 
-def endpoint_by_name(*, name: str) -> Endpoint:
+def endpoint_by_name(*, name: str, user=None) -> Endpoint:
     """The named endpoint (a row, not the default one); EndpointError naming the known ones when
-    there is none of that name. The one lookup of an endpoint by name: pages, the API, commands."""
-    row = Endpoint.objects.filter(name=name).first()
+    there is none of that name. The one lookup of an endpoint by name: pages, the API, commands.
+    With a `user`, an endpoint of another workspace is unknown to them, as if it did not exist."""
+    row = endpoint_list(user=user).filter(name=name).first()
     if row is None:
-        known = ", ".join(endpoint_list().values_list("name", flat=True))
+        known = ", ".join(endpoint_list(user=user).values_list("name", flat=True))
         if not known:
             raise EndpointError(_("Unknown endpoint %(name)s.") % {"name": repr(name)})
         raise EndpointError(

@@ -11,7 +11,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from core.audit import AuditAction, audit_record
+from core.audit import AuditAction, audit_record, audit_value
+from core.models import Workspace
+from core.workspaces import administers
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig
 from llm.egress import egress_refusal
@@ -27,12 +29,33 @@ TEST_MAX_TOKENS = 16
 TEST_TIMEOUT_SECONDS = 30.0
 
 
-def endpoint_change_record(*, actor: AbstractBaseUser, action: str, endpoint: Endpoint, changes: dict) -> None:
+# Where an endpoint sends its key: changing either of these needs an admin of its workspace.
+KEY_ROUTE_FIELDS = ("base_url", "api_key_env")
+
+
+class EndpointChangeRefused(EndpointError):
+    """A change to an endpoint this person may not make; nothing was changed."""
+
+
+def endpoint_change_record(*, actor: AbstractBaseUser | None, action: str, endpoint: Endpoint, changes: dict) -> None:
     """Record who created or changed an endpoint, and which settings (old and new values).
 
-    The one place endpoint changes are recorded; it writes the application log. Only settings
-    are recorded, never a key: an endpoint stores the name of its key's variable, not the key.
+    The one place endpoint changes are recorded; it writes the application log and the audit log.
+    Only settings are recorded, never a key: an endpoint stores the name of its key's variable,
+    not the key.
     """
+    audit_record(
+        actor=actor,
+        action=AuditAction.ENDPOINT_CHANGED,
+        target=f"endpoint:{endpoint.name}",
+        workspace=endpoint.workspace_id,
+        details={
+            "created": action == "created",
+            "changes": {
+                field: [audit_value(before), audit_value(after)] for field, (before, after) in sorted(changes.items())
+            },
+        },
+    )
     logger.info(
         "endpoint %s %s by %s: %s",
         endpoint.name,
@@ -43,12 +66,32 @@ def endpoint_change_record(*, actor: AbstractBaseUser, action: str, endpoint: En
 
 
 @transaction.atomic
-def endpoint_save(*, endpoint: Endpoint | None, values: dict, actor: AbstractBaseUser) -> Endpoint:
-    """Create an endpoint (`endpoint` None) or change one from validated form values, and record
-    what changed. The database constraints still hold (full_clean before saving)."""
+def endpoint_save(
+    *, endpoint: Endpoint | None, values: dict, actor: AbstractBaseUser | None, workspace: Workspace | None = None
+) -> Endpoint:
+    """Create an endpoint (`endpoint` None, in `workspace`, the default one when None) or change
+    one from validated form values, and record what changed (audited, before and after). The
+    database constraints still hold (full_clean before saving).
+
+    Changing an existing endpoint's base URL or key variable (where its key goes) needs an admin
+    of its workspace: EndpointChangeRefused otherwise, and nothing is changed. `actor` None is
+    the operator (a command), who is trusted."""
     created = endpoint is None or endpoint.pk is None
     endpoint = endpoint or Endpoint()
+    if created and workspace is not None:
+        endpoint.workspace = workspace
     before = {} if created else Endpoint.objects.filter(pk=endpoint.pk).values(*values).get()
+    rerouted = [
+        field for field in KEY_ROUTE_FIELDS if not created and field in values and before[field] != values[field]
+    ]
+    if rerouted and actor is not None and not administers(actor, endpoint.workspace_id):
+        raise EndpointChangeRefused(
+            _(
+                "Only an admin of workspace %(workspace)s may change where endpoint %(name)s sends its key "
+                "(its base URL or key variable); ask one of them."
+            )
+            % {"workspace": endpoint.workspace.slug, "name": endpoint.name}
+        )
     for field, value in values.items():
         setattr(endpoint, field, value)
     endpoint.full_clean()
@@ -170,3 +213,16 @@ def connection_test_failure(error: LLMCallError | EndpointError, config: Endpoin
     if isinstance(cause, (ValueError, TypeError, KeyError, openai.APIResponseValidationError)):
         return _("HTTP 200, but the reply is not an OpenAI-compatible chat completion.")
     return _("No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP.") % {"url": config.base_url}
+
+
+def endpoint_test_record(*, actor: AbstractBaseUser | None, result: ConnectionTest, endpoint: Endpoint | None) -> None:
+    """Audit a connection test: who asked which endpoint (`endpoint` None: the default one from
+    the environment) and model, and whether it answered (never the answer or the error's text,
+    which may carry what the server echoed)."""
+    audit_record(
+        actor=actor,
+        action=AuditAction.ENDPOINT_TESTED,
+        target=f"endpoint:{result.endpoint}",
+        details={"model": result.model, "ok": result.ok},
+        workspace=endpoint.workspace_id if endpoint is not None else None,
+    )

@@ -2,25 +2,27 @@
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.roles import AuthenticatedHttpRequest, Role, role_required
+from core.workspaces import workspace_for_new, workspace_get
 from llm.errors import EndpointError
 from llm.forms import ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
 from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_config, endpoint_list, key_is_set
-from llm.services import endpoint_connection_test, endpoint_save
+from llm.services import EndpointChangeRefused, endpoint_connection_test, endpoint_save, endpoint_test_record
 
 researcher_required = role_required(Role.RESEARCHER)
 
 
 @researcher_required
 def endpoints(request: HttpRequest) -> HttpResponse:
-    """The default endpoint (from the environment) and the named ones."""
+    """The default endpoint (from the environment) and the named ones of the person's workspaces."""
     rows = [
-        {"endpoint": endpoint, "key_set": key_is_set(variable=endpoint.api_key_env)} for endpoint in endpoint_list()
+        {"endpoint": endpoint, "key_set": key_is_set(variable=endpoint.api_key_env)}
+        for endpoint in endpoint_list(user=request.user)
     ]
     return render(
         request,
@@ -32,9 +34,14 @@ def endpoints(request: HttpRequest) -> HttpResponse:
 def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None):
     form = EndpointForm(request.POST or None, instance=endpoint)
     if request.method == "POST" and form.is_valid():
-        saved = endpoint_save(endpoint=endpoint, values=form.cleaned_data, actor=request.user)
-        messages.success(request, _("Endpoint %(name)s saved.") % {"name": saved.name})
-        return redirect("llm:endpoint-edit", endpoint_id=saved.pk)
+        workspace = None if endpoint else workspace_for_new(request.user, Role.RESEARCHER.value)
+        try:
+            saved = endpoint_save(endpoint=endpoint, values=form.cleaned_data, actor=request.user, workspace=workspace)
+        except EndpointChangeRefused as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, _("Endpoint %(name)s saved.") % {"name": saved.name})
+            return redirect("llm:endpoint-edit", endpoint_id=saved.pk)
     context = {
         "form": form,
         "endpoint": endpoint,
@@ -51,12 +58,14 @@ def endpoint_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @researcher_required
 def endpoint_edit(request: AuthenticatedHttpRequest, endpoint_id: int) -> HttpResponse:
-    return _edit(request, get_object_or_404(Endpoint, pk=endpoint_id))
+    return _edit(
+        request, workspace_get(Endpoint.objects.all(), request.user, role=Role.RESEARCHER.value, pk=endpoint_id)
+    )
 
 
 @researcher_required
 @require_POST
-def endpoint_test(request: HttpRequest) -> HttpResponse:
+def endpoint_test(request: AuthenticatedHttpRequest) -> HttpResponse:
     """One cheap call to the named endpoint (or the default one); the answer or the error is shown."""
     name = request.POST.get("endpoint", "default")
     form = ConnectionTestForm(request.POST)
@@ -64,12 +73,13 @@ def endpoint_test(request: HttpRequest) -> HttpResponse:
     row = None
     try:
         if name != "default":
-            row = endpoint_by_name(name=name)  # its page is where the result is shown
+            row = endpoint_by_name(name=name, user=request.user)  # its page is where the result is shown
         config = endpoint_config(name)
     except EndpointError as error:
         messages.error(request, _("Connection test of %(name)s: %(error)s") % {"name": name, "error": error})
     else:
         result = endpoint_connection_test(config=config, model=model)
+        endpoint_test_record(actor=request.user, result=result, endpoint=row)
         if result.ok:
             messages.success(
                 request,

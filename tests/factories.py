@@ -2,9 +2,9 @@
 
 import factory
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from annotation.models import Campaign, ComparisonPair, Vote, Winner
+from core.workspaces import membership_set
 from curation.choices import Intent
 from curation.models import Case, Dataset, Item, Study, Submission
 from judging.models import Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
@@ -21,9 +21,10 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def roles(self, create, extracted, **kwargs):
-        """UserFactory(roles=["researcher"]) puts the user in those groups."""
+        """UserFactory(roles=["researcher"]) makes the user a member of the default workspace with
+        those roles; UserFactory(roles=[...], roles__workspace=w) of workspace w."""
         if create and extracted:
-            self.groups.add(*Group.objects.filter(name__in=extracted))
+            membership_set(user=self, workspace=kwargs.get("workspace"), roles=extracted)
         self.save()
 
 

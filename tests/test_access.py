@@ -117,10 +117,9 @@ def test_api_accepts_a_token(client):
 
 
 def test_a_session_user_arrives_with_roles_and_a_revoked_role_counts_at_once(client, django_assert_num_queries):
-    from django.contrib.auth.models import Group
-
     from core.auth import RoleLoadingBackend
     from core.roles import roles_of
+    from core.workspaces import membership_set
 
     person = UserFactory(username="two-roles", roles=["researcher", "annotator"])
     backend = RoleLoadingBackend()
@@ -130,7 +129,7 @@ def test_a_session_user_arrives_with_roles_and_a_revoked_role_counts_at_once(cli
         assert loaded.username == "two-roles" and loaded.check_password("pw-for-tests")
     client.force_login(person)
     assert client.get(reverse("dashboard")).status_code == 200
-    person.groups.remove(Group.objects.get(name="researcher"))
+    membership_set(user=person, roles=["annotator"])
     assert client.get(reverse("dashboard")).status_code == 403
     assert roles_of(backend.get_user(person.pk)) == {"annotator"}
     assert backend.get_user(10**9) is None
@@ -144,7 +143,7 @@ def test_a_superuser_holds_every_role_without_joining_a_group(client):
     boss = UserFactory(username="boss")
     boss.is_superuser = boss.is_staff = True
     boss.save()
-    assert boss.groups.count() == 0
+    assert boss.groups.count() == 0 and not boss.memberships.exists()
     client.force_login(boss)
     for url_name in STAFF_PAGES:
         assert client.get(reverse(url_name)).status_code == 200, url_name
@@ -154,4 +153,6 @@ def test_a_superuser_holds_every_role_without_joining_a_group(client):
     }
     boss.is_superuser = False
     boss.save()
-    assert client.get(reverse("dashboard")).status_code == 403
+    # Now in no workspace: an empty dashboard, and no other staff page.
+    assert 'data-testid="no-workspace"' in client.get(reverse("dashboard")).text
+    assert client.get(reverse("curation:review")).status_code == 403

@@ -15,11 +15,11 @@ from datetime import timedelta
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import models
 from django.utils import timezone
 
 from annotation.models import Campaign
+from core.workspaces import membership_set
 from curation.models import Case, Dataset, Item, ReviewEvent, ReviewTask
 from home.demo import demo_seed
 from home.services import invitation_create
@@ -136,7 +136,7 @@ def demo(settings):
     )  # fmt: skip
     Endpoint.objects.get_or_create(name="local", defaults={"base_url": "http://127.0.0.1:9/v1", "default_model": "m"})
     # One person holding researcher and reviewer opens the review pages too.
-    researcher.groups.add(Group.objects.get(name="reviewer"))
+    membership_set(user=researcher, roles=["researcher", "reviewer"])
     _invitation, token = invitation_create(roles=["annotator"], note="", actor=researcher)
     # A quality task leased to them, so its page shows the case under review.
     task = ReviewTask.objects.filter(status=ReviewTask.Status.OPEN).order_by("pk").first()

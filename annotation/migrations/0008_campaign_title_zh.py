@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0006_stored_figures")]
+    dependencies = [("annotation", "0007_workspace")]
 
     operations = [
         migrations.AddField(

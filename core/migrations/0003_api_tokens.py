@@ -26,7 +26,7 @@ def hash_admin_tokens(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("core", "0001_initial"),
+        ("core", "0002_workspaces"),
         ("authtoken", "0004_alter_tokenproxy_options"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

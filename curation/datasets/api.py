@@ -29,7 +29,7 @@ class DatasetListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return dataset_list_with_counts()
+        return dataset_list_with_counts(user=self.request.user)
 
 
 class DatasetFreezeApi(APIView):
@@ -61,7 +61,7 @@ class DatasetFreezeApi(APIView):
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         try:
-            dataset = dataset_by_name(name=name)
+            dataset = dataset_by_name(name=name, user=request.user)
         except DatasetNotFound as error:
             raise NotFound(str(error)) from None
         confirm = given.validated_data["confirm_missing_references"]

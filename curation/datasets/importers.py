@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from core.errors import UserbenchError
 from core.import_checks import unstorable
+from core.models import Workspace
 from curation.datasets.public_formats import READERS, FormatError
 from curation.models import Dataset, Item
 
@@ -61,6 +62,7 @@ def dataset_import(
     description: str = "",
     created_by=None,
     select: Callable[[list], list] | None = None,
+    workspace: Workspace | None = None,
 ) -> Dataset:
     """Read a public file and store it as a new frozen dataset version.
 
@@ -81,7 +83,13 @@ def dataset_import(
     if select is not None:
         records = select(records)
     dataset = Dataset.objects.create(
-        name=name, description=description, source=SOURCES[fmt], frozen_at=timezone.now(), created_by=created_by
+        name=name,
+        description=description,
+        source=SOURCES[fmt],
+        frozen_at=timezone.now(),
+        created_by=created_by,
+        # The default workspace when none is named (a single team's install has only that one).
+        **({"workspace": workspace} if workspace is not None else {}),
     )
     Item.objects.bulk_create(
         [

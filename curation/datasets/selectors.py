@@ -5,6 +5,8 @@ from django.utils.translation import gettext as _
 
 from core.counting import count_of
 from core.errors import UserbenchError
+from core.roles import Role
+from core.workspaces import scoped
 from curation.models import CurationJob, Dataset, Item, ReviewTask
 
 
@@ -12,27 +14,37 @@ class DatasetNotFound(UserbenchError):
     """No dataset has the name asked for."""
 
 
-def dataset_by_name(*, name: str) -> Dataset:
+def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> QuerySet[Dataset]:
+    """The datasets of the workspaces where the person holds `role` (any role when None)."""
+    return scoped(Dataset.objects.all(), user, role=role)
+
+
+def dataset_by_name(*, name: str, user=None, role: str | None = Role.RESEARCHER.value) -> Dataset:
     """The dataset of this name, for commands, services and APIs that are given one by name;
-    DatasetNotFound naming it otherwise."""
-    found = Dataset.objects.filter(name=name).first() if name else None
+    DatasetNotFound naming it otherwise. With a `user`, a dataset of another workspace is not
+    found either (the operator, `user` None, finds every one)."""
+    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
+    found = datasets.filter(name=name).first() if name else None
     if found is None:
         raise DatasetNotFound(_("No dataset named %(name)r.") % {"name": name})
     return found
 
 
-def dataset_list_with_counts() -> QuerySet[Dataset]:
-    """Datasets with their item and excluded-item counts, newest first."""
-    return Dataset.objects.annotate(
+def dataset_list_with_counts(*, user=None, role: str | None = Role.RESEARCHER.value) -> QuerySet[Dataset]:
+    """Datasets (of the person's workspaces) with their item and excluded-item counts, newest first."""
+    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
+    return datasets.annotate(
         item_count=count_of(Item.objects.all(), to="dataset"),
         excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
     ).order_by("-created_at", "-id")
 
 
-def working_datasets() -> QuerySet[Dataset]:
-    """Datasets that can still change, with item counts, for the curation overview."""
+def working_datasets(*, user=None, role: str | None = None) -> QuerySet[Dataset]:
+    """Datasets that can still change (of the person's workspaces), with item counts, for the
+    curation overview."""
+    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
     return (
-        Dataset.objects.filter(frozen_at__isnull=True)
+        datasets.filter(frozen_at__isnull=True)
         .annotate(
             item_count=count_of(Item.objects.all(), to="dataset"),
             excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
@@ -50,10 +62,11 @@ def dataset_jobs(*, dataset: Dataset) -> QuerySet[CurationJob]:
 ITEM_STATUSES = ("included", "excluded", "in_review", "no_reference")
 
 
-def dataset_get(*, name: str) -> Dataset | None:
-    """The dataset of this name with what its page shows beside it, or None."""
+def dataset_get(*, name: str, user=None, role: str | None = Role.RESEARCHER.value) -> Dataset | None:
+    """The dataset of this name (in the person's workspaces) with what its page shows beside it, or None."""
+    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
     return (
-        Dataset.objects.select_related("study", "previous_version", "frozen_from", "created_by")
+        datasets.select_related("study", "previous_version", "frozen_from", "created_by")
         .annotate(
             item_count=count_of(Item.objects.all(), to="dataset"),
             excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),

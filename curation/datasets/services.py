@@ -53,7 +53,14 @@ def study_dataset_build(*, study: Study, name: str, created_by: User | None = No
     are (they may carry reviewers' work); returns the dataset and how many items were added.
     """
     dataset, _created = Dataset.objects.get_or_create(
-        name=name, defaults={"source": Dataset.Source.STUDY, "study": study, "created_by": created_by}
+        name=name,
+        defaults={
+            "source": Dataset.Source.STUDY,
+            "study": study,
+            "created_by": created_by,
+            # A dataset built from a study stays in the study's workspace.
+            "workspace_id": study.workspace_id,
+        },
     )
     dataset_check_working(dataset=dataset)
     if dataset.study_id not in (None, study.pk):
@@ -136,6 +143,7 @@ def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User |
         study=dataset.study,
         previous_version=dataset,
         created_by=created_by,
+        workspace_id=dataset.workspace_id,
     )
     originals = list(dataset.items.order_by("id"))
     Item.objects.bulk_create(
@@ -252,6 +260,7 @@ def dataset_freeze(
         version=number,
         frozen_at=timezone.now(),
         created_by=created_by,
+        workspace_id=dataset.workspace_id,
     )
     Item.objects.bulk_create([_item_copy(item, dataset=version, link={"working_item": item.pk}) for item in items])
     ReviewEvent.objects.bulk_create(

@@ -7,7 +7,7 @@ Thin: parse the request, call one service or selector, render.
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
@@ -15,7 +15,8 @@ from django.views.decorators.http import require_POST
 
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
-from core.roles import AuthenticatedHttpRequest
+from core.roles import AuthenticatedHttpRequest, Role
+from core.workspaces import scoped, workspace_get
 from curation.access import researcher_required
 from curation.choices import Intent, Language
 from curation.datasets.llm_steps import (
@@ -47,7 +48,10 @@ from curation.datasets.services import (
     working_copy_name,
 )
 from curation.models import CurationJob, Dataset, Study
-from llm.selectors import endpoint_list
+from llm.errors import EndpointError
+from llm.selectors import endpoint_by_name, endpoint_list
+
+RESEARCHER = Role.RESEARCHER.value
 
 
 @researcher_required
@@ -56,7 +60,10 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "curation/review/datasets.html",
-        {"datasets": working_datasets(), "studies": Study.objects.order_by("slug")},
+        {
+            "datasets": working_datasets(user=request.user, role=RESEARCHER),
+            "studies": scoped(Study.objects.order_by("slug"), request.user, role=RESEARCHER),
+        },
     )
 
 
@@ -64,7 +71,9 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def dataset_build_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Create or extend a study's working dataset from its accepted cases."""
-    study = Study.objects.filter(slug=request.POST.get("study", "")).first()
+    study = (
+        scoped(Study.objects.all(), request.user, role=RESEARCHER).filter(slug=request.POST.get("study", "")).first()
+    )
     name = request.POST.get("name", "").strip()
     if study is None or not name:
         messages.error(request, _("Choose a study and give the dataset a name."))
@@ -82,7 +91,7 @@ def dataset_build_view(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
     """Start reference drafting or translation in the background."""
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
     kind = request.POST.get("kind")
     model = request.POST.get("model", "").strip()
     endpoint = request.POST.get("endpoint", "").strip()
@@ -90,10 +99,14 @@ def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> Http
     if kind not in starters:
         raise Http404
     try:
+        if endpoint:
+            endpoint_by_name(name=endpoint, user=request.user)  # another workspace's endpoint is unknown here
         # An empty model is the endpoint's default (curation_model_for); the job records which.
         job = starters[kind](dataset=dataset, model=model, endpoint_name=endpoint, created_by=request.user)
     except VersionError as exc:
         messages.error(request, " ".join(exc.messages))
+    except EndpointError as exc:
+        messages.error(request, str(exc))
     else:
         messages.success(
             request,
@@ -107,8 +120,17 @@ def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> Http
 @require_POST
 def dataset_job_restart_view(request: HttpRequest, dataset_id: int, job_id: int) -> HttpResponse:
     """Start a failed job again, on the endpoint chosen in the form: only its failed items are sent."""
-    job = get_object_or_404(CurationJob, pk=job_id, dataset_id=dataset_id)
+    job = workspace_get(
+        CurationJob.objects.all(),
+        request.user,
+        role=RESEARCHER,
+        via="dataset__workspace",
+        pk=job_id,
+        dataset_id=dataset_id,
+    )
     try:
+        if request.POST.get("endpoint", ""):
+            endpoint_by_name(name=request.POST["endpoint"], user=request.user)  # only this person's endpoints
         job, count = curation_job_restart_enqueue(job_id=job.pk, endpoint_name=request.POST.get("endpoint", ""))
     except UserbenchError as exc:
         messages.error(request, str(exc))
@@ -128,7 +150,7 @@ def dataset_job_restart_view(request: HttpRequest, dataset_id: int, job_id: int)
 @researcher_required
 def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """One working dataset: what a freeze would take, its versions, jobs and a diff form."""
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
     if dataset.frozen_at is not None and dataset.frozen_from_id:
         return redirect("curation:review-dataset", dataset_id=dataset.frozen_from_id)
     versions = list(dataset_versions(dataset))
@@ -143,7 +165,7 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
             ),
             "versions": versions,
             "jobs": dataset_jobs(dataset=dataset),
-            "endpoints": endpoint_list().values_list("name", flat=True),
+            "endpoints": endpoint_list(user=request.user).values_list("name", flat=True),
             # What an empty model field sends, shown before a job starts.
             "default_models": {kind: curation_model_or_none(kind=kind) for kind in CurationJob.Kind.values},
             "filters": dataset.difficulty_filters.order_by("-created_at"),
@@ -154,7 +176,7 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
     try:
         version = dataset_freeze(
             dataset=dataset,
@@ -171,8 +193,8 @@ def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> H
 @researcher_required
 def dataset_diff_page(request: HttpRequest, old_id: int, new_id: int) -> HttpResponse:
     """What changed between two versions."""
-    old = get_object_or_404(Dataset, pk=old_id)
-    new = get_object_or_404(Dataset, pk=new_id)
+    old = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=old_id)
+    new = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=new_id)
     diff = datasets_diff(old=old, new=new)
     return render(request, "curation/review/diff.html", {"old": old, "new": new, "diff": diff})
 
@@ -180,6 +202,7 @@ def dataset_diff_page(request: HttpRequest, old_id: int, new_id: int) -> HttpRes
 @researcher_required
 def dataset_diff_pick(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The diff form's target: turns the two chosen versions into the diff page's address."""
+    workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
     try:
         old_id = int_param(request.GET.get("old"), name="old")
         new_id = int_param(request.GET.get("new"), name="new")
@@ -203,13 +226,15 @@ STATUS_LABELS = {
 @researcher_required
 def dataset_list_page(request: HttpRequest) -> HttpResponse:
     """Every dataset: imported, working and frozen versions, with their item counts."""
-    return render(request, "curation/datasets/list.html", {"datasets": dataset_list_with_counts()[:500]})
+    return render(
+        request, "curation/datasets/list.html", {"datasets": dataset_list_with_counts(user=request.user)[:500]}
+    )
 
 
 @researcher_required
 def dataset_detail_page(request: HttpRequest, name: str) -> HttpResponse:
     """A dataset's versions and its items, searched and filtered, each with its history."""
-    dataset = dataset_get(name=name)
+    dataset = dataset_get(name=name, user=request.user)
     if dataset is None:
         raise Http404
     filters = {
@@ -245,7 +270,7 @@ def dataset_detail_page(request: HttpRequest, name: str) -> HttpResponse:
 def dataset_copy_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A working copy of a frozen (imported) dataset in one step; opens the copy's working page."""
     try:
-        dataset = dataset_by_name(name=request.POST.get("dataset", ""))
+        dataset = dataset_by_name(name=request.POST.get("dataset", ""), user=request.user)
     except DatasetNotFound:
         raise Http404 from None
     try:

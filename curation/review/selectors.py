@@ -7,6 +7,8 @@ from django.contrib.auth.models import User
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from core.models import Workspace
+from core.workspaces import workspace_ids
 from curation.models import (
     Case,
     CurationJob,
@@ -31,7 +33,9 @@ def queue_progress(*, reviewer: User) -> list[dict]:
     own = ReviewTask.objects.own_material(reviewer)
     rows = {
         row["queue"]: row
-        for row in ReviewTask.objects.values("queue").annotate(
+        for row in ReviewTask.objects.in_workspaces_of(reviewer)
+        .values("queue")
+        .annotate(
             waiting=Count("id", filter=Q(status=ReviewTask.Status.OPEN) & free & ~own),
             own_material=Count("id", filter=Q(status=ReviewTask.Status.OPEN) & own),
             leased_by_others=Count(
@@ -89,9 +93,12 @@ def case_history(*, case: Case) -> list[ReviewEvent]:
     return list(ReviewEvent.objects.filter(case=case).select_related("actor").order_by("created_at", "id"))
 
 
-def item_with_context(*, item_id: int) -> Item | None:
+def item_with_context(*, item_id: int, user=None) -> Item | None:
+    """The item with its drafts and translations; with a `user`, only if its dataset is in a
+    workspace where they review or research."""
+    items = Item.objects.all() if user is None else Item.objects.filter(dataset__workspace_id__in=_history_places(user))
     return (
-        Item.objects.filter(pk=item_id)
+        items.filter(pk=item_id)
         .select_related("dataset", "source_case__submission", "source_case__curation")
         .prefetch_related("reference_drafts", "translations")
         .first()
@@ -163,3 +170,22 @@ def reference_redrafts(*, limit: int = REDRAFTS_LISTED) -> dict:
         )
     # One query unless the list is cut short.
     return {"count": tasks.count() if len(listed) == limit else len(listed), "rows": rows}
+
+
+def _history_places(user):
+    """Workspaces whose histories the person reads: where they review or research (a subquery of
+    ids; every workspace for a superuser)."""
+    reviewing, researching = workspace_ids(user, "reviewer"), workspace_ids(user, "researcher")
+    if reviewing is None or researching is None:
+        return Workspace.objects.values("pk")
+    return Workspace.objects.filter(pk__in=reviewing | researching).values("pk")
+
+
+def case_with_context(*, case_id: int, user) -> Case | None:
+    """The case with its submission and findings, if its study is in a workspace where the person
+    reviews or researches."""
+    return (
+        Case.objects.filter(pk=case_id, submission__study__workspace_id__in=_history_places(user))
+        .select_related("submission", "curation")
+        .first()
+    )

@@ -20,6 +20,7 @@ from curation.pii.hints import highlight_segments, unresolved_hints
 from curation.review.history import TAG_LABELS, history_rows
 from curation.review.selectors import (
     case_history,
+    case_with_context,
     item_difficulty,
     item_history,
     item_with_context,
@@ -156,7 +157,7 @@ def _task_context(request: HttpRequest, task: ReviewTask, error: str) -> dict:
 @require_POST
 def review_release(request: AuthenticatedHttpRequest, task_id: int) -> HttpResponse:
     """Give the item back to its queue."""
-    task = get_object_or_404(ReviewTask, pk=task_id)
+    task = get_object_or_404(ReviewTask.objects.in_workspaces_of(request.user), pk=task_id)
     try:
         review_task_release(task=task, reviewer=request.user)
     except ReviewError as exc:
@@ -172,7 +173,7 @@ def _labelled(segments):
 @history_viewer_required
 def item_page(request: HttpRequest, item_id: int) -> HttpResponse:
     """An item with its drafts, translations, difficulty scores and whole history."""
-    item = item_with_context(item_id=item_id)
+    item = item_with_context(item_id=item_id, user=request.user)
     if item is None:
         raise Http404
     return render(
@@ -189,9 +190,13 @@ def item_page(request: HttpRequest, item_id: int) -> HttpResponse:
 @history_viewer_required
 def case_page(request: AuthenticatedHttpRequest, case_id: int) -> HttpResponse:
     """A case's automatic findings and its whole history."""
-    case = get_object_or_404(Case.objects.select_related("submission", "curation"), pk=case_id)
+    case = case_with_context(case_id=case_id, user=request.user)
+    if case is None:
+        raise Http404
     # An unfinished submission is still the participant's alone: reviewers never read it.
-    if case.submission.status != Submission.Status.SUBMITTED and not can_manage_studies(request.user):
+    if case.submission.status != Submission.Status.SUBMITTED and not can_manage_studies(
+        request.user, workspace_id=case.submission.study.workspace_id
+    ):
         raise Http404
     curation = getattr(case, "curation", None)
     return render(

@@ -1,11 +1,12 @@
 """The researcher's API for one study: its statistics. Rows come from /api/exports/{submissions,cases}/."""
 
-from django.shortcuts import get_object_or_404
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.roles import Role
+from core.workspaces import workspace_get
 from curation.access import ResearcherPermission
 from curation.models import Study
 from curation.studies.selectors import study_list_with_counts, study_statistics
@@ -57,7 +58,7 @@ class StudyStatisticsApi(APIView):
     serializer_class = OutputSerializer
 
     def get(self, request, slug):
-        study = get_object_or_404(Study, slug=slug)
+        study = workspace_get(Study.objects.all(), request.user, role=Role.RESEARCHER.value, slug=slug)
         stats = study_statistics(study=study)
         return Response(self.OutputSerializer({"slug": study.slug, **stats}).data)
 
@@ -83,4 +84,4 @@ class StudyListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return study_list_with_counts()
+        return study_list_with_counts(user=self.request.user)

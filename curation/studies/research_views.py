@@ -2,13 +2,14 @@
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
-from core.roles import AuthenticatedHttpRequest
+from core.roles import AuthenticatedHttpRequest, Role
+from core.workspaces import workspace_for_new, workspace_get
 from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
@@ -26,6 +27,8 @@ from curation.studies.prolific import (
 )
 from curation.studies.selectors import study_chinese_gaps, study_prolific_duplicates, study_statistics
 
+RESEARCHER = Role.RESEARCHER.value
+
 
 def _participant_link(request: HttpRequest, study: Study) -> str:
     """The link to paste into Prolific, with its placeholders for the participant's ids (the
@@ -37,7 +40,7 @@ def _participant_link(request: HttpRequest, study: Study) -> str:
 @researcher_required
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A study's progress and what participants reported."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     stats = study_statistics(study=study)
     labels = UsageForm(study=study)
     for row in stats["satisfaction"]:
@@ -61,7 +64,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def study_submissions_table(request: HttpRequest, slug: str) -> HttpResponse:
     """Every submission as Prolific reviews it, speeders and shared IDs flagged, with filters and
     the IDs to approve and to reject."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     status = request.GET.get("status", "")
     status = status if status in STATUSES else ""
     flagged = request.GET.get("flagged") == "1"
@@ -91,7 +94,7 @@ def study_submissions_table(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def study_prolific_ids(request: AuthenticatedHttpRequest, slug: str, decision: str) -> HttpResponse:
     """The Prolific IDs to approve or to reject, one per line, as Prolific's bulk actions take them."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     if decision not in DECISIONS:
         raise Http404("No such list.")
     ids = prolific_ids_export(study=study, decision=decision, actor=request.user)
@@ -104,7 +107,7 @@ def study_prolific_ids(request: AuthenticatedHttpRequest, slug: str, decision: s
 @require_POST
 def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Keep one of the submissions that share a Prolific ID (the others are excluded)."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     try:
         keep = services.prolific_duplicates_resolve(
             study=study,
@@ -124,11 +127,12 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
 @researcher_required
 def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     """Create a study or change its set-up."""
-    study = get_object_or_404(Study, slug=slug) if slug else None
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug) if slug else None
     form = StudyForm(request.POST if request.method == "POST" else None, instance=study or Study())
     if request.method == "POST" and form.is_valid():
         try:
-            saved = services.study_save(values=form.study_values(), study=study, user=request.user)
+            workspace = None if study else workspace_for_new(request.user, RESEARCHER)
+            saved = services.study_save(values=form.study_values(), study=study, user=request.user, workspace=workspace)
         except services.StudyError as error:
             for field, errors in error.fields.items() or {None: error.messages}.items():
                 form.add_error(field if field in form.fields else None, errors)
@@ -143,7 +147,7 @@ def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> Ht
 @require_POST
 def study_withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Withdraw a participant (by Prolific ID or submission number) and erase their data."""
-    study = get_object_or_404(Study, slug=slug)
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
     if request.POST.get("confirm") != "1":
         messages.error(request, _("Tick the box to confirm the erasure; nothing was erased."))
         return redirect("curation:study-detail", slug=study.slug)

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
+from core.roles import Role
+from core.workspaces import scoped
 from curation.choices import SATISFACTION_INTENTS
 from curation.models import Case, Study, Submission
 from curation.studies.maths import completion_rate, median_seconds, satisfaction_by_intent
@@ -17,9 +19,11 @@ from curation.studies.maths import completion_rate, median_seconds, satisfaction
 EXPORT_CHUNK = 1000
 
 
-def study_list_with_counts() -> QuerySet[Study]:
-    """Studies with how many submissions are finished, in progress and excluded."""
-    return Study.objects.annotate(
+def study_list_with_counts(*, user=None) -> QuerySet[Study]:
+    """Studies (of the workspaces where the person is a researcher; every one for the operator)
+    with how many submissions are finished, in progress and excluded."""
+    studies = Study.objects.all() if user is None else scoped(Study.objects.all(), user, role=Role.RESEARCHER.value)
+    return studies.annotate(
         submitted_count=Count("submissions", filter=Q(submissions__status=Submission.Status.SUBMITTED)),
         in_progress_count=Count("submissions", filter=Q(submissions__status=Submission.Status.IN_PROGRESS)),
         excluded_count=Count("submissions", filter=Q(submissions__excluded=True)),

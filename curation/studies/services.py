@@ -13,8 +13,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from core.audit import AuditAction, audit_record
+from core.audit import AuditAction, audit_record, audit_value
 from core.errors import UserbenchError
+from core.models import Workspace
 from curation import reasons
 from curation.datasets.services import items_withdraw
 from curation.models import Case, Item, Study, StudyStep, Submission
@@ -269,15 +270,22 @@ RESERVED_STUDY_SLUGS = frozenset({"new", "edit"})
 
 
 @transaction.atomic
-def study_save(*, values: dict, study: Study | None = None, user: User | None = None) -> Study:
-    """Create a study or update its set-up from the researcher's form values (audited)."""
+def study_save(
+    *, values: dict, study: Study | None = None, user: User | None = None, workspace: Workspace | None = None
+) -> Study:
+    """Create a study or update its set-up from the researcher's form values (audited, with each
+    changed field's value before and after). A new study goes to `workspace` (the default one
+    when None); a study never moves to another."""
     if values.get("slug") in RESERVED_STUDY_SLUGS:
         reserved = _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}
         raise StudyError(reserved, fields={"slug": [reserved]})
     created = study is None
     if study is None:
         study = Study(created_by=user if user and user.is_authenticated else None)
+        if workspace is not None:
+            study.workspace = workspace
     changed = sorted(name for name, value in values.items() if created or getattr(study, name) != value)
+    before = {name: audit_value(getattr(study, name)) for name in changed} if not created else {}
     for name, value in values.items():
         setattr(study, name, value)
     try:
@@ -290,7 +298,11 @@ def study_save(*, values: dict, study: Study | None = None, user: User | None = 
         actor=user,
         action=AuditAction.STUDY_CHANGED,
         target=f"study:{study.slug}",
-        details={"created": created, "fields": changed},
+        workspace=study.workspace_id,
+        details={"created": created, "fields": changed}
+        | (
+            {"changes": {name: [before[name], audit_value(getattr(study, name))] for name in changed}} if before else {}
+        ),
     )
     return study
 
@@ -329,6 +341,7 @@ def prolific_duplicates_resolve(
         action=AuditAction.DUPLICATE_RESOLVED,
         target=f"study:{study.slug}",
         details={"kept": keep.pk, "excluded": excluded},
+        workspace=study.workspace_id,
     )
     return keep
 
@@ -393,5 +406,11 @@ def participant_withdraw(
     for start in range(0, len(removed), 500):
         cache_rows += LLMResponse.objects.filter(text__in=removed[start : start + 500]).delete()[0]
     report = {"submissions": submission_ids, "cases": len(case_ids), **report, "cached_replies": cache_rows}
-    audit_record(actor=actor, action=AuditAction.PARTICIPANT_WITHDRAWN, target=f"study:{study.slug}", details=report)
+    audit_record(
+        actor=actor,
+        action=AuditAction.PARTICIPANT_WITHDRAWN,
+        target=f"study:{study.slug}",
+        details=report,
+        workspace=study.workspace_id,
+    )
     return report

@@ -255,7 +255,13 @@ def run_cancel(*, run: JudgeRun, actor: AbstractBaseUser | None = None) -> None:
         locked.status,
         held,
     )
-    audit_record(actor=actor, action=AuditAction.RUN_CANCELLED, target=f"run:{run.pk}", details={"was": locked.status})
+    audit_record(
+        actor=actor,
+        action=AuditAction.RUN_CANCELLED,
+        target=f"run:{run.pk}",
+        details={"was": locked.status},
+        workspace=locked.workspace_id,
+    )
     run.refresh_from_db()
 
 

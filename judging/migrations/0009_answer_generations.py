@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("curation", "0007_security"),
-        ("judging", "0008_run_parameters"),
+        ("judging", "0009_workspace"),
         ("llm", "0002_engine"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -69,8 +69,10 @@ LEADERBOARD_FIELDS = [
 ]
 
 
-def _runs(*, dataset=None, study=None, run=None):
+def _runs(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None):
     runs = JudgeRun.objects.select_related("dataset", "reference_model").order_by("pk")
+    if workspaces is not None:
+        runs = runs.filter(workspace_id__in=workspaces)
     if run is not None:
         return runs.filter(pk=run.pk)
     if dataset is not None:
@@ -93,10 +95,12 @@ def _of_study_data(*, dataset=None, study=None, run=None) -> bool:
     return JudgeRun.objects.filter(dataset__study__isnull=False).exists()
 
 
-@exporter("judgments", personal=_of_study_data)
-def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
+@exporter("judgments", personal=_of_study_data, across=True)
+def judgments_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
     """Every judgment of the run (or of the dataset's / study's runs) with its raw reply, in id order."""
-    judgments = Judgment.objects.filter(run__in=_runs(dataset=dataset, study=study, run=run).values("pk"))
+    judgments = Judgment.objects.filter(
+        run__in=_runs(dataset=dataset, study=study, run=run, workspaces=workspaces).values("pk")
+    )
     keys = [
         "run_id",
         "run__dataset__name",
@@ -125,8 +129,8 @@ def judgments_export(*, dataset=None, study=None, run=None) -> ExportTable:
     return ExportTable(fields=JUDGMENT_FIELDS, rows=(dict(zip(JUDGMENT_FIELDS, row)) for row in rows))
 
 
-@exporter("leaderboard")
-def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
+@exporter("leaderboard", across=True)
+def leaderboard_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
     """The leaderboard rows of the run (or of every run of the dataset / study), one run at a
     time: the stored figures when they match the run's judgments, else computed (and stored) now."""
 
@@ -135,7 +139,7 @@ def leaderboard_export(*, dataset=None, study=None, run=None) -> ExportTable:
     from judging.results.figures import run_figures_read
 
     def rows():
-        for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
+        for judge_run in _runs(dataset=dataset, study=study, run=run, workspaces=workspaces).iterator():
             payload, _figures = run_figures_read(run=judge_run, compute="stale")
             yield from payload["rows"]
 
@@ -177,13 +181,13 @@ def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
 MANIFEST_FIELDS = ["run", "dataset", "manifest"]
 
 
-@exporter("manifests")
-def manifests_export(*, dataset=None, study=None, run=None) -> ExportTable:
+@exporter("manifests", across=True)
+def manifests_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
     """The manifest of the run (or of every run of the dataset / study), one run per row; in JSONL
     each manifest is a JSON object, in CSV a JSON text."""
 
     def rows():
-        for judge_run in _runs(dataset=dataset, study=study, run=run).iterator():
+        for judge_run in _runs(dataset=dataset, study=study, run=run, workspaces=workspaces).iterator():
             yield {"run": judge_run.pk, "dataset": judge_run.dataset.name, "manifest": run_manifest(run=judge_run)}
 
     return ExportTable(fields=MANIFEST_FIELDS, rows=rows())

@@ -12,6 +12,8 @@ from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
+from core.roles import Role
+from core.workspaces import scoped
 from curation.models import Dataset
 from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment, stale_after
 from judging.runs.lookup import run_by_id
@@ -19,19 +21,23 @@ from judging.runs.lookup import run_by_id
 GROUPS = ("intent", "language", "country", "category")
 
 
-def run_list_with_progress() -> QuerySet[JudgeRun]:
-    """Runs with their judgment counts (done, parse failures), read from the runs' own counts."""
+def run_list_with_progress(*, user=None) -> QuerySet[JudgeRun]:
+    """Runs (of the workspaces where the person is a researcher; every one for the operator) with
+    their judgment counts (done, parse failures), read from the runs' own counts."""
+    runs = JudgeRun.objects.all() if user is None else scoped(JudgeRun.objects.all(), user, role=Role.RESEARCHER.value)
     return (
-        JudgeRun.objects.select_related("dataset", "reference_model")
+        runs.select_related("dataset", "reference_model")
         .annotate(judgment_count=F("replied") + F("call_failures"), failure_count=F("parse_failures") + F("cut_off"))
         .order_by("-created_at")
     )
 
 
-def run_get(*, run_id: int) -> JudgeRun:
-    """One run with what its page shows next to it (raises RunNotFound)."""
+def run_get(*, run_id: int, user=None) -> JudgeRun:
+    """One run with what its page shows next to it (raises RunNotFound; with a `user`, also for
+    a run of another workspace)."""
     return run_by_id(
         run_id=run_id,
+        user=user,
         queryset=JudgeRun.objects.select_related("dataset", "reference_model", "endpoint").prefetch_related(
             "candidates", "templates"
         ),

@@ -42,6 +42,8 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     limit, auto = concurrency_resolve(spec.concurrency, endpoint=spec.endpoint)
     run = JudgeRun.objects.create(
         dataset=spec.dataset,
+        # A run stays in its dataset's workspace.
+        workspace_id=spec.dataset.workspace_id,
         mode=spec.mode,
         judge_model=spec.judge_model,
         endpoint=spec.endpoint,
@@ -87,14 +89,16 @@ def run_spec_by_names(
     models: Sequence[str],
     reference_model: str | None = None,
     endpoint: str | None = None,
+    user=None,
     **parameters,
 ) -> RunSpec:
     """A RunSpec with the dataset, models and endpoint named as a researcher types them (the
     API, `judge`, `reproduce`); `parameters` are the spec's other fields.
 
-    An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint."""
+    An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint.
+    With a `user` (the API), a dataset or endpoint of another workspace is unknown as well."""
     try:
-        found = dataset_by_name(name=dataset)
+        found = dataset_by_name(name=dataset, user=user)
     except DatasetNotFound as error:
         raise RunError(str(error), parameter="dataset") from None
     names = [name.strip() for name in models if name.strip()]
@@ -115,7 +119,7 @@ def run_spec_by_names(
     chosen_endpoint = None
     if endpoint and endpoint != "default":
         try:
-            chosen_endpoint = endpoint_by_name(name=endpoint)
+            chosen_endpoint = endpoint_by_name(name=endpoint, user=user)
         except EndpointError:
             # The API names only the endpoint asked for, not the others the server knows.
             raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(endpoint)}, parameter="endpoint") from None

@@ -151,7 +151,12 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     rows = list(AuditEvent.objects.order_by("id").values_list("actor_name", "action", "target", "details"))
     assert rows == [
         ("res", "study_changed", "study:s1", {"created": True, "fields": ["slug", "title_en"]}),
-        ("res", "study_changed", "study:s1", {"created": False, "fields": ["title_en"]}),
+        (
+            "res",
+            "study_changed",
+            "study:s1",
+            {"created": False, "fields": ["title_en"], "changes": {"title_en": ["One", "One, renamed"]}},
+        ),
         ("res", "campaign_changed", "campaign:c1", {"created": True, "pairs": 1, "annotators": 0}),
         ("res", "template_changed", "template:t", {"version": 2, "from_version": 1}),
         (

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from annotation.models import Campaign, Vote
+from core.workspaces import membership_set
 from judging.models import JudgeRun
 from llm.models import Endpoint
 from tests.factories import UserFactory
@@ -283,7 +284,8 @@ def test_researcher_sets_up_and_runs_everything_from_the_browser(
 
     try:
         import_files(tmp_path)
-        UserFactory(username="lead", roles=["researcher"])
+        # The lead administers the team's workspace: /people/ below makes and invites members.
+        membership_set(user=UserFactory(username="lead", roles=["researcher"]), roles=["researcher"], admin=True)
         page = new_page()
         sign_in(page, live_server, words, "lead", "pw-for-tests")
         expect(page).to_have_url(f"{live_server.url}/dashboard/")

@@ -70,7 +70,7 @@ def test_a_second_browser_with_the_same_prolific_id_sees_nothing_and_may_start_i
     assert Submission.objects.filter(prolific_pid=PID).count() == 2
 
     researcher = UserFactory(username="researcher-e2e", roles=["researcher"])
-    assert researcher.groups.count() == 1
+    assert researcher.memberships.get().role_names() == ["researcher"]
     page.context.clear_cookies()
     log_in("researcher-e2e", "pw-for-tests")
     page.goto(f"{live_server.url}/studies/demo/")

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.roles import roles_of
+from core.workspaces import membership_set
 from home.models import Invitation
 from home.services import PeopleError, invitation_accept, invitation_create
 from tests.factories import UserFactory
@@ -22,6 +23,14 @@ User = get_user_model()
 
 def accept_url(token: str) -> str:
     return f"{reverse('invitation-accept')}?token={token}"
+
+
+@pytest.fixture(autouse=True)
+def researcher_administers_the_workspace(researcher):
+    """The researcher of these tests administers the default workspace: only an admin changes
+    members and roles (tests/test_workspaces.py checks that others cannot)."""
+    membership_set(user=researcher, roles=["researcher"], admin=True)
+    return researcher
 
 
 def link_token(page: str) -> str:
@@ -185,7 +194,7 @@ def test_a_researcher_cannot_lock_themselves_out_or_touch_a_superuser(client_as,
     assert "You cannot take the researcher role from yourself" in response.text
     response = client.post(reverse("people-active", args=[researcher.pk]), {"active": "0"}, follow=True)
     assert "You cannot deactivate your own account." in response.text
-    boss = UserFactory(username="boss")
+    boss = UserFactory(username="boss", roles=["researcher"])
     boss.is_superuser = True
     boss.save()
     response = client.post(reverse("people-active", args=[boss.pk]), {"active": "0"}, follow=True)

@@ -2,7 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import UserbenchError
 from core.import_checks import MAX_TEXT_CHARS
+from core.workspaces import workspace_for_command
 from curation.datasets.importers import DataImportError, dataset_import
 from curation.datasets.public_formats import PUBLIC_FORMATS
 
@@ -19,16 +21,20 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=PUBLIC_FORMATS, dest="fmt")
         parser.add_argument("--name", required=True, help="name of the new dataset version")
         parser.add_argument("--description", default="")
+        parser.add_argument(
+            "--workspace", help="slug of the workspace the dataset belongs to (needed when there are several)"
+        )
 
-    def handle(self, *args, file, fmt, name, description, **options):
+    def handle(self, *args, file, fmt, name, description, workspace=None, **options):
         try:
+            place = workspace_for_command(workspace, required=True)
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:
-                dataset = dataset_import(fmt=fmt, stream=stream, name=name, description=description)
+                dataset = dataset_import(fmt=fmt, stream=stream, name=name, description=description, workspace=place)
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None
         except OSError as error:
             raise CommandError(f"Cannot read {file}: {error.strerror}") from None
-        except DataImportError as error:
+        except (DataImportError, UserbenchError) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Imported {dataset.items.count()} items into dataset {dataset.name!r}.")

@@ -4,7 +4,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import UserbenchError
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
+from core.workspaces import workspace_for_command
 from curation.datasets.public_formats import PUBLIC_FORMATS, iter_public
 from curation.datasets.selectors import DatasetNotFound
 from home.selectors import export_scope_resolve
@@ -31,6 +33,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--campaign", help="annotation campaign slug (votes, bt, agreement: that campaign's only, as its page)"
         )
+        parser.add_argument(
+            "--workspace", help="slug of a workspace: only its rows (default: every workspace, for the operator)"
+        )
         parser.add_argument("--what", required=True, help=f"one of: {', '.join(sorted(EXPORTERS))}")
         parser.add_argument("--format", default="csv", dest="fmt", choices=ROW_FORMATS + PUBLIC_FORMATS)
         parser.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
@@ -40,10 +45,22 @@ class Command(BaseCommand):
             help="cases: add participants' unreviewed text (recorded in the audit log)",
         )
 
-    def handle(self, *args, dataset, study, run, what, fmt, output, raw=False, campaign=None, **options):
+    def handle(
+        self, *args, dataset, study, run, what, fmt, output, raw=False, campaign=None, workspace=None, **options
+    ):
         try:
+            place = workspace_for_command(workspace, required=False)
             scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run, campaign_slug=campaign)
-            table = export_table(what, **scope, raw=raw, actor=None, via=f"command line ({_shell_user()})")
+            if place is not None and any(obj is not None and obj.workspace_id != place.pk for obj in scope.values()):
+                raise ExportError(f"That dataset, study, run or campaign is not in workspace {place.slug!r}.")
+            table = export_table(
+                what,
+                **scope,
+                raw=raw,
+                actor=None,
+                via=f"command line ({_shell_user()})",
+                workspaces={place.pk} if place is not None else None,
+            )
             if fmt in PUBLIC_FORMATS:
                 if what != "items":
                     raise ExportError(f"Public formats hold items only; use --what items with --format {fmt}.")
@@ -57,7 +74,7 @@ class Command(BaseCommand):
             else:
                 for chunk in chunks:
                     self.stdout.write(chunk, ending="")
-        except (ExportError, DatasetNotFound) as error:
+        except (ExportError, DatasetNotFound, UserbenchError) as error:
             raise CommandError(str(error)) from None
         except BrokenPipeError:
             # The reader (e.g. `| head`) stopped early: not an error of the export.
