@@ -25,16 +25,17 @@ from judging.models import AnswerGeneration
 from llm.selectors import endpoint_by_name
 
 
-def _dataset(name: str) -> Dataset:
+def _dataset(name: str, user) -> Dataset:
+    """The dataset `name` of one of the person's workspaces (404 for another's, as for none)."""
     try:
-        return dataset_by_name(name=name)
+        return dataset_by_name(name=name, user=user)
     except DatasetNotFound as error:
         raise NotFound(str(error)) from None
 
 
-def _generation(name: str, generation_id: int) -> AnswerGeneration:
+def _generation(name: str, generation_id: int, user) -> AnswerGeneration:
     try:
-        return generation_of_dataset(dataset=_dataset(name), generation_id=generation_id)
+        return generation_of_dataset(dataset=_dataset(name, user), generation_id=generation_id)
     except GenerationNotFound as error:
         raise NotFound(str(error)) from None
 
@@ -95,11 +96,11 @@ class DatasetAnswersApi(APIView):
 
     @extend_schema(responses=ModelAnswersSerializer(many=True))
     def get(self, request, name: str):
-        return Response(ModelAnswersSerializer(answer_counts(dataset=_dataset(name)), many=True).data)
+        return Response(ModelAnswersSerializer(answer_counts(dataset=_dataset(name, request.user)), many=True).data)
 
     @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
     def post(self, request, name: str):
-        dataset = _dataset(name)
+        dataset = _dataset(name, request.user)
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         upload = given.validated_data["file"]
@@ -133,15 +134,15 @@ class GenerationListApi(APIView):
 
     @extend_schema(responses=GenerationSerializer(many=True))
     def get(self, request, name: str):
-        return Response(GenerationSerializer(generation_list(dataset=_dataset(name)), many=True).data)
+        return Response(GenerationSerializer(generation_list(dataset=_dataset(name, request.user)), many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: GenerationSerializer})
     def post(self, request, name: str):
-        dataset = _dataset(name)
+        dataset = _dataset(name, request.user)
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        endpoint = endpoint_by_name(name=data["endpoint"]) if data["endpoint"] not in (None, "", "default") else None
+        endpoint = endpoint_by_name(name=data["endpoint"], user=request.user) if data["endpoint"] not in (None, "", "default") else None
         generation = generation_start(
             dataset=dataset,
             model_name=data["model"],
@@ -159,7 +160,7 @@ class GenerationDetailApi(APIView):
 
     @extend_schema(responses=GenerationSerializer)
     def get(self, request, name: str, generation_id: int):
-        return Response(GenerationSerializer(_generation(name, generation_id)).data)
+        return Response(GenerationSerializer(_generation(name, generation_id, request.user)).data)
 
 
 class GenerationCancelApi(APIView):
@@ -167,7 +168,7 @@ class GenerationCancelApi(APIView):
 
     @extend_schema(request=None, responses=GenerationSerializer)
     def post(self, request, name: str, generation_id: int):
-        generation = generation_cancel(generation=_generation(name, generation_id), actor=request.user)
+        generation = generation_cancel(generation=_generation(name, generation_id, request.user), actor=request.user)
         return Response(GenerationSerializer(generation).data)
 
 
@@ -176,5 +177,5 @@ class GenerationResumeApi(APIView):
 
     @extend_schema(request=None, responses=GenerationSerializer)
     def post(self, request, name: str, generation_id: int):
-        generation = generation_resume(generation=_generation(name, generation_id), actor=request.user)
+        generation = generation_resume(generation=_generation(name, generation_id, request.user), actor=request.user)
         return Response(GenerationSerializer(generation).data)

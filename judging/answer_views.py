@@ -32,9 +32,10 @@ from llm.errors import EndpointError
 from llm.selectors import endpoint_config, endpoint_list
 
 
-def _dataset(name: str) -> Dataset:
+def _dataset(name: str, user) -> Dataset:
+    """The dataset `name` of one of the person's workspaces (404 for another's, as for none)."""
     try:
-        return dataset_by_name(name=name)
+        return dataset_by_name(name=name, user=user)
     except DatasetNotFound:
         raise Http404 from None
 
@@ -53,9 +54,9 @@ def _page_url(dataset: Dataset) -> str:
 def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     """The dataset's candidate models with their answer counts, an upload, a generation with its
     preview, and the generations started so far with their progress."""
-    dataset = _dataset(name)
+    dataset = _dataset(name, request.user)
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    endpoints = list(endpoint_list())
+    endpoints = list(endpoint_list(user=request.user))
     # Both forms have a `model` field: their own id prefixes keep the page's ids unique.
     upload = AnswerUploadForm(
         request.POST if action == "upload" else None, request.FILES if action == "upload" else None, auto_id="upload_%s"
@@ -146,7 +147,7 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
 @require_POST
 def generation_action(request: AuthenticatedHttpRequest, name: str, generation_id: int, action: str) -> HttpResponse:
     """Cancel or resume one of the dataset's generations."""
-    dataset = _dataset(name)
+    dataset = _dataset(name, request.user)
     try:
         generation = generation_of_dataset(dataset=dataset, generation_id=generation_id)
     except GenerationNotFound:

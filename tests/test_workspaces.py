@@ -19,7 +19,7 @@ from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
 from curation.models import Case, CurationJob, Dataset, ReviewTask, Study
 from home.models import Invitation
 from home.services import invitation_create
-from judging.models import JudgeRun
+from judging.models import AnswerGeneration, JudgeRun
 from llm.models import Endpoint
 from tests.factories import (
     AnswerFactory,
@@ -58,6 +58,7 @@ class World:
     job: CurationJob
     task: ReviewTask
     invitation: Invitation
+    generation: AnswerGeneration
 
 
 @pytest.fixture
@@ -87,6 +88,7 @@ def world(db) -> World:
     job = CurationJob.objects.create(kind="reference", dataset=dataset, model="hidden-a-judge", status="failed")
     task = ReviewTask.objects.create(queue="quality", case=case)
     invitation, _token = invitation_create(roles=["annotator"], note="HIDDEN-A batch", actor=alice)
+    generation = AnswerGeneration.objects.create(dataset=dataset, model=models[0], status="cancelled", total=1)
     return World(
         alice=alice,
         bob=bob,
@@ -101,6 +103,7 @@ def world(db) -> World:
         job=job,
         task=task,
         invitation=invitation,
+        generation=generation,
     )
 
 
@@ -131,6 +134,9 @@ NOT_SCOPED = {
     "curation:study-review": "participants' questionnaire",
     "curation:study-done": "participants' questionnaire",
     "api-export": "checked per export table in test_no_export_gives_b_anything_of_a",
+    "invitation-accept-path": "an invitation link of the old form: redirects to invitation-accept",
+    "core:tokens": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
+    "core:token-revoke": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
 }
 
 # Pages and API lists of B's own: they open (200), and show nothing of A.
@@ -160,6 +166,7 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
     method the route does not take) and nothing of A."""
     study, campaign, run = {"slug": w.study.slug}, {"slug": w.campaign.slug}, {"run_id": w.run.pk}
     dataset = {"dataset_id": w.dataset.pk}
+    generation = {"name": w.dataset.name, "generation_id": w.generation.pk}
     return {
         "people-roles": ({"user_id": w.alice.pk}, {f"p{w.alice.pk}-roles": ["annotator"]}),
         "people-active": ({"user_id": w.alice.pk}, {"active": "0"}),
@@ -209,6 +216,17 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "annotation:skip": (campaign, {}),
         "annotation:undo": (campaign, {}),
         "annotation:results": (campaign, {}),
+        "annotation:pairs": (campaign, {"pair": "1", "action": "release"}),
+        "curation:study-submissions": (study, {}),
+        "curation:study-prolific-ids": ({"slug": w.study.slug, "decision": "approve"}, {}),
+        "api-dataset-freeze": ({"name": w.dataset.name}, {"confirm_missing_references": True}),
+        "api-dataset-answers": ({"name": w.dataset.name}, {}),
+        "api-dataset-generations": ({"name": w.dataset.name}, {"model": "m"}),
+        "api-dataset-generation": (generation, {}),
+        "api-dataset-generation-cancel": (generation, {}),
+        "api-dataset-generation-resume": (generation, {}),
+        "judging:dataset-answers": ({"name": w.dataset.name}, {"action": "upload"}),
+        "judging:generation-action": ({**generation, "action": "cancel"}, {}),
     }
 
 
@@ -327,7 +345,13 @@ def test_b_changes_nothing_of_a(client, world):
 def test_no_export_gives_b_anything_of_a(client, world, what):
     client.force_login(world.bob)
     url = reverse("api-export", args=[what])
-    for query in ({}, {"dataset": "alpha-data"}, {"study": "alpha-study"}, {"run": world.run.pk}):
+    for query in (
+        {},
+        {"dataset": "alpha-data"},
+        {"study": "alpha-study"},
+        {"run": world.run.pk},
+        {"campaign": world.campaign.slug},
+    ):
         for fmt in ("csv", "jsonl"):
             response = client.get(url, {**query, "format": fmt})
             assert response.status_code in (200, 400), (what, query, response.status_code)
