@@ -25,8 +25,15 @@ class CoreConfig(AppConfig):
         post_migrate.connect(create_cache_table, sender=self, dispatch_uid="userbench-cache-table")
 
 
+# The database cache's table when CACHES names it (config/settings.py's default).
+CACHE_TABLE = "userbench_cache"
+
+
 def create_cache_table(sender, using="default", verbosity=1, **kwargs):
     """The database cache's table (rate limits count there, shared by every process), made by
     every `migrate`: a fresh clone, `make run`, a deployment and the test databases all have it
-    without a step of their own. Idempotent; nothing to do for other cache backends."""
+    without a step of their own. Idempotent. The default table is made even when this process
+    counts elsewhere (the tests' local memory): the servers and workers started on the same
+    database run with the default settings, and count there."""
     call_command("createcachetable", database=using, verbosity=0)
+    call_command("createcachetable", CACHE_TABLE, database=using, verbosity=0)

@@ -38,7 +38,8 @@ KEPT_IN_ENGLISH = {
     "api.openai.com", "env", "min", "s", "p", "r", "n", "A", "B", "CI", "PII", "IP", "HTTP", "JSON Lines",
     "Kimi", "DeepSeek", "ChatGPT", "Claude", "Gemini", "Copilot", "Character.AI", "model_a", "model_b", "tie",
     "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "max_tokens",
-    "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab",
+    "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab", "LLM_KEY_HOSTS",
+    "Chatbot Arena", "ln 10",
 }  # fmt: skip
 
 # Texts the application writes in English for the record; pages show them translated.
