@@ -4,7 +4,7 @@ from core.admin import AuditedAdmin, ReadOnlyAdmin
 from core.audit import AuditAction
 from llm.forms import EndpointForm
 from llm.models import Endpoint, LLMResponse
-from llm.services import AUDITED_WITH_VALUES
+from llm.services import endpoint_change_record
 
 
 @admin.register(Endpoint)
@@ -15,15 +15,16 @@ class EndpointAdmin(AuditedAdmin):
     form = EndpointForm
 
     def save_model(self, request, obj, form, change):
-        # As AuditedAdmin records it, with the old and new values of where the calls and the key
-        # go, as /endpoints/ records them (llm.services.endpoint_save).
+        # Recorded as /endpoints/ records it (llm.services.endpoint_save): every changed setting
+        # with its old and new value, where the calls and the key go included.
         admin.ModelAdmin.save_model(self, request, obj, form, change)
-        values = {
-            field: {"before": form.initial.get(field) if change else None, "after": form.cleaned_data.get(field)}
-            for field in AUDITED_WITH_VALUES
-            if field in form.changed_data
+        changes = {
+            field: (form.initial.get(field) if change else None, form.cleaned_data.get(field))
+            for field in form.changed_data
         }
-        self._audit(request, obj, {"created": not change, "fields": sorted(form.changed_data), **values})
+        endpoint_change_record(
+            actor=request.user, action="changed" if change else "created", endpoint=obj, changes=changes
+        )
 
 
 @admin.register(LLMResponse)

@@ -105,31 +105,7 @@ def endpoint_save(
         endpoint_change_record(
             actor=actor, action="created" if created else "changed", endpoint=endpoint, changes=changes
         )
-        audit_record(
-            actor=actor,
-            action=AuditAction.ENDPOINT_CHANGED,
-            target=f"endpoint:{endpoint.name}",
-            details={"created": created, **_audited_changes(changes)},
-        )
     return endpoint
-
-
-# Where the endpoint's calls and its key go: their old and new values are in the audit log.
-AUDITED_WITH_VALUES = ("base_url", "api_key_env")
-
-
-def _audited_changes(changes: dict) -> dict:
-    """The audit entry's account of a change: old and new base URL and key variable (names,
-    never keys), and the names of the other settings that changed."""
-    details: dict = {
-        field: {"before": changes[field][0], "after": changes[field][1]}
-        for field in AUDITED_WITH_VALUES
-        if field in changes
-    }
-    others = sorted(field for field in changes if field not in AUDITED_WITH_VALUES)
-    if others:
-        details["fields"] = others
-    return details
 
 
 @dataclass(frozen=True)

@@ -163,12 +163,16 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
             "boss",
             "endpoint_changed",
             "endpoint:local",
+            # As /endpoints/ records it: every changed setting, old and new (tests/llm/test_egress.py).
             {
                 "created": True,
-                "fields": ["base_url", "max_in_flight", "max_retries", "name", "timeout_seconds"],
-                # Where the calls and the key go, with old and new values (tests/llm/test_egress.py).
-                "base_url": {"before": None, "after": "http://127.0.0.1:8001/v1"},
-                "via": "admin",
+                "changes": {
+                    "base_url": [None, "http://127.0.0.1:8001/v1"],
+                    "max_in_flight": [None, 4],
+                    "max_retries": [None, 2],
+                    "name": [None, "local"],
+                    "timeout_seconds": [None, 30.0],
+                },
             },
         ),
         ("boss", "endpoint_changed", "endpoint:local", {"deleted": True, "via": "admin"}),

@@ -62,7 +62,7 @@ def pipeline(reviewer):
     while (task := review_task_lease(queue="quality", reviewer=reviewer)) is not None:
         quality_review_decide(task=task, reviewer=reviewer, decision="accept")
     working, _added = study_dataset_build(study=study, name="w-work")
-    version = dataset_freeze(dataset=working)
+    version = dataset_freeze(dataset=working, confirm_missing_references=True)
     model = CandidateModelFactory(name="m")
     run = JudgeRunFactory(dataset=version)
     for item in version.items.all():

@@ -109,7 +109,10 @@ def main(argv=None) -> int:
         dataset = Dataset.objects.create(name="crash")
         model = CandidateModel.objects.create(name="crash-model")
         items = Item.objects.bulk_create(
-            [Item(dataset=dataset, external_id=f"q{n}", question=f"question {n}") for n in range(args.items)]
+            [
+                Item(dataset=dataset, external_id=f"q{n}", question=f"question {n}", reference=f"reference {n}")
+                for n in range(args.items)
+            ]
         )
         Answer.objects.bulk_create(
             [Answer(item=item, model=model, text=f"<<unit {item.external_id}>>") for item in items]

@@ -67,7 +67,7 @@ def test_run_page_shows_exact_leaderboard_and_escapes_text(client_as, researcher
     assert '4.00 <span class="ci">[4.00, 4.00]</span>' in html
     assert "model-&lt;b&gt;" in html and "model-<b>" not in html
     assert "&lt;script&gt;alert(" in html and "<script>alert(" not in html
-    assert "instructions_to_judge" in html
+    assert "gives the judge instructions" in html
     assert "<svg" in html and "Leisure" in html
     assert "cdn" not in html.lower()
 

@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from config.settings import env_key_hosts
 from core.models import AuditEvent
+from core.workspaces import membership_set
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig
 from llm.errors import LLMCallError
@@ -218,7 +219,10 @@ def test_moving_someone_elses_endpoint_is_refused_and_changes_are_audited(client
     first = client_as(researcher)
     first.post(reverse("llm:endpoint-new"), form(name="team", api_key_env="OPENAI_API_KEY"))
     endpoint = Endpoint.objects.get(name="team")
-    second = client_as(UserFactory(username="res2", roles=["researcher"]))
+    # An admin of the workspace, who may move an endpoint: the key still may not go with it.
+    second_researcher = UserFactory(username="res2", roles=["researcher"])
+    membership_set(user=second_researcher, roles=["researcher"], admin=True)
+    second = client_as(second_researcher)
     edit = reverse("llm:endpoint-edit", args=[endpoint.pk])
     response = second.post(edit, form(name="team", base_url=collector.url(), api_key_env="OPENAI_API_KEY"))
     assert response.status_code == 400 and "LLM_KEY_HOSTS" in response.text
@@ -228,18 +232,12 @@ def test_moving_someone_elses_endpoint_is_refused_and_changes_are_audited(client
     second.post(edit, form(name="team", base_url=collector.url(), api_key_env="", timeout_seconds="9"))
     created, moved = AuditEvent.objects.filter(action="endpoint_changed").order_by("id")
     assert (created.actor_name, created.target, created.details["created"]) == ("res", "endpoint:team", True)
-    assert created.details["base_url"] == {"before": None, "after": "https://api.openai.com/v1"}
-    assert created.details["api_key_env"] == {"before": None, "after": "OPENAI_API_KEY"}
-    assert (moved.actor_name, moved.target, moved.details) == (
-        "res2",
-        "endpoint:team",
-        {
-            "created": False,
-            "base_url": {"before": "https://api.openai.com/v1", "after": collector.url()},
-            "api_key_env": {"before": "OPENAI_API_KEY", "after": ""},
-            "fields": ["timeout_seconds"],
-        },
-    )
+    assert created.details["changes"]["base_url"] == [None, "https://api.openai.com/v1"]
+    assert created.details["changes"]["api_key_env"] == [None, "OPENAI_API_KEY"]
+    assert (moved.actor_name, moved.target, moved.details["created"]) == ("res2", "endpoint:team", False)
+    assert moved.details["changes"]["base_url"] == ["https://api.openai.com/v1", collector.url()]
+    assert moved.details["changes"]["api_key_env"] == ["OPENAI_API_KEY", ""]
+    assert sorted(moved.details["changes"]) == ["api_key_env", "base_url", "timeout_seconds"]
 
 
 # --- No requests to internal addresses ------------------------------------------------------
