@@ -142,7 +142,11 @@ class GenerationListApi(APIView):
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        endpoint = endpoint_by_name(name=data["endpoint"], user=request.user) if data["endpoint"] not in (None, "", "default") else None
+        endpoint = (
+            endpoint_by_name(name=data["endpoint"], user=request.user)
+            if data["endpoint"] not in (None, "", "default")
+            else None
+        )
         generation = generation_start(
             dataset=dataset,
             model_name=data["model"],
