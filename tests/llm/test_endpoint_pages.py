@@ -18,6 +18,7 @@ VALID = {
     "default_model": "qwen2.5-7b",
     "max_in_flight": "4",
     "requests_per_minute": "",
+    "tokens_per_minute": "",
     "timeout_seconds": "30",
     "max_retries": "2",
     "input_price_per_million": "0.15",
