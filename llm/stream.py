@@ -4,8 +4,9 @@ Everything else (judging, generation, reference drafting, translation) sends thr
 `CallStream` (via `llm.delivery`, which stores replies in batches), or `chat_many` /
 `chat_one` for a few calls. A stream owns what the papers' one-call-at-a-time scripts
 lacked: an adaptive window of calls in flight (`llm.window`), retries with exponential
-backoff and jitter that honour `Retry-After` (`llm.retry`), an optional requests-per-minute
-pace, a `max_tokens` on every call (`llm.config`), errors a researcher can act on (the URL,
+backoff and jitter that honour `Retry-After` (`llm.retry`), the endpoint's limits (calls in
+flight, requests and tokens per minute) kept together with every other worker (`llm.gate`,
+`llm.budget`), one deadline and a size cap per call (`llm.reading`), a `max_tokens` on every call (`llm.config`), errors a researcher can act on (the URL,
 the server's own message; errors retrying cannot fix are not retried, and a stream stops after
 a few identical ones), and a response cache in the database (`llm.cache`) so an identical
 prompt is never paid twice.
@@ -50,24 +51,6 @@ RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 # Replies remembered per stream so that an identical request sent later is not paid again
 # before the cache row is written (bounded: memory stays flat over a long run).
 RECENT_REPLIES = 2000
-
-
-class _Pace:
-    """Spaces call starts so that no more than `per_minute` begin in any minute."""
-
-    def __init__(self, per_minute: int | None):
-        self.interval = 60.0 / per_minute if per_minute else 0.0
-        self.next_start = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self):
-        if not self.interval:
-            return
-        async with self.lock:
-            now = time.monotonic()
-            if self.next_start > now:
-                await asyncio.sleep(self.next_start - now)
-            self.next_start = max(now, self.next_start) + self.interval
 
 
 class _Slot:
@@ -117,7 +100,6 @@ async def _call_with_retries(
     clients: ClientPool,
     endpoint: EndpointConfig,
     request: ChatRequest,
-    pace: _Pace,
     window: AdaptiveWindow,
     slot: _Slot,
     gates: Gates,
@@ -128,7 +110,6 @@ async def _call_with_retries(
     options = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
     text_cap = reply_text_cap(request.max_tokens)
     while True:
-        await pace.wait()
         epoch = window.epoch
         n = clients.take()
         started = time.monotonic()
@@ -240,7 +221,6 @@ class CallStream:
         self._tasks: set[asyncio.Task] = set()
         self._wake = asyncio.Event()
         self._clients = ClientPool(endpoint)
-        self._pace = _Pace(endpoint.requests_per_minute)
         # The endpoint's limits (and `budgets`, a run's concurrency) shared with every worker.
         self._gates = Gates(endpoint_budget(endpoint), self._wake.set, budgets)
         self._tokens = bool(endpoint.tokens_per_minute)
@@ -374,7 +354,7 @@ class CallStream:
         slot = _Slot(self, request)
         try:
             outcome: Outcome = await _call_with_retries(
-                self._clients, self.endpoint, request, self._pace, self.window, slot, self._gates
+                self._clients, self.endpoint, request, self.window, slot, self._gates
             )
         except LLMCallError as error:
             outcome = error
