@@ -39,6 +39,7 @@ import time
 from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from statistics import NormalDist
+from typing import Any
 
 
 def default_reply(body: dict) -> str:
@@ -141,7 +142,7 @@ class FakeLLM:
         self.reported_model: str | None = None
         self.requests: list[dict] = []
         # A provider's rate limits (tests/judging/rate_limits.py, ProviderLimits): None, none.
-        self.limits = None
+        self.limits: Any = None
         # Cleared: calls are received and held, unanswered, until it is set again (a test that
         # needs something to happen while calls are out makes it happen, instead of racing).
         self.open = threading.Event()
