@@ -143,4 +143,6 @@ def test_a_429_and_the_ratelimit_headers_slow_every_call_not_just_the_one_refuse
     server.limits = ProviderLimits(rpm=4, window=0.5)
     results = async_to_sync(chat_many)(endpoint_for(server, max_in_flight=4), requests(16), use_cache=False)
     assert all(isinstance(outcome, ChatResult) for outcome in results)
-    assert server.limits.refused <= 4
+    # A handful: the calls already out when the provider first says "wait" (16 calls here; 57
+    # were refused when each refused call backed off alone).
+    assert server.limits.refused <= 8
