@@ -322,6 +322,17 @@ LLM_MAX_TOKENS = {
     "translation": int(os.environ.get("LLM_MAX_TOKENS_TRANSLATION", "2048")),
 }
 LLM_AUTO_MAX_IN_FLIGHT = int(os.environ.get("LLM_AUTO_MAX_IN_FLIGHT", "64"))
+# An endpoint's limits are one budget in the database for every worker and run (llm/budget.py):
+# the provider's minute for requests and tokens per minute, and how long a worker's lease of
+# calls in flight lasts unless renewed (a killed worker's slots come back after it).
+LLM_RATE_WINDOW_SECONDS = float(os.environ.get("LLM_RATE_WINDOW_SECONDS", "60"))
+LLM_BUDGET_LEASE_SECONDS = float(os.environ.get("LLM_BUDGET_LEASE_SECONDS", "30"))
+# A reply's body is read up to LLM_MAX_REPLY_BYTES once decompressed, and its text kept up to
+# LLM_REPLY_CHARS_PER_TOKEN per token asked (LLM_MAX_REPLY_CHARS when none is asked): past
+# either it is an error with its size, never stored.
+LLM_MAX_REPLY_BYTES = int(os.environ.get("LLM_MAX_REPLY_BYTES", str(8 * 1024 * 1024)))
+LLM_REPLY_CHARS_PER_TOKEN = int(os.environ.get("LLM_REPLY_CHARS_PER_TOKEN", "32"))
+LLM_MAX_REPLY_CHARS = int(os.environ.get("LLM_MAX_REPLY_CHARS", "400000"))
 
 # Stored figures (BT, bootstrap, agreement, leaderboards) are recomputed by a background task
 # at most once per FIGURES_DEBOUNCE_SECONDS after their votes or judgments change.

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from llm.errors import LLMCallError
+from llm.reading import text_too_large
 from llm.secrets import storable
 
 
@@ -47,8 +48,22 @@ class ChatResult:
 Outcome = ChatResult | LLMCallError
 
 
-def read_reply(content: bytes, started: float) -> ChatResult:
-    """A chat completion's body as a result; ValueError when it holds no message and was not cut off."""
+# A token count above this is no count (no context holds a hundred million tokens): stored as unknown.
+USAGE_MAX = 100_000_000
+
+
+def usage_count(value: object) -> int | None:
+    """A usage count as the server reported it, if it is one: a non-negative whole number below
+    USAGE_MAX. Anything else (negative, huge, a list, a string, true) is unknown (None): it must
+    never fail the batch that stores the reply, and so never make a call be paid again."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < USAGE_MAX:
+        return None
+    return value
+
+
+def read_reply(content: bytes, started: float, *, text_cap: int | None = None) -> ChatResult:
+    """A chat completion's body as a result; ValueError when it holds no message and was not cut
+    off, ReplyTooLarge (llm.reading) when its text is longer than `text_cap`."""
     data = json.loads(content)
     choices = data.get("choices") if isinstance(data, dict) else None
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
@@ -60,12 +75,15 @@ def read_reply(content: bytes, started: float) -> ChatResult:
         if finish_reason != "length":
             raise ValueError("the reply has no message content")
         text = ""  # cut off before it said anything
-    usage = data.get("usage") or {}
+    if text_cap is not None and len(text) > text_cap:
+        raise text_too_large(len(text), text_cap)
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     reported = data.get("model")
     return ChatResult(
         text=text,
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
+        prompt_tokens=usage_count(usage.get("prompt_tokens")),
+        completion_tokens=usage_count(usage.get("completion_tokens")),
         latency_ms=int((time.monotonic() - started) * 1000),
         cached=False,
         finish_reason=finish_reason,

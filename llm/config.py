@@ -39,6 +39,8 @@ class EndpointConfig:
     # None: the endpoint states no limit, so the window finds the server's capacity (`auto`).
     max_in_flight: int | None = None
     requests_per_minute: int | None = None
+    # Prompt tokens (estimated before sending) plus max_tokens per minute, as providers count them.
+    tokens_per_minute: int | None = None
     timeout_seconds: float = 120.0
     max_retries: int = 6
     # The endpoint's own max_tokens for every kind of call; None: each kind's default.
@@ -52,6 +54,7 @@ DEFAULT_ENDPOINT_LIMITS = {
     "max_retries": ("OPENAI_MAX_RETRIES", int, 0),
     "max_in_flight": ("OPENAI_MAX_IN_FLIGHT", int, 1),
     "requests_per_minute": ("OPENAI_REQUESTS_PER_MINUTE", int, 1),
+    "tokens_per_minute": ("OPENAI_TOKENS_PER_MINUTE", int, 1),
     "max_tokens": ("OPENAI_MAX_TOKENS", int, 1),
 }
 

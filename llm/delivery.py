@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync, sync_to_async
 
+from llm.budget import BudgetLimits
 from llm.cache import CacheRow, cache_store
 from llm.calls import ChatRequest, Outcome
 from llm.config import EndpointConfig
@@ -93,6 +94,7 @@ async def deliver_batched(
     tick: Callable[[TickState], bool | TickAnswer | None] | None = None,
     tick_seconds: float = 1.0,
     use_cache: bool = True,
+    budgets: Sequence[BudgetLimits] = (),
     _interrupt: _Interrupt | None = None,
 ) -> Delivered:
     """Send `requests`, then what `feed()` hands out until it returns nothing, and hand every
@@ -104,7 +106,8 @@ async def deliver_batched(
     are cancelled, and what came back is saved. Every outcome that arrived is saved before
     this returns, whatever happens. The window is `window`, else one for `in_flight` (else the
     endpoint's limit, else `auto`). `use_cache=False` asks the server again for what the cache
-    holds (a re-run measuring a judge's drift) and still stores the new replies.
+    holds (a re-run measuring a judge's drift) and still stores the new replies. `budgets` are
+    shared limits beyond the endpoint's (a run's concurrency across its workers).
     """
     buffer: Batch = []
     paid: list[CacheRow] = []
@@ -137,6 +140,7 @@ async def deliver_batched(
         on_outcome=on_outcome,
         feed=sync_to_async(feed) if feed is not None else None,
         use_cache=use_cache,
+        budgets=budgets,
     )
     loop = asyncio.get_running_loop()
     if _interrupt is not None:

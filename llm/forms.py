@@ -14,6 +14,7 @@ ENDPOINT_FIELDS = [
     "default_model",
     "max_in_flight",
     "requests_per_minute",
+    "tokens_per_minute",
     "timeout_seconds",
     "max_retries",
     "max_tokens",
@@ -33,6 +34,7 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
             "default_model": _("Default model"),
             "max_in_flight": _("Calls in flight at most"),
             "requests_per_minute": _("Requests per minute at most"),
+            "tokens_per_minute": _("Tokens per minute at most"),
             "timeout_seconds": _("Timeout per call (seconds)"),
             "max_retries": _("Retries after a failed call"),
             "max_tokens": _("Max tokens per reply"),
@@ -61,6 +63,10 @@ class EndpointForm(NoLabelSuffix, forms.ModelForm):
                 "reference drafting, translation)."
             ),
             "requests_per_minute": _("Empty: no pace, only the in-flight limit."),
+            "tokens_per_minute": _(
+                "Prompt tokens (estimated before sending) plus the max tokens asked, as providers count them; "
+                "shared by every worker and run on this endpoint. Empty: no limit."
+            ),
             "input_price_per_million": _("Prices only feed cost estimates; empty means unknown."),
             "output_price_per_million": _("In the same currency as the input price."),
         }

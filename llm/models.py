@@ -28,6 +28,9 @@ class Endpoint(models.Model):
     # Blank: the server states no limit, and runs find its capacity by themselves (`auto`).
     max_in_flight = models.PositiveSmallIntegerField(null=True, blank=True)
     requests_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # Prompt tokens (estimated before sending) plus the max_tokens asked, per minute, as
+    # providers count them; shared, like the two limits above, by every worker and run (llm.budget).
+    tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
     # Counted from when a call is sent; a call waiting for its turn in the window is not sent yet.
     timeout_seconds = models.FloatField(default=120.0)
     max_retries = models.PositiveSmallIntegerField(default=6)
@@ -95,3 +98,51 @@ class LLMResponse(models.Model):
 
     def __str__(self):
         return f"{self.model} {self.key[:12]}"
+
+
+class SharedBudget(models.Model):
+    """An endpoint's limits (or a run's concurrency) as one budget every worker draws from.
+
+    The row is what a worker locks while it takes slots or spends requests and tokens
+    (`llm.budget.budget_acquire`); `not_before` holds every worker back after the provider said
+    to wait (a 429's Retry-After, an `x-ratelimit-remaining-*` of zero)."""
+
+    key = models.CharField(max_length=400, unique=True)
+    not_before = models.DateTimeField(null=True, blank=True)
+    touched_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return self.key
+
+
+class BudgetLease(models.Model):
+    """Calls in flight a worker holds of a budget. A lease lapses at `expires_at` unless its
+    holder renews it, so the slots of a worker that was killed come back by themselves."""
+
+    budget = models.ForeignKey(SharedBudget, on_delete=models.CASCADE, related_name="leases")
+    holder = models.CharField(max_length=100)
+    slots = models.PositiveIntegerField(default=0)
+    # What the holder would use now: the fair share is computed among holders that want more.
+    wanted = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["budget", "holder"], name="budget_lease_one_per_holder")]
+
+    def __str__(self):
+        return f"{self.holder}: {self.slots}"
+
+
+class BudgetSpend(models.Model):
+    """Requests and tokens granted at a time: the sliding minute of requests and tokens per minute."""
+
+    budget = models.ForeignKey(SharedBudget, on_delete=models.CASCADE, related_name="spends")
+    at = models.DateTimeField()
+    requests = models.PositiveIntegerField()
+    tokens = models.PositiveBigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["budget", "at"], name="budget_spend_at")]
+
+    def __str__(self):
+        return f"{self.at}: {self.requests} requests, {self.tokens} tokens"

@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from llm.config import EndpointConfig
 from llm.egress import egress_refusal
+from llm.reading import ReplyTooLarge
 from llm.sdk import sdk_modules
 
 
@@ -52,6 +53,49 @@ def retry_after_seconds(headers) -> float | None:
         if parsed is None:
             return None
         return max(0.0, parsed.timestamp() - time.time())
+
+
+# x-ratelimit-reset-* as OpenAI writes it: "1s", "6m0s", "20ms", "1h2m3.5s".
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+# Waits a provider's headers may impose at most: a garbled header must not stop a run for days.
+MAX_PROVIDER_WAIT_SECONDS = 120.0
+
+
+def _duration_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(value)
+    if not parts or "".join(number + unit for number, unit in parts) != value:
+        return None
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+
+
+def ratelimit_wait(headers) -> float | None:
+    """How long every worker should wait before sending again, by the provider's
+    `x-ratelimit-remaining-requests` / `-tokens` and their `x-ratelimit-reset-*`: the reset of a
+    limit that has nothing left, or None when something is left (or the headers are absent)."""
+    if headers is None:
+        return None
+    waits = []
+    for limit in ("requests", "tokens"):
+        remaining = headers.get(f"x-ratelimit-remaining-{limit}")
+        if remaining is None:
+            continue
+        try:
+            left = float(remaining)
+        except ValueError:
+            continue
+        if left <= 0:
+            reset = _duration_seconds(headers.get(f"x-ratelimit-reset-{limit}"))
+            if reset:
+                waits.append(min(reset, MAX_PROVIDER_WAIT_SECONDS))
+    return max(waits) if waits else None
 
 
 def backoff_seconds(attempt: int, retry_after: float | None) -> float:
@@ -127,7 +171,10 @@ def classify(error: Exception, endpoint: EndpointConfig) -> Failure:
     transport_error = _transport_error(error)
     # The aiohttp transport reports a refused or dropped connection as a connect timeout; only
     # a time that ran out is one (and only that shrinks the window).
-    if isinstance(error, openai.APITimeoutError) and (
+    if isinstance(error, ReplyTooLarge):
+        # The same server would send it again: not retried, and nothing of it is kept.
+        return Failure(False, False, "failed", str(error))
+    if (isinstance(error, openai.APITimeoutError) or type(error) is TimeoutError) and (
         transport_error is None or isinstance(transport_error, TimeoutError)
     ):
         return Failure(
@@ -150,7 +197,10 @@ def classify(error: Exception, endpoint: EndpointConfig) -> Failure:
         status = error.status_code
         message = _server_message(error)
         said = {"url": url, "message": message}
-        retry_after = retry_after_seconds(getattr(error.response, "headers", None))
+        headers = getattr(error.response, "headers", None)
+        retry_after = retry_after_seconds(headers)
+        if status == 429 and retry_after is None:
+            retry_after = ratelimit_wait(headers)
         if status in (429, 503, 504):
             return Failure(True, True, "failed", f"HTTP {status}: {message}", retry_after)
         if status == 408 or status >= 500:

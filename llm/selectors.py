@@ -59,6 +59,7 @@ def endpoint_config(name: str | None = None) -> EndpointConfig:
         default_model=row.default_model,
         max_in_flight=row.max_in_flight,
         requests_per_minute=row.requests_per_minute,
+        tokens_per_minute=row.tokens_per_minute,
         timeout_seconds=row.timeout_seconds,
         max_retries=row.max_retries,
         max_tokens=row.max_tokens,

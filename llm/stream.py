@@ -4,8 +4,9 @@ Everything else (judging, generation, reference drafting, translation) sends thr
 `CallStream` (via `llm.delivery`, which stores replies in batches), or `chat_many` /
 `chat_one` for a few calls. A stream owns what the papers' one-call-at-a-time scripts
 lacked: an adaptive window of calls in flight (`llm.window`), retries with exponential
-backoff and jitter that honour `Retry-After` (`llm.retry`), an optional requests-per-minute
-pace, a `max_tokens` on every call (`llm.config`), errors a researcher can act on (the URL,
+backoff and jitter that honour `Retry-After` (`llm.retry`), the endpoint's limits (calls in
+flight, requests and tokens per minute) kept together with every other worker (`llm.gate`,
+`llm.budget`), one deadline and a size cap per call (`llm.reading`), a `max_tokens` on every call (`llm.config`), errors a researcher can act on (the URL,
 the server's own message; errors retrying cannot fix are not retried, and a stream stops after
 a few identical ones), and a response cache in the database (`llm.cache`) so an identical
 prompt is never paid twice.
@@ -29,12 +30,15 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from llm.budget import BudgetLimits, request_tokens
 from llm.cache import CACHE_FLUSH_SECONDS, CacheRow, cache_key, cache_lookup, cache_store
 from llm.calls import ChatRequest, ChatResult, Outcome, read_reply
 from llm.config import EndpointConfig
 from llm.errors import EndpointUnusable, LLMCallError
+from llm.gate import Gates, endpoint_budget
 from llm.pool import ClientPool
-from llm.retry import backoff_seconds, classify
+from llm.reading import read_capped, reply_text_cap
+from llm.retry import backoff_seconds, classify, ratelimit_wait
 from llm.sdk import sdk_modules
 from llm.window import AdaptiveWindow, in_flight_resolve
 
@@ -42,27 +46,11 @@ from llm.window import AdaptiveWindow, in_flight_resolve
 # unknown model, a base URL without /v1), or identical errors of any kind before any call was
 # answered (a server that is down): the next thousand calls would fail the same way.
 FATAL_REPEATS = 3
+# The client's header asking for the body unread: it is read up to its cap here (llm.reading).
+RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 # Replies remembered per stream so that an identical request sent later is not paid again
 # before the cache row is written (bounded: memory stays flat over a long run).
 RECENT_REPLIES = 2000
-
-
-class _Pace:
-    """Spaces call starts so that no more than `per_minute` begin in any minute."""
-
-    def __init__(self, per_minute: int | None):
-        self.interval = 60.0 / per_minute if per_minute else 0.0
-        self.next_start = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self):
-        if not self.interval:
-            return
-        async with self.lock:
-            now = time.monotonic()
-            if self.next_start > now:
-                await asyncio.sleep(self.next_start - now)
-            self.next_start = max(now, self.next_start) + self.interval
 
 
 class _Slot:
@@ -71,8 +59,9 @@ class _Slot:
     usually just shrunk (a timeout, a 429), and retries that went out all at once would queue
     at the server again, time out again, and run out of attempts."""
 
-    def __init__(self, stream: CallStream):
+    def __init__(self, stream: CallStream, request: ChatRequest):
         self.stream = stream
+        self.request = request
         self.state = "held"  # held -> backoff -> waiting -> held ... -> gone
         self.granted: asyncio.Future | None = None
 
@@ -111,14 +100,16 @@ async def _call_with_retries(
     clients: ClientPool,
     endpoint: EndpointConfig,
     request: ChatRequest,
-    pace: _Pace,
     window: AdaptiveWindow,
     slot: _Slot,
+    gates: Gates,
 ) -> ChatResult:
     _openai, httpx2 = sdk_modules()
     attempt = 0
+    # The body is read here, not by the client: a reply is read up to its cap and no further.
+    options = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
+    text_cap = reply_text_cap(request.max_tokens)
     while True:
-        await pace.wait()
         epoch = window.epoch
         n = clients.take()
         started = time.monotonic()
@@ -133,14 +124,25 @@ async def _call_with_retries(
                 payload["max_tokens"] = request.max_tokens
             # The client's own POST (auth, headers, typed errors) with the raw body: building
             # pydantic models for every reply cost more CPU than the rest of a call.
-            response = await clients.clients[n].post("/chat/completions", body=payload, cast_to=httpx2.Response)
-            result = read_reply(response.content, started)
+            # One deadline for the whole call (connect, wait and read): a server dripping a byte a
+            # second never holds a call past it.
+            async with asyncio.timeout(endpoint.timeout_seconds):
+                response = await clients.clients[n].post(
+                    "/chat/completions", body=payload, cast_to=httpx2.Response, options=options
+                )
+                content = await read_capped(response)
+            result = read_reply(content, started, text_cap=text_cap)
+            wait = ratelimit_wait(response.headers)
+            if wait:
+                gates.hold_back(wait)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - every failure is classified, none escapes raw
             failure = classify(error, endpoint)
             if failure.overload:
                 window.on_overload(epoch=epoch)
+            if failure.retry_after:
+                gates.hold_back(failure.retry_after)
             if not failure.retryable or attempt >= endpoint.max_retries:
                 reason = failure.reason
                 if failure.retryable:
@@ -194,6 +196,7 @@ class CallStream:
         on_outcome: OnOutcome,
         feed: Callable[[], Awaitable[Sequence[ChatRequest]]] | None = None,
         use_cache: bool = True,
+        budgets: Sequence[BudgetLimits] = (),
     ):
         self.endpoint = endpoint
         # False: the database cache is not read (a re-run measuring a judge's drift asks the
@@ -218,7 +221,9 @@ class CallStream:
         self._tasks: set[asyncio.Task] = set()
         self._wake = asyncio.Event()
         self._clients = ClientPool(endpoint)
-        self._pace = _Pace(endpoint.requests_per_minute)
+        # The endpoint's limits (and `budgets`, a run's concurrency) shared with every worker.
+        self._gates = Gates(endpoint_budget(endpoint), self._wake.set, budgets)
+        self._tokens = bool(endpoint.tokens_per_minute)
 
     def stop(self) -> None:
         """Send nothing more and cancel the calls in flight (what came back was handed over)."""
@@ -260,6 +265,7 @@ class CallStream:
     async def run(self, requests: Sequence[ChatRequest] = ()) -> None:
         """Send everything (or until stopped); returns when no call is left in flight."""
         feeding: asyncio.Task | None = None
+        renewing = asyncio.create_task(self._renew())
         try:
             await self.add(list(requests))
             while not self.stopped:
@@ -274,16 +280,12 @@ class CallStream:
                     and len(self.pending) < max(2 * self.window.size, 32)
                 ):
                     feeding = asyncio.create_task(self._refill())
-                while self._retry_queue and self.active < self.window.size:
-                    slot = self._retry_queue.popleft()
-                    if slot.state == "waiting":
-                        slot.grant()
-                while self.pending and self.active < self.window.size:
-                    self._start(*self.pending.popleft())
+                self._send()
                 if self.exhausted and feeding is None and not self.pending and self.active == 0 and self.retrying == 0:
                     break
                 await self._wake.wait()
         finally:
+            renewing.cancel()
             if feeding is not None:
                 # Never cancelled: a feed may be claiming work in the database; let it finish so
                 # what it claimed is known (and released) by the caller.
@@ -293,6 +295,45 @@ class CallStream:
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
             await self._clients.close()
+            await asyncio.gather(renewing, return_exceptions=True)
+            await self._gates.close()
+
+    def _estimate(self, request: ChatRequest) -> int:
+        return request_tokens(request) if self._tokens else 0
+
+    def _send(self) -> None:
+        """Start what the window and the shared budgets allow: retries first, then new calls;
+        ask the budgets for the rest."""
+        gates = self._gates
+        while self._retry_queue and self.active < self.window.size:
+            slot = self._retry_queue[0]
+            if slot.state == "waiting":
+                if gates.room(self.active) < 1:
+                    break
+                gates.take(self._estimate(slot.request))
+                slot.grant()
+            self._retry_queue.popleft()
+        while self.pending and self.active < self.window.size:
+            index, request, key = self.pending[0]
+            calls = key not in self._leaders and key not in self._recent
+            if calls and gates.room(self.active) < 1:
+                break
+            self.pending.popleft()
+            if calls:
+                gates.take(self._estimate(request))
+            self._start(index, request, key)
+        room = self.window.size - self.active
+        if room > 0 and (self.pending or self._retry_queue) and not self.stopped:
+            ready = [slot.request for slot in self._retry_queue if slot.state == "waiting"]
+            ready += [request for _index, request, _key in list(self.pending)[: max(0, room - len(ready))]]
+            gates.ask(self.active, [self._estimate(request) for request in ready[:room]])
+
+    async def _renew(self) -> None:
+        """Keep the leases of the shared budgets alive, giving back slots not needed now."""
+        while True:
+            await asyncio.sleep(0.25)
+            wanted = min(self.window.size, self.active + len(self.pending) + len(self._retry_queue))
+            await self._gates.renew(in_use=self.active, wanted=wanted)
 
     def _start(self, index: int, request: ChatRequest, key: str) -> None:
         followers = self._leaders.get(key)
@@ -310,10 +351,10 @@ class CallStream:
         task.add_done_callback(self._tasks.discard)
 
     async def _one(self, index: int, request: ChatRequest, key: str) -> None:
-        slot = _Slot(self)
+        slot = _Slot(self, request)
         try:
             outcome: Outcome = await _call_with_retries(
-                self._clients, self.endpoint, request, self._pace, self.window, slot
+                self._clients, self.endpoint, request, self.window, slot, self._gates
             )
         except LLMCallError as error:
             outcome = error

@@ -102,11 +102,11 @@ def _start(command: list[str], database_url: str, name: str, **env: str) -> subp
     return process
 
 
-def start_worker(database_url: str, name: str, queue: str = "judging") -> subprocess.Popen:
-    """`manage.py db_worker` on `queue`, as a deployment runs it."""
+def start_worker(database_url: str, name: str, queue: str = "judging", **env: str) -> subprocess.Popen:
+    """`manage.py db_worker` on `queue`, as a deployment runs it (`env`: settings it reads)."""
     command = [sys.executable, "manage.py", "db_worker", "--queue-name", queue, "--interval", "0.1"]
     command += ["--no-startup-delay", "--no-reload", "--worker-id", name]
-    return _start(command, database_url, f"worker-{name}")
+    return _start(command, database_url, f"worker-{name}", **env)
 
 
 def free_port() -> int:

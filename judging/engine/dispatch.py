@@ -10,7 +10,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Q
-from django.tasks import task_backends
+from django.tasks import TaskResultStatus, task_backends
+from django.tasks.exceptions import TaskResultDoesNotExist
 from django.utils import timezone
 
 from judging.models import JudgeRun, JudgeShard, stale_after
@@ -41,6 +42,29 @@ def shard_tasks_enqueue(shard_ids: list[int]) -> None:
     for shard_id in shard_ids:
         result = judge_shard_task.enqueue(shard_id)
         JudgeShard.objects.filter(pk=shard_id, task_id="").update(task_id=str(result.id)[:64])
+
+
+def shards_without_task(*, run: JudgeRun) -> list[int]:
+    """The run's queued shards whose task is no longer waiting or running (it ended, or it is
+    gone): no worker will ever claim them unless they get a new task."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    from judging.tasks import judge_shard_task
+
+    orphans = []
+    for shard_id, task_id in run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", "task_id"):
+        try:
+            status = judge_shard_task.get_result(task_id).status if task_id else None
+        except (TaskResultDoesNotExist, ValueError):
+            status = None
+        if status not in (TaskResultStatus.READY, TaskResultStatus.RUNNING):
+            orphans.append(shard_id)
+    return orphans
+
+
+def shard_tasks_renew(shard_ids: list[int]) -> None:
+    """A new task for each of these queued shards (their old one ended or is gone)."""
+    JudgeShard.objects.filter(pk__in=shard_ids, status=JudgeShard.Status.QUEUED).update(task_id="")
+    shard_tasks_enqueue(shard_ids)
 
 
 def watchdog_delay() -> timedelta:

@@ -61,6 +61,7 @@ from judging.prompts.building import (
 )
 from judging.prompts.templates import item_template_name, run_template_family
 from judging.verdicts.judgments import judgment_fields_from_reply
+from llm.budget import BudgetLimits
 from llm.calls import ChatRequest, ChatResult
 from llm.config import CallKind, EndpointConfig, endpoint_signature, max_tokens_for
 from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
@@ -366,6 +367,11 @@ class RunSlice:
             tick_seconds=float(settings.JUDGING_TICK_SECONDS),
             interruptible=interruptible,
             use_cache=not self.run.fresh_calls,
+            # The run's concurrency is one budget for all its workers: one that joins gets only
+            # the slots the others are not using, never its share on top of theirs.
+            budgets=()
+            if self.run.concurrency_auto
+            else (BudgetLimits(key=f"run:{self.run.pk}", in_flight=self.run.concurrency),),
         )
 
     def close(self, delivered: Delivered, *, on_signal: str) -> str:

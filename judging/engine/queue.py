@@ -61,9 +61,12 @@ def shard_claim(*, shard_id: int, worker_id: str) -> bool:
     """Take a shard for this worker: a queued one, or a running one whose worker died (its
     heartbeat is stale, or its process on this machine is gone).
 
-    Two workers racing for one shard: the row lock lets exactly one through.
+    Two workers racing for one shard: the row lock lets exactly one through. The lock is
+    waited for, never skipped: the row is also locked, for an instant, by whoever records the
+    shard's task id right after queuing the task, and a worker that picked the task up in that
+    instant would skip the shard, end its task, and leave the shard queued with no task for ever.
     """
-    shard = JudgeShard.objects.select_for_update(skip_locked=True).filter(pk=shard_id).select_related("run").first()
+    shard = JudgeShard.objects.select_for_update(of=("self",)).filter(pk=shard_id).select_related("run").first()
     if shard is None:
         return False
     now = timezone.now()

@@ -1,11 +1,12 @@
 """The run's watchdog: a task queued while the run runs (judging/engine/dispatch.py) that gives
-a dead worker's shards back to the queue and closes a run its last worker left unclosed."""
+a dead worker's shards back to the queue, gives a queued shard whose task is gone a new one,
+and closes a run its last worker left unclosed."""
 
 from __future__ import annotations
 
 import logging
 
-from judging.engine.dispatch import run_watch_schedule, shard_tasks_enqueue
+from judging.engine.dispatch import run_watch_schedule, shard_tasks_enqueue, shard_tasks_renew, shards_without_task
 from judging.engine.queue import run_close_if_idle, shards_take_back
 from judging.models import JudgeRun
 
@@ -24,6 +25,11 @@ def run_watch(*, run_id: int) -> int:
         return 0
     taken_back = shards_take_back(run=run)
     shard_tasks_enqueue(taken_back)
+    # A queued shard whose task ended without claiming it would wait for ever: it gets another.
+    orphans = shards_without_task(run=run)
+    if orphans:
+        logger.warning("run %s shards %s were queued with no task waiting: queued again", run.pk, orphans)
+        shard_tasks_renew(orphans)
     if run_close_if_idle(run=run):
         run.refresh_from_db()
         logger.warning(

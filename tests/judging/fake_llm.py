@@ -39,6 +39,7 @@ import time
 from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from statistics import NormalDist
+from typing import Any
 
 
 def default_reply(body: dict) -> str:
@@ -140,6 +141,12 @@ class FakeLLM:
         # The model name put in replies; None echoes the one asked for (a gateway may answer otherwise).
         self.reported_model: str | None = None
         self.requests: list[dict] = []
+        # A provider's rate limits (tests/judging/rate_limits.py, ProviderLimits): None, none.
+        self.limits: Any = None
+        # Cleared: calls are received and held, unanswered, until it is set again (a test that
+        # needs something to happen while calls are out makes it happen, instead of racing).
+        self.open = threading.Event()
+        self.open.set()
         self.statuses: Counter = Counter()
         self.lock = threading.Lock()
         self.server = _Server(("127.0.0.1", port), self._handler())
@@ -223,6 +230,12 @@ class FakeLLM:
                 with fake.lock:
                     fake.requests.append(body)
                 prompt = body["messages"][-1]["content"] if body.get("messages") else ""
+                headers: dict[str, str] = {}
+                if fake.limits is not None:
+                    admitted, headers = fake.limits.admit(body)
+                    if not admitted:
+                        self._send(429, b'{"error": {"message": "Rate limit reached", "type": "requests"}}', headers)
+                        return
                 fault = fake._next_fault(prompt)
                 if fake._slots is not None:
                     with fake.lock:
@@ -235,12 +248,13 @@ class FakeLLM:
                     with fake.lock:
                         fake.busy += 1
                         fake.peak_busy = max(fake.peak_busy, fake.busy)
+                    fake.open.wait()
                     if fake.latency:
                         time.sleep(lognormal_latency(prompt, fake.latency, fake.sigma))
                     for needle, seconds in list(fake.delays.items()):
                         if needle in prompt:
                             time.sleep(seconds)
-                    self._answer(fault, body)
+                    self._answer(fault, body, headers)
                 finally:
                     with fake.lock:
                         fake.busy -= 1
@@ -255,7 +269,7 @@ class FakeLLM:
                 except OSError:
                     return True
 
-            def _answer(self, fault, body):
+            def _answer(self, fault, body, headers):
                 # Computed either way (as llama.cpp does); a reply nobody waits for is wasted.
                 if self._client_gone():
                     with fake.lock:
@@ -263,12 +277,12 @@ class FakeLLM:
                     self.close_connection = True
                     return
                 try:
-                    self._answer_or_fail(fault, body)
+                    self._answer_or_fail(fault, body, headers)
                 except (BrokenPipeError, ConnectionResetError):
                     with fake.lock:
                         fake.wasted += 1
 
-            def _answer_or_fail(self, fault, body):
+            def _answer_or_fail(self, fault, body, headers):
                 if fault == "429":
                     self._send(
                         429,
@@ -335,7 +349,7 @@ class FakeLLM:
                         "total_tokens": 10 + words,
                     },
                 }
-                self._send(200, json.dumps(payload).encode())
+                self._send(200, json.dumps(payload).encode(), headers)
 
         return Handler
 

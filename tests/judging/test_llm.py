@@ -1,7 +1,5 @@
 """llm/stream.py against a real loopback server, driven by the real openai client."""
 
-import asyncio
-
 import pytest
 from asgiref.sync import async_to_sync
 
@@ -226,30 +224,6 @@ def test_endpoint_config_default_and_named(monkeypatch):
     ) == ("http://127.0.0.1:8001/v1", "VLLM_KEY", "qwen", 32, 600)
     with pytest.raises(ValueError, match=r"Unknown endpoint 'nope'; known endpoints: vllm\."):
         endpoint_config("nope")
-
-
-def test_requests_per_minute_spaces_call_starts(monkeypatch):
-    """The pace is checked on a simulated clock: no wall-clock time in tests."""
-    import llm.stream as llm
-
-    clock = {"now": 100.0}
-    slept = []
-
-    async def fake_sleep(seconds):
-        slept.append(round(seconds, 6))
-        clock["now"] += seconds
-
-    monkeypatch.setattr(llm.time, "monotonic", lambda: clock["now"])
-    monkeypatch.setattr(llm.asyncio, "sleep", fake_sleep)
-    pace = llm._Pace(per_minute=600)  # one start every 0.1 s
-
-    async def starts():
-        for _ in range(4):
-            await pace.wait()
-
-    asyncio.run(starts())
-    assert slept == [0.1, 0.1, 0.1]
-    assert llm._Pace(per_minute=None).interval == 0.0
 
 
 def test_backoff_grows_and_honours_retry_after(settings):

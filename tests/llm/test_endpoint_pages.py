@@ -1,6 +1,7 @@
 """/endpoints/: researchers set up endpoints and test them without the admin."""
 
 import logging
+import time
 
 import pytest
 from django.urls import reverse
@@ -8,6 +9,7 @@ from django.urls import reverse
 from llm.forms import EndpointForm
 from llm.models import Endpoint
 from tests.judging.fake_llm import FakeLLM
+from tests.judging.hostile_llm import HostileLLM
 
 pytestmark = pytest.mark.django_db
 
@@ -20,6 +22,7 @@ VALID = {
     "default_model": "qwen2.5-7b",
     "max_in_flight": "4",
     "requests_per_minute": "",
+    "tokens_per_minute": "",
     "timeout_seconds": "30",
     "max_retries": "2",
     "input_price_per_million": "0.15",
@@ -124,6 +127,21 @@ def test_connection_test_shows_the_error_after_one_attempt(client_as, researcher
     assert "Connection to flaky failed: HTTP 500: the server failed." in response.text
     assert "server exploded" not in response.text
     assert server.count == 1
+
+
+def test_the_connection_test_answers_within_its_deadline_whatever_the_upstream_does(client_as, researcher):
+    """An upstream dripping its reply a byte a second: the page answers within the test's
+    deadline (5 s for connect, wait and read together), well before a web worker is killed."""
+    server = HostileLLM("drip").start()
+    try:
+        Endpoint.objects.create(name="drip", base_url=server.base_url, default_model="m", timeout_seconds=120)
+        started = time.monotonic()
+        response = client_as(researcher).post(reverse("llm:endpoint-test"), {"endpoint": "drip"}, follow=True)
+        elapsed = time.monotonic() - started
+    finally:
+        server.stop()
+    assert "Connection to drip failed: timeout" in response.text
+    assert elapsed < 25  # gunicorn's timeout is 30 s; the drip would take minutes
 
 
 def test_connection_test_needs_a_model(client_as, researcher, server):

@@ -1,0 +1,217 @@
+"""An endpoint's limits as one budget in the database, shared by every worker and every run.
+
+Providers count calls in flight, requests per minute and tokens per minute per account, not
+per process: two workers that each keep to the limits send twice them. So the limits live in
+the database every worker already shares, one `SharedBudget` row per endpoint (its base URL
+and key variable) or per run (its concurrency), and a worker takes from it before it sends:
+
+- calls in flight are leased (`BudgetLease`): a worker holds a number of slots and sends at
+  most that many calls at once; it asks for more only when its window has room, gets only
+  slots no other live lease holds, and gives back what it does not use. A lease lapses unless
+  renewed, so a worker killed with its slots out gives them back within LLM_BUDGET_LEASE_SECONDS.
+  When holders want more than the limit, each is capped at an even share.
+- requests and tokens per minute are a sliding window of spends (`BudgetSpend`): a grant is
+  written with the time it was made, and a worker sends what it was granted at once. The window
+  looks back a little longer than the provider's minute (SEND_MARGIN_SECONDS), so a call sent
+  a moment after its grant is still counted in every minute the provider counts it in.
+- `not_before` holds every worker back after the provider said to wait (a 429's Retry-After,
+  `x-ratelimit-remaining-*` at zero until its `x-ratelimit-reset-*`).
+
+Every change happens with the budget's row locked (PostgreSQL's row lock; SQLite's one writer,
+IMMEDIATE transactions): two workers never both see the same free slot. A worker asks for all
+the calls it can start at once, one transaction for many calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from llm.calls import ChatRequest
+from llm.models import BudgetLease, BudgetSpend, SharedBudget
+
+# A grant is sent at once; the window looks back this much more than a minute so that a call
+# sent up to this long after its grant still counts in every minute the provider sees it in.
+SEND_MARGIN_SECONDS = 1.0
+# Characters per token of ASCII text (other characters count one token each): an estimate
+# that is never below what OpenAI-style tokenizers count for English or Chinese text.
+ASCII_CHARS_PER_TOKEN = 4
+# Tokens a message costs beyond its text (role and separators), as OpenAI documents.
+TOKENS_PER_MESSAGE = 4
+
+
+def window_seconds() -> float:
+    """The provider's minute (settings.LLM_RATE_WINDOW_SECONDS, 60)."""
+    return float(settings.LLM_RATE_WINDOW_SECONDS)
+
+
+def lease_seconds() -> float:
+    return float(settings.LLM_BUDGET_LEASE_SECONDS)
+
+
+def text_tokens(text: str) -> int:
+    """Tokens a text counts at most: a quarter per ASCII character, one per other character."""
+    ascii_chars = sum(1 for char in text if char < "\x80")
+    return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + (len(text) - ascii_chars)
+
+
+def request_tokens(request: ChatRequest) -> int:
+    """What a call counts against tokens per minute before it is sent: its prompt, estimated,
+    plus the max_tokens it asks for (providers count both when the call arrives)."""
+    prompt = sum(text_tokens(content) + TOKENS_PER_MESSAGE for _role, content in request.messages)
+    return prompt + (request.max_tokens or 0)
+
+
+@dataclass(frozen=True)
+class BudgetLimits:
+    """What a budget allows; None: no such limit."""
+
+    key: str
+    in_flight: int | None = None
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+    @property
+    def paced(self) -> bool:
+        return bool(self.requests_per_minute or self.tokens_per_minute)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.in_flight or self.paced)
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a worker got: the slots its lease holds now, how many of the calls it asked about
+    it may send now (in order), its fair share of the in-flight limit (None: no cap) and, when
+    it got none, how long to wait before asking again."""
+
+    slots: int
+    calls: int
+    share: int | None
+    wait: float
+
+
+def budget_row(key: str) -> int:
+    """The budget's row id (made on first use)."""
+    row, _created = SharedBudget.objects.get_or_create(key=key[:400])
+    return row.pk
+
+
+def _lock(budget_id: int):
+    # The row lock on PostgreSQL; on SQLite the IMMEDIATE transaction already holds the one write lock.
+    return SharedBudget.objects.select_for_update().get(pk=budget_id)
+
+
+def _fair_share(limit: int, leases: list[BudgetLease], holder: str) -> int | None:
+    """An even split among the holders that want slots, when together they want more than the limit."""
+    wanting = sorted(lease.holder for lease in leases if lease.wanted > 0)
+    if holder not in wanting:
+        wanting = sorted([*wanting, holder])
+    if sum(lease.wanted for lease in leases) <= limit or len(wanting) <= 1:
+        return None
+    place = wanting.index(holder)
+    return max(1, limit // len(wanting) + (1 if place < limit % len(wanting) else 0))
+
+
+@transaction.atomic
+def budget_acquire(
+    *, budget_id: int, limits: BudgetLimits, holder: str, in_use: int, want: int, estimates: list[int]
+) -> Grant:
+    """Take what a worker may send now: `want` more slots than the `in_use` its calls hold (when
+    the budget limits calls in flight) and, of the calls whose token `estimates` are given in
+    order, as many as the requests and tokens per minute allow. The lease is renewed."""
+    budget = _lock(budget_id)
+    now = timezone.now()
+    BudgetLease.objects.filter(budget_id=budget_id, expires_at__lt=now).delete()
+    leases = list(BudgetLease.objects.filter(budget_id=budget_id))
+    mine = next((lease for lease in leases if lease.holder == holder), None)
+    others = [lease for lease in leases if lease.holder != holder]
+    share = None
+    if limits.in_flight:
+        free = max(0, limits.in_flight - sum(lease.slots for lease in others))
+        share = _fair_share(limits.in_flight, [*others, BudgetLease(holder=holder, wanted=in_use + want)], holder)
+        cap = min(free, share) if share is not None else free
+        # Never below what the worker's calls already hold: those are out, whatever comes next.
+        slots = max(in_use, min(in_use + want, cap))
+        room = max(0, slots - in_use)
+    else:
+        slots, room = 0, len(estimates)
+    calls, wait = min(room, len(estimates)), 0.0
+    if budget.not_before is not None and budget.not_before > now:
+        calls, wait = 0, (budget.not_before - now).total_seconds()
+    elif calls and limits.paced:
+        calls, wait = _spend(budget_id, limits, now, estimates[:calls])
+    lease_values = {"slots": slots, "wanted": in_use + want, "expires_at": now + timedelta(seconds=lease_seconds())}
+    if not limits.in_flight:
+        pass  # no lease: nothing in flight is counted
+    elif mine is None:
+        if slots or want:
+            BudgetLease.objects.create(budget_id=budget_id, holder=holder, **lease_values)
+    else:
+        BudgetLease.objects.filter(pk=mine.pk).update(**lease_values)
+    return Grant(slots=slots, calls=calls, share=share, wait=wait)
+
+
+def _spend(budget_id: int, limits: BudgetLimits, now, estimates: list[int]) -> tuple[int, float]:
+    """How many of the calls fit the sliding minute (recorded as spent), or 0 and how long until one does."""
+    lookback = timedelta(seconds=window_seconds() + SEND_MARGIN_SECONDS)
+    BudgetSpend.objects.filter(budget_id=budget_id, at__lt=now - 2 * lookback).delete()
+    spent = list(
+        BudgetSpend.objects.filter(budget_id=budget_id, at__gt=now - lookback)
+        .order_by("at")
+        .values_list("at", "requests", "tokens")
+    )
+    requests = sum(row[1] for row in spent)
+    tokens = sum(row[2] for row in spent)
+    rpm = limits.requests_per_minute or math.inf
+    tpm = limits.tokens_per_minute or math.inf
+    calls, taken = 0, 0
+    for estimate in estimates:
+        # A call asking for more than the whole limit could never be sent: it goes alone.
+        estimate = min(estimate, int(tpm)) if tpm != math.inf else estimate
+        if requests + calls + 1 > rpm or tokens + taken + estimate > tpm:
+            break
+        calls += 1
+        taken += estimate
+    if calls:
+        BudgetSpend.objects.create(budget_id=budget_id, at=now, requests=calls, tokens=taken)
+        return calls, 0.0
+    # The first call waits until enough of the minute has rolled off.
+    need_requests = requests + 1 - rpm
+    need_tokens = tokens + min(estimates[0], tpm) - tpm
+    freed_requests = freed_tokens = 0
+    for at, spent_requests, spent_tokens in spent:
+        freed_requests += spent_requests
+        freed_tokens += spent_tokens
+        if freed_requests >= need_requests and freed_tokens >= need_tokens:
+            return 0, max(0.01, (at + lookback - now).total_seconds())
+    return 0, window_seconds()
+
+
+@transaction.atomic
+def budget_renew(*, budget_id: int, holder: str, slots: int, wanted: int) -> None:
+    """Keep the lease alive, holding `slots` (fewer gives slots back to the other workers)."""
+    _lock(budget_id)
+    BudgetLease.objects.filter(budget_id=budget_id, holder=holder).update(
+        slots=slots, wanted=wanted, expires_at=timezone.now() + timedelta(seconds=lease_seconds())
+    )
+
+
+def budget_leave(*, budget_id: int, holder: str) -> None:
+    """The worker holds nothing more of the budget."""
+    BudgetLease.objects.filter(budget_id=budget_id, holder=holder).delete()
+
+
+@transaction.atomic
+def budget_hold_back(*, budget_id: int, seconds: float) -> None:
+    """Every worker waits `seconds` from now before sending again (the provider said so)."""
+    until = timezone.now() + timedelta(seconds=seconds)
+    budget = _lock(budget_id)
+    if budget.not_before is None or budget.not_before < until:
+        SharedBudget.objects.filter(pk=budget_id).update(not_before=until)

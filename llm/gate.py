@@ -1,0 +1,194 @@
+"""A stream's side of the shared budgets (llm/budget.py): what it may send now without asking.
+
+A stream holds a lease of slots and a credit of calls granted against the sliding minute; it
+sends while they last and asks the database for more only when they run out (one round trip
+for all the calls it could start). Credits are used at once: a credit older than half the
+budget's send margin is dropped rather than sent late. Every few seconds the lease is renewed,
+and slots the stream does not use (its window shrank, its share fell because another worker
+joined, it has nothing left to send) go back to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from asgiref.sync import sync_to_async
+
+from llm.budget import (
+    SEND_MARGIN_SECONDS,
+    BudgetLimits,
+    budget_acquire,
+    budget_hold_back,
+    budget_leave,
+    budget_renew,
+    budget_row,
+    lease_seconds,
+)
+from llm.config import EndpointConfig
+
+# How long a credit may wait before it is sent (within the budget's send margin).
+CREDIT_SECONDS = SEND_MARGIN_SECONDS / 2
+# A stream that asked for slots and got none asks again after this (or when a call of its own
+# ends): not once per call while other workers hold the limit.
+STARVED_SECONDS = 0.25
+
+
+def endpoint_budget(endpoint: EndpointConfig) -> BudgetLimits:
+    """The budget every worker and run on this endpoint shares: its base URL and key variable."""
+    return BudgetLimits(
+        key=f"endpoint:{endpoint.base_url.rstrip('/').lower()}|{endpoint.api_key_env}",
+        in_flight=endpoint.max_in_flight,
+        requests_per_minute=endpoint.requests_per_minute,
+        tokens_per_minute=endpoint.tokens_per_minute,
+    )
+
+
+class _Budget:
+    def __init__(self, limits: BudgetLimits):
+        self.limits = limits
+        self.id: int | None = None
+        self.slots = 0
+        self.share: int | None = None
+        self.credit = 0
+        self.credit_tokens = 0
+        self.credit_at = 0.0
+        self.wait_until = 0.0
+        self.starved_until = 0.0
+
+    def room(self, in_use: int, now: float) -> float:
+        if now < self.wait_until:
+            return 0
+        room: float = math.inf
+        if self.limits.in_flight:
+            held = self.slots if self.share is None else min(self.slots, self.share)
+            room = max(0, held - in_use)
+        if self.limits.paced:
+            if now - self.credit_at > CREDIT_SECONDS:
+                self.credit = self.credit_tokens = 0
+            room = min(room, self.credit)
+        return room
+
+
+class Gates:
+    """The shared budgets a stream's calls draw from (none: nothing is asked of the database)."""
+
+    def __init__(self, endpoint: BudgetLimits, on_change: Callable[[], None], others: Sequence[BudgetLimits] = ()):
+        # The endpoint's budget comes first, even with no limit: a provider's "wait" is kept there.
+        self.budgets = [_Budget(endpoint), *(_Budget(limits) for limits in others if limits.active)]
+        self.on_change = on_change
+        self.holder = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.asking: asyncio.Task | None = None
+        self.renewed_at = time.monotonic()
+        self._background: set[asyncio.Task] = set()
+
+    def room(self, in_use: int) -> float:
+        """Calls that may start now without asking the database."""
+        now = time.monotonic()
+        return min((budget.room(in_use, now) for budget in self.budgets), default=math.inf)
+
+    def take(self, tokens: int) -> None:
+        """A call starts: it spends one granted request and its tokens."""
+        for budget in self.budgets:
+            if budget.limits.paced:
+                budget.credit -= 1
+                budget.credit_tokens -= tokens
+
+    def ask(self, in_use: int, estimates: list[int]) -> None:
+        """Ask for what the next `estimates` calls need (one at a time: a stream asks once)."""
+        if self.asking is None and estimates:
+            self.asking = asyncio.create_task(self._ask(in_use, estimates))
+
+    async def _ask(self, in_use: int, estimates: list[int]) -> None:
+        try:
+            now = time.monotonic()
+            for budget in self.budgets:
+                if now < budget.wait_until:
+                    estimates = []  # woken when the wait is over (call_later)
+                    break
+                room = budget.room(in_use, now)
+                if room >= len(estimates):
+                    continue
+                if now < budget.starved_until:
+                    estimates = estimates[: int(room)]
+                    break
+                if budget.id is None:
+                    budget.id = await sync_to_async(budget_row)(budget.limits.key)
+                grant = await sync_to_async(budget_acquire)(
+                    budget_id=budget.id,
+                    limits=budget.limits,
+                    holder=self.holder,
+                    in_use=in_use,
+                    want=len(estimates),
+                    estimates=estimates,
+                )
+                now = time.monotonic()
+                budget.slots, budget.share = grant.slots, grant.share
+                if budget.limits.paced:
+                    budget.credit, budget.credit_tokens, budget.credit_at = (
+                        grant.calls,
+                        sum(estimates[: grant.calls]),
+                        now,
+                    )
+                if grant.wait:
+                    budget.wait_until = now + grant.wait
+                    asyncio.get_running_loop().call_later(grant.wait, self.on_change)
+                elif budget.room(in_use, now) < len(estimates):
+                    budget.starved_until = now + STARVED_SECONDS
+                    asyncio.get_running_loop().call_later(STARVED_SECONDS, self.on_change)
+                # What a later budget is asked for is what this one allows.
+                allowed = budget.room(in_use, now)
+                if allowed < len(estimates):
+                    estimates = estimates[: int(allowed)]
+                if not estimates:
+                    break
+        finally:
+            self.asking = None
+            self.on_change()
+
+    async def renew(self, *, in_use: int, wanted: int) -> None:
+        """Renew the leases (a few times per lease), giving back the slots not needed now."""
+        now = time.monotonic()
+        if now - self.renewed_at < min(1.0, lease_seconds() / 4):
+            return
+        self.renewed_at = now
+        for budget in self.budgets:
+            if budget.id is None or not budget.limits.in_flight:
+                continue
+            keep = max(in_use, min(budget.slots, wanted, budget.share or budget.slots))
+            # Given back only after the database says so; taken back at once, so never over.
+            await sync_to_async(budget_renew)(budget_id=budget.id, holder=self.holder, slots=keep, wanted=wanted)
+            budget.slots = keep
+
+    def hold_back(self, seconds: float) -> None:
+        """The provider said to wait: this stream waits at once, every worker once it is written."""
+        if seconds <= 0:
+            return
+        until = time.monotonic() + seconds
+        for budget in self.budgets[:1]:  # the endpoint's budget: a run's has no provider behind it
+            if until <= budget.wait_until + 0.05:
+                return
+            budget.wait_until = until
+            asyncio.get_running_loop().call_later(seconds, self.on_change)
+            task = asyncio.create_task(self._hold_back(budget, seconds))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _hold_back(self, budget: _Budget, seconds: float) -> None:
+        if budget.id is None:
+            budget.id = await sync_to_async(budget_row)(budget.limits.key)
+        await sync_to_async(budget_hold_back)(budget_id=budget.id, seconds=seconds)
+
+    async def close(self) -> None:
+        """Give every slot back."""
+        if self.asking is not None:
+            await asyncio.wait([self.asking])
+        if self._background:
+            await asyncio.wait(list(self._background))
+        for budget in self.budgets:
+            if budget.id is not None:
+                await sync_to_async(budget_leave)(budget_id=budget.id, holder=self.holder)

@@ -1,0 +1,148 @@
+"""Provider limits as one budget in the database (llm/budget.py, llm/gate.py): calls in flight,
+requests and tokens per minute, shared by every stream of every worker, and a provider's
+"wait" (Retry-After, x-ratelimit-*) holding them all back. Measured at a loopback server that
+enforces the limits with 429s (tests/judging/rate_limits.py)."""
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.utils import timezone
+
+from llm.budget import BudgetLimits, budget_acquire, budget_hold_back, budget_renew, budget_row, request_tokens
+from llm.calls import ChatRequest, ChatResult
+from llm.config import EndpointConfig
+from llm.models import BudgetLease
+from llm.stream import chat_many
+from tests.judging.fake_llm import FakeLLM
+from tests.judging.rate_limits import ProviderLimits, provider_tokens
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def server():
+    fake = FakeLLM().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def quick(settings):
+    settings.JUDGING_RETRY_BASE_SECONDS = 0.01
+    settings.JUDGING_RETRY_CAP_SECONDS = 0.05
+
+
+def endpoint_for(server, **limits) -> EndpointConfig:
+    return EndpointConfig(
+        name="limited",
+        base_url=server.base_url,
+        api_key_env="FAKE_LLM_KEY",
+        default_model="m",
+        timeout_seconds=10.0,
+        max_retries=30,
+        **limits,
+    )
+
+
+def requests(count: int, *, tag: str = "", max_tokens: int = 20) -> list[ChatRequest]:
+    return [
+        ChatRequest(model="m", messages=(("user", f"question {tag}{n}"),), max_tokens=max_tokens) for n in range(count)
+    ]
+
+
+def acquire(budget_id, limits, holder, *, in_use=0, want=0, estimates=()):
+    return budget_acquire(
+        budget_id=budget_id, limits=limits, holder=holder, in_use=in_use, want=want, estimates=list(estimates)
+    )
+
+
+def test_a_worker_that_joins_gets_only_the_slots_no_one_holds():
+    limits = BudgetLimits(key="endpoint:x", in_flight=4)
+    budget = budget_row(limits.key)
+    assert acquire(budget, limits, "a", want=4, estimates=[0] * 4).slots == 4
+    joined = acquire(budget, limits, "b", want=4, estimates=[0] * 4)
+    assert (joined.slots, joined.calls) == (0, 0)
+    # Both want the whole limit: each is capped at half, and the first gives back what it holds above.
+    assert joined.share == 2
+    budget_renew(budget_id=budget, holder="a", slots=2, wanted=4)
+    assert acquire(budget, limits, "b", want=4, estimates=[0] * 4).slots == 2
+    assert sum(BudgetLease.objects.values_list("slots", flat=True)) == 4
+
+
+def test_a_killed_workers_slots_come_back_when_its_lease_lapses():
+    limits = BudgetLimits(key="endpoint:y", in_flight=3)
+    budget = budget_row(limits.key)
+    acquire(budget, limits, "killed", want=3, estimates=[0] * 3)
+    assert acquire(budget, limits, "alive", want=3, estimates=[0] * 3).slots == 0
+    BudgetLease.objects.filter(holder="killed").update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert acquire(budget, limits, "alive", want=3, estimates=[0] * 3).slots == 3
+
+
+def test_requests_and_tokens_per_minute_are_a_sliding_minute_for_every_holder(settings):
+    settings.LLM_RATE_WINDOW_SECONDS = 60
+    limits = BudgetLimits(key="endpoint:z", requests_per_minute=5, tokens_per_minute=100)
+    budget = budget_row(limits.key)
+    first = acquire(budget, limits, "a", estimates=[10, 10, 10])
+    assert (first.calls, first.wait) == (3, 0.0)
+    # Another worker: two requests are left, and tokens for the first of its two calls only.
+    second = acquire(budget, limits, "b", estimates=[60, 60])
+    assert second.calls == 1
+    third = acquire(budget, limits, "a", estimates=[11])
+    assert third.calls == 0 and 60 < third.wait <= 61.0
+
+
+def test_the_provider_saying_wait_holds_every_worker_back():
+    limits = BudgetLimits(key="endpoint:w", requests_per_minute=100)
+    budget = budget_row(limits.key)
+    budget_hold_back(budget_id=budget, seconds=5)
+    held = acquire(budget, limits, "other", estimates=[1])
+    assert held.calls == 0 and 4 < held.wait <= 5
+
+
+def test_a_prompt_is_never_counted_below_what_the_provider_counts():
+    for text in ("plain English words " * 50, "中文的问题" * 40, "mixed 混合 text"):
+        request = ChatRequest(model="m", messages=(("system", "be fair"), ("user", text)), max_tokens=64)
+        body = {"messages": [{"role": r, "content": c} for r, c in request.messages], "max_tokens": 64}
+        assert request_tokens(request) >= provider_tokens(body)
+
+
+def two_streams_at_once(endpoint, count):
+    async def both():
+        return await asyncio.gather(
+            chat_many(endpoint, requests(count, tag="a"), use_cache=False),
+            chat_many(endpoint, requests(count, tag="b"), use_cache=False),
+        )
+
+    return async_to_sync(both)()
+
+
+def test_two_streams_keep_together_to_the_endpoints_calls_in_flight(server, quick):
+    server.latency = 0.05
+    first, second = two_streams_at_once(endpoint_for(server, max_in_flight=3), 12)
+    assert all(isinstance(outcome, ChatResult) for outcome in first + second)
+    assert server.count == 24
+    assert server.peak_busy <= 3
+    assert BudgetLease.objects.count() == 0  # every slot was given back
+
+
+def test_two_streams_keep_together_to_the_requests_and_tokens_per_minute(server, quick, settings):
+    settings.LLM_RATE_WINDOW_SECONDS = 1.0
+    server.limits = ProviderLimits(rpm=6, tpm=6 * 40, window=1.0)
+    endpoint = endpoint_for(server, max_in_flight=8, requests_per_minute=6, tokens_per_minute=6 * 40)
+    first, second = two_streams_at_once(endpoint, 9)
+    assert all(isinstance(outcome, ChatResult) for outcome in first + second)
+    assert server.limits.refused == 0
+    assert server.count == 18
+
+
+def test_a_429_and_the_ratelimit_headers_slow_every_call_not_just_the_one_refused(server, quick):
+    """The endpoint states no limit: the provider's headers are all the client knows. Without
+    them, each refused call backs off alone while the others keep sending: a storm of 429s."""
+    server.limits = ProviderLimits(rpm=4, window=0.5)
+    results = async_to_sync(chat_many)(endpoint_for(server, max_in_flight=4), requests(16), use_cache=False)
+    assert all(isinstance(outcome, ChatResult) for outcome in results)
+    # A handful: the calls already out when the provider first says "wait" (16 calls here; 57
+    # were refused when each refused call backed off alone).
+    assert server.limits.refused <= 8
