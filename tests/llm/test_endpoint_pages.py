@@ -140,7 +140,8 @@ def test_the_connection_test_answers_within_its_deadline_whatever_the_upstream_d
         elapsed = time.monotonic() - started
     finally:
         server.stop()
-    assert "Connection to drip failed: timeout" in response.text
+    # One fixed message for every way of getting no whole answer in time (llm.services).
+    assert "Connection to drip failed: No HTTP answer from" in response.text
     assert elapsed < 25  # gunicorn's timeout is 30 s; the drip would take minutes
 
 
