@@ -1,6 +1,7 @@
 """REST API of a dataset's candidate answers: an upload of one model's answers (multipart `model`
 and `file`), and generations from an endpoint, followed, cancelled and resumed."""
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -11,7 +12,7 @@ from rest_framework.views import APIView
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
-from judging.answer_forms import MAX_UPLOAD_BYTES, MODEL_NAME_CHARS
+from judging.answer_forms import MODEL_NAME_CHARS
 from judging.answers.generation import GENERATION_PRESETS
 from judging.answers.generation_jobs import (
     generation_can_resume,
@@ -104,8 +105,10 @@ class DatasetAnswersApi(APIView):
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         upload = given.validated_data["file"]
-        if upload.size > MAX_UPLOAD_BYTES:
-            raise serializers.ValidationError({"file": [f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB."]})
+        if upload.size > settings.UPLOAD_MAX_REQUEST_BYTES:
+            raise serializers.ValidationError(
+                {"file": [f"The file is larger than {settings.UPLOAD_MAX_REQUEST_BYTES // 2**20} MB."]}
+            )
         count = answers_import(
             dataset_name=dataset.name,
             model_name=given.validated_data["model"],

@@ -4,18 +4,15 @@ from an endpoint. They parse input; judging/answers decides."""
 from typing import cast
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import NoLabelSuffix
 from judging.answers.generation import GENERATION_PRESETS
-from judging.forms import DEFAULT_ENDPOINT
+from judging.forms import EndpointChoiceField
 from judging.models import CandidateModel
-from llm.errors import EndpointError
-from llm.selectors import endpoint_by_name
 
 MODEL_NAME_CHARS = CandidateModel._meta.get_field("name").max_length
-# An upload is read whole before anything is stored; a file larger than this is refused first.
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 
 PRESET_LABELS = {
     "urs": _("URS: the service's default temperature, the question alone"),
@@ -42,9 +39,10 @@ class AnswerUploadForm(NoLabelSuffix, forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size > MAX_UPLOAD_BYTES:
+        if upload.size > settings.UPLOAD_MAX_REQUEST_BYTES:
             raise forms.ValidationError(
-                _("The file is larger than %(limit)d MB.") % {"limit": MAX_UPLOAD_BYTES // (1024 * 1024)}
+                _("The file is larger than %(limit)d MB.")
+                % {"limit": settings.UPLOAD_MAX_REQUEST_BYTES // (1024 * 1024)}
             )
         return upload
 
@@ -57,7 +55,7 @@ class GenerationForm(NoLabelSuffix, forms.Form):
         max_length=MODEL_NAME_CHARS,
         help_text=_("Sent as the model name to the endpoint, and the name its answers get."),
     )
-    endpoint = forms.ChoiceField(label=_("Endpoint"))
+    endpoint = EndpointChoiceField(label=_("Endpoint"))
     preset = forms.ChoiceField(
         label=_("Ask as"),
         required=False,
@@ -76,17 +74,7 @@ class GenerationForm(NoLabelSuffix, forms.Form):
 
     def __init__(self, *args, endpoints, **kwargs):
         super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [
-            (DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))
-        ] + [(endpoint.name, endpoint.name) for endpoint in endpoints]
+        endpoints = list(endpoints)
+        cast(EndpointChoiceField, self.fields["endpoint"]).offer(endpoints)
         self.fields["model"].widget.attrs["list"] = "generation-models"
         self.models = sorted({endpoint.default_model for endpoint in endpoints if endpoint.default_model})
-
-    def clean_endpoint(self):
-        name = self.cleaned_data["endpoint"]
-        if name == DEFAULT_ENDPOINT:
-            return None
-        try:
-            return endpoint_by_name(name=name)
-        except EndpointError as error:
-            raise forms.ValidationError(str(error)) from None

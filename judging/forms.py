@@ -11,10 +11,24 @@ from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts.building import TEMPLATE_SETS
 from judging.runs.spec import MAX_CONCURRENCY, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
-from llm.errors import EndpointError
-from llm.selectors import endpoint_by_name
 
 DEFAULT_ENDPOINT = "default"
+
+
+class EndpointChoiceField(forms.ChoiceField):
+    """One of the endpoints offered (those of the person's workspaces), or the default one from
+    the environment: cleans to the Endpoint row itself (None for the default), so a form never
+    looks an endpoint up again by name, nor finds one it did not offer."""
+
+    def offer(self, endpoints) -> None:
+        self.offered = {endpoint.name: endpoint for endpoint in endpoints}
+        self.choices = [(DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))] + [(name, name) for name in self.offered]
+
+    def clean(self, value):
+        name = super().clean(value)
+        return None if name == DEFAULT_ENDPOINT else self.offered[name]
+
+
 # The run stores its concurrency in a small integer column.
 TEMPLATE_SET_LABELS = {
     "urs": _("URS: one template per intent, in the question's language"),
@@ -54,7 +68,7 @@ class RunForm(NoLabelSuffix, forms.Form):
     mode = forms.ChoiceField(
         label=_("Mode"), choices=JudgeMode.choices, widget=forms.RadioSelect, initial=JudgeMode.POINTWISE
     )
-    endpoint = forms.ChoiceField(label=_("Endpoint"))
+    endpoint = EndpointChoiceField(label=_("Endpoint"))
     judge_model = forms.CharField(label=_("Judge model"), max_length=128)
     candidates = CandidateChoiceField(
         label=_("Candidate models"), queryset=CandidateModel.objects.none(), widget=forms.CheckboxSelectMultiple
@@ -145,9 +159,8 @@ class RunForm(NoLabelSuffix, forms.Form):
         # self.fields holds copies of the fields declared above; the stubs know them only as Field.
         cast(CandidateChoiceField, self.fields["candidates"]).queryset = candidates
         cast(ReferenceChoiceField, self.fields["reference_model"]).queryset = candidates
-        cast(forms.ChoiceField, self.fields["endpoint"]).choices = [
-            (DEFAULT_ENDPOINT, _("default (OPENAI_BASE_URL)"))
-        ] + [(endpoint.name, endpoint.name) for endpoint in endpoints]
+        endpoints = list(endpoints)
+        cast(EndpointChoiceField, self.fields["endpoint"]).offer(endpoints)
         self.fields["template_set"].initial = "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
         self.fields["judge_model"].initial = default_model
         # Suggest the endpoints' default models; any other name can be typed.
@@ -155,15 +168,6 @@ class RunForm(NoLabelSuffix, forms.Form):
         self.judge_models = sorted(
             {endpoint.default_model for endpoint in endpoints if endpoint.default_model} | ({default_model} - {""})
         )
-
-    def clean_endpoint(self):
-        name = self.cleaned_data["endpoint"]
-        if name == DEFAULT_ENDPOINT:
-            return None
-        try:
-            return endpoint_by_name(name=name)
-        except EndpointError as error:
-            raise forms.ValidationError(str(error)) from None
 
     def clean_system_prompt(self):
         text = self.cleaned_data["system_prompt"]
