@@ -39,7 +39,7 @@ KEPT_IN_ENGLISH = {
     "Kimi", "DeepSeek", "ChatGPT", "Claude", "Gemini", "Copilot", "Character.AI", "model_a", "model_b", "tie",
     "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "max_tokens",
     "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab", "LLM_KEY_HOSTS",
-    "Chatbot Arena", "ln 10",
+    "Chatbot Arena", "ln 10", "UTF-8", "question_id",
 }  # fmt: skip
 
 # Texts the application writes in English for the record; pages show them translated.
@@ -168,6 +168,7 @@ def pages(demo) -> dict[str, list[str]]:
             f"/judge-templates/{template.pk}/compare/", "/campaigns/new/", f"/campaigns/{campaign.slug}/",
             "/datasets/", f"/datasets/{dataset.name}/", "/studies/new/", "/studies/demo/", "/studies/demo/edit/",
             "/studies/demo/submissions/", "/studies/demo/submissions/?flagged=1",
+            f"/datasets/{dataset.name}/answers/", "/account/tokens/",
             "/audit/", "/review/", "/review/datasets/", f"/review/datasets/{dataset.pk}/",
             f"/review/datasets/{dataset.pk}/diff/", f"/review/items/{demo['item'].pk}/", f"/review/cases/{case.pk}/",
             f"/review/task/{task.pk}/", "/no-such-page/",
