@@ -139,9 +139,10 @@ def annotator_choices(*, workspace_id: int | None = None, workspace_ids=None) ->
     return get_user_model().objects.filter(is_active=True, pk__in=memberships.values("user_id")).order_by("username")
 
 
-def annotator_by_username(*, username: str) -> User | None:
-    """The active annotator with this username, None otherwise."""
-    return annotator_choices().filter(username=username).first() if username else None
+def annotator_by_username(*, username: str, workspace_id: int) -> User | None:
+    """The active annotator of the workspace with this username, None otherwise (an annotator
+    of another workspace is nobody here, as on the campaign form)."""
+    return annotator_choices(workspace_id=workspace_id).filter(username=username).first() if username else None
 
 
 def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str], user=None) -> tuple:

@@ -187,7 +187,9 @@ def campaign_pairs(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
                 _("Pair %(pair)d may be offered again to %(names)s.") % {"pair": pair_id, "names": ", ".join(names)},
             )
         else:
-            annotator = annotator_by_username(username=request.POST.get("annotator", ""))
+            annotator = annotator_by_username(
+                username=request.POST.get("annotator", ""), workspace_id=campaign.workspace_id
+            )
             if annotator is None:
                 raise AnnotationError(_("Choose an annotator of this campaign."))
             pair_reassign(campaign=campaign, pair_id=pair_id, annotator=annotator, actor=request.user)

@@ -9,7 +9,7 @@ from annotation.models import Assignment, Campaign
 from annotation.selectors import campaign_list_with_counts, campaign_pair_status
 from annotation.services import assignment_next, assignment_skip, gold_pair_add, vote_cast
 from annotation.upkeep import pair_reassign, pair_release
-from core.models import AuditEvent
+from core.models import AuditEvent, Workspace
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -178,3 +178,16 @@ def test_a_campaign_has_a_chinese_title_shown_on_chinese_pages(build_campaign, c
     assert "盲测" in research.get(reverse("dashboard")).content.decode()
     research.cookies["django_language"] = "en"
     assert "盲测" not in research.get(reverse("annotation:results", args=[campaign.slug])).content.decode()
+
+
+def test_a_pair_is_never_given_to_an_annotator_of_another_workspace(build_campaign, client_as, researcher):
+    """An annotator of another workspace is nobody here: the page says to choose an annotator,
+    and no lease is made for them."""
+    campaign, *_ = build_campaign(questions=1, models=2)
+    elsewhere = Workspace.objects.create(slug="elsewhere", name="Elsewhere")
+    stranger = UserFactory(username="stranger", roles=["annotator"], roles__workspace=elsewhere)
+    url = reverse("annotation:pairs", args=[campaign.slug])
+    data = {"pair": campaign.pairs.get().pk, "action": "reassign", "annotator": "stranger"}
+    page = client_as(researcher).post(url, data, follow=True).content.decode()
+    assert "Choose an annotator" in page
+    assert not Assignment.objects.filter(annotator=stranger).exists()
