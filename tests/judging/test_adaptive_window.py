@@ -111,33 +111,35 @@ def run_calls(endpoint, requests, window):
 @pytest.mark.django_db(transaction=True)
 def test_auto_against_a_one_slot_server_finishes_with_no_timeouts(fast_retries):
     """A llama.cpp-like server with one slot: calls beyond it wait in its queue, where their
-    timeout runs. A fixed window of 16 times calls out; `auto` finishes every call."""
+    timeout runs. A fixed window of 32 times calls out; `auto` finishes every call."""
     server = FakeLLM(latency=0.1, slots=1).start()
     try:
-        # Timeout 0.6 s: a call that waits behind more than five others times out (a machine busy
-        # with other work stalls for a fraction of that, so `auto` meets no timeout of its own).
-        endpoint = EndpointConfig("one-slot", server.base_url, "K", "m", timeout_seconds=0.6, max_retries=0)
-        fixed = run_calls(endpoint, [ask(f"fixed {n}") for n in range(40)], AdaptiveWindow(ceiling=16))
+        # Timeout 1.5 s: a call that waits behind more than fourteen others times out. `auto` keeps
+        # a handful in flight at most (under 0.8 s of queue), so a machine busy with other work
+        # (a stall of a few tenths of a second) still meets no timeout; the bounds below are the
+        # behaviour that matters (a queue near the one slot, never near the fixed window), not
+        # the exact step at which the window settles, which a busy machine's jitter moves by one.
+        endpoint = EndpointConfig("one-slot", server.base_url, "K", "m", timeout_seconds=1.5, max_retries=0)
+        fixed = run_calls(endpoint, [ask(f"fixed {n}") for n in range(40)], AdaptiveWindow(ceiling=32))
         failed = [r for r in fixed if isinstance(r, LLMCallError)]
-        timeouts = [r for r in failed if r.reason.startswith("timeout (no reply within 0.6 s)")]
+        timeouts = [r for r in failed if r.reason.startswith("timeout (no reply within 1.5 s)")]
         # Calls time out while they wait in the server's queue (the server answers others, so the
         # stream goes on, its window halved by each timeout).
         assert len(timeouts) >= 3
         # Like llama.cpp, the server still computes what the client gave up on: let it drain.
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while (server.busy or server.waiting) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert server.wasted >= 3
         wasted_by_fixed = server.wasted
 
         server.peak_waiting = server.peak_busy = 0
-        window = AdaptiveWindow(ceiling=16, auto=True)
+        window = AdaptiveWindow(ceiling=32, auto=True)
         results = run_calls(endpoint, [ask(f"auto {n}") for n in range(40)], window)
         assert [type(r) for r in results] == [ChatResult] * 40
         assert window.overloads == 0
-        assert window.size in (1, 2)
-        # At most a probe one step above the slot before the window settles.
-        assert server.peak_busy == 1 and server.peak_waiting <= 3
+        assert window.size <= 3
+        assert server.peak_busy == 1 and server.peak_waiting < 8
         assert server.wasted == wasted_by_fixed  # nothing computed for a client that had gone
     finally:
         server.stop()

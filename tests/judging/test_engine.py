@@ -416,10 +416,12 @@ def one_slot_server():
 
 def test_a_run_on_auto_against_a_one_slot_server_finishes_with_no_timeouts(many, one_slot_server):
     """llama.cpp with one slot: the endpoint states no limit, so the run's window finds the
-    server's capacity; no call waits in the server's queue long enough to time out (0.3 s here,
-    six service times), none is retried, and nothing is computed for a client that had gone."""
+    server's capacity; no call waits in the server's queue long enough to time out (1 s here,
+    twenty service times, so a stall of a busy machine is no timeout), none is retried, and
+    nothing is computed for a client that had gone. The window settles near the one slot (its
+    exact step moves by one with a busy machine's jitter), never near the run's 64."""
     server = one_slot_server
-    dataset, model = many(items=30, base_url=server.base_url, timeout_seconds=0.3, max_retries=0)
+    dataset, model = many(items=30, base_url=server.base_url, timeout_seconds=1.0, max_retries=0)
     run = new_run(dataset, model, shard_size=10)
     assert (run.concurrency_auto, run.concurrency) == (True, 64)
     run_execute_inline(run=run)
@@ -427,7 +429,7 @@ def test_a_run_on_auto_against_a_one_slot_server_finishes_with_no_timeouts(many,
     assert run.status == JudgeRun.Status.FINISHED
     assert (run.replied, run.call_failures) == (30, 0)
     assert server.count == 30 and server.wasted == 0
-    assert server.peak_busy == 1 and server.peak_waiting <= 3
+    assert server.peak_busy == 1 and server.peak_waiting < 8
 
 
 def test_the_eta_counts_only_the_units_still_to_come_back(many):
