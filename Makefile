@@ -56,11 +56,14 @@ test-sqlite: install
 	@echo "== SQLite"
 	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright
 
-# Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it).
+# Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it). Every test
+# that touches the database runs here again; the ones that never reach one (pure statistics,
+# parsing, the architecture checks, subprocesses on SQLite files of their own) ran in the SQLite
+# stage and would only repeat it (tests/conftest.py: --database-tests-only).
 test-postgres: install
 	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
 		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
-		$(PY) -m pytest --ignore=tests/e2e -p no:playwright; \
+		$(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only; \
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser

@@ -45,3 +45,40 @@ def default_language_after_each_test():
     from django.utils import translation
 
     translation.deactivate()
+
+
+# The fixtures through which a test reaches the database (pytest-django's, and what needs them).
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+    "live_server",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-tests-only",
+        action="store_true",
+        help="Run only the tests that touch the database (the PostgreSQL stage of `make test`: "
+        "tests that never reach a database already ran in the SQLite stage).",
+    )
+
+
+def touches_the_database(item) -> bool:
+    """A test touches the database if it is marked django_db or asks for a fixture that opens it;
+    a test with a skip condition is kept too (it may be one that only runs on this database)."""
+    if item.get_closest_marker("django_db") or item.get_closest_marker("skipif"):
+        return True
+    return bool(DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--database-tests-only"):
+        return
+    kept = [item for item in items if touches_the_database(item)]
+    dropped = [item for item in items if not touches_the_database(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -4,8 +4,8 @@ finishes the run with no one resuming it, and no call whose judgment was saved i
 
 Two ways a worker dies: one of two workers sharing the run (the other takes its shards over),
 and the only worker (the one that comes back after it takes them over). The scenario runs in
-its own process (tests/judging/crash_scenario.py) against a database the workers open too: a
-SQLite file made for it, or the suite's PostgreSQL test database."""
+its own process (tests/judging/crash_scenario.py) against a database the workers open too: the suite's
+migrated test database copied to a file on SQLite, or the suite's PostgreSQL test database."""
 
 import json
 import os
@@ -14,17 +14,18 @@ import sys
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
+
+from tests.processes import shared_database  # noqa: F401
+
+pytestmark = [pytest.mark.processes]
 
 ROOT = django_settings.BASE_DIR
 
 
-def scenario(database_url: str, *, workers: int, migrate: bool = False) -> dict:
+def scenario(database_url: str, *, workers: int) -> dict:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
     command = [sys.executable, "-m", "tests.judging.crash_scenario", "--workers", str(workers)]
-    finished = subprocess.run(
-        command + (["--migrate"] if migrate else []), cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
+    finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
@@ -42,14 +43,5 @@ def check(result: dict) -> None:
 
 
 @pytest.mark.parametrize("workers", [2, 1], ids=["one-of-two-killed", "the-only-worker-killed"])
-def test_on_sqlite_another_worker_finishes_the_run_of_a_killed_one(tmp_path, workers):
-    check(scenario(f"sqlite:///{tmp_path / 'crash.sqlite3'}", workers=workers, migrate=True))
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL run needs the suite on PostgreSQL")
-@pytest.mark.parametrize("workers", [2, 1], ids=["one-of-two-killed", "the-only-worker-killed"])
-def test_on_postgresql_another_worker_finishes_the_run_of_a_killed_one(workers):
-    db = connection.settings_dict
-    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    check(scenario(url, workers=workers))
+def test_another_worker_finishes_the_run_of_a_killed_one(shared_database, workers):
+    check(scenario(shared_database, workers=workers))
