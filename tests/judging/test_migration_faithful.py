@@ -1,8 +1,10 @@
 """Migration 0005 (faithful templates) on a database that already holds the demo data and the earlier templates:
 the faithful texts become the newest versions, older rows stay, runs keep their versions.
 
-It runs `manage.py` on a SQLite file of its own, as an upgrade would (migrate, seed_demo with
-USERBENCH_DEMO=1 DEBUG=1, migrate again), so the test database is never migrated backwards."""
+It runs the upgrade's commands on a SQLite file of its own, as an upgrade would (migrate,
+seed_demo with USERBENCH_DEMO=1 DEBUG=1, migrate again), so the test database is never migrated
+backwards; the whole sequence runs in one `manage.py shell` (starting Django once, not per step),
+which prints what the templates looked like after each step."""
 
 import importlib
 import json
@@ -37,33 +39,64 @@ run.templates.add(old, JudgeTemplate.objects.get(name="alpacaeval/pairwise/zh", 
 Judgment.objects.filter(pk=Judgment.objects.filter(run=run).order_by("pk").values("pk")[:1]).update(template=old)
 """
 DUMP = """
-import json
-from judging.models import JudgeTemplate, Judgment
-print(json.dumps({
-    "templates": [[t.name, t.version, t.text, t.mode, t.language] for t in JudgeTemplate.objects.order_by("name", "version")],
-    "run_templates": sorted([t.name, t.version] for t in JudgeTemplate.objects.filter(runs__pk=1)),
-    "judgment_templates": sorted(set(Judgment.objects.filter(run_id=1).values_list("template__name", "template__version"))),
-}))
+def state():
+    from judging.models import JudgeTemplate, Judgment
+    return {
+        "templates": [[t.name, t.version, t.text, t.mode, t.language] for t in JudgeTemplate.objects.order_by("name", "version")],
+        "run_templates": sorted([t.name, t.version] for t in JudgeTemplate.objects.filter(runs__pk=1)),
+        "judgment_templates": sorted(set(Judgment.objects.filter(run_id=1).values_list("template__name", "template__version"))),
+    }
 """
+UPGRADE = (
+    """
+import io
+import json
+from django.core.management import call_command
+
+def migrate(*target):
+    call_command("migrate", *target, interactive=False, verbosity=0)
+
+"""
+    + DUMP
+    + """
+states = {}
+migrate()
+states["fresh"] = state()
+seeded = io.StringIO()
+call_command("seed_demo", stdout=seeded)
+states["seeded"] = seeded.getvalue()
+# The demo is loaded through today's models, so on today's schema; going back to 0003 then
+# takes away the unused faithful versions, as a database of that release would be.
+migrate("judging", "0003")
+"""
+    + MAKE_IT_OLD
+    + """
+states["before"] = state()
+migrate()
+states["after"] = state()
+# Back to 0003 and forward again: the unused faithful versions go and come back.
+migrate("judging", "0003")
+states["back"] = state()
+migrate()
+states["again"] = state()
+print(json.dumps(states))
+"""
+)
 
 
-def manage(*args, db):
+def upgrade(db) -> dict:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
     env.update(DATABASE_URL=f"sqlite:///{db}", DEBUG="1", USERBENCH_DEMO="1", DJANGO_SETTINGS_MODULE="config.settings")
     done = subprocess.run(
-        [sys.executable, "manage.py", *args],
+        [sys.executable, "manage.py", "shell", "-c", UPGRADE],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def state(db):
-    return json.loads(manage("shell", "-c", DUMP, db=db).splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_the_frozen_copy_equals_the_live_defaults():
@@ -74,9 +107,8 @@ def test_the_frozen_copy_equals_the_live_defaults():
 
 
 def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_ones(tmp_path):
-    db = tmp_path / "upgrade.sqlite3"
-    manage("migrate", "--noinput", "-v", "0", db=db)
-    fresh = state(db)
+    states = upgrade(tmp_path / "upgrade.sqlite3")
+    fresh = states["fresh"]
     # A fresh database ends with the faithful text as the newest version of every name: 0003
     # replays its own frozen seed (the earlier texts), 0005 adds the faithful versions on top.
     newest = {}
@@ -87,15 +119,8 @@ def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_on
     assert {name: text for name, (_v, text) in newest.items() if name in faithful_names} == {
         name: text for name, _m, _l, text in TEMPLATES
     }
-
-    # The demo is loaded through today's models, so on today's schema; going back to 0003 then
-    # takes away the unused faithful versions, as a database of that release would be.
-    assert "Demo data loaded." in manage("seed_demo", db=db)
-    manage("migrate", "judging", "0003", "--noinput", "-v", "0", db=db)
-    manage("shell", "-c", MAKE_IT_OLD, db=db)
-    before = state(db)
-    manage("migrate", "--noinput", "-v", "0", db=db)
-    after = state(db)
+    assert "Demo data loaded." in states["seeded"]
+    before, after = states["before"], states["after"]
 
     faithful = {name: (mode, language, text) for name, mode, language, text in TEMPLATES}
     rows = {(name, version): (text, mode, language) for name, version, text, mode, language in after["templates"]}
@@ -121,7 +146,5 @@ def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_on
     assert ["urs/factual_qa/en", 1] in after["judgment_templates"]
 
     # Back to 0003 and forward again: the unused faithful versions go and come back, used rows stay.
-    manage("migrate", "judging", "0003", "--noinput", "-v", "0", db=db)
-    assert state(db)["templates"] == before["templates"]
-    manage("migrate", "--noinput", "-v", "0", db=db)
-    assert state(db)["templates"] == after["templates"]
+    assert states["back"]["templates"] == before["templates"]
+    assert states["again"]["templates"] == after["templates"]
