@@ -14,8 +14,10 @@ gradient tolerance 1e-6, so a few hundredths of a point are expected).
 FastChat runs in its own interpreter (it needs pandas, which Userbench does not): `--fastchat-python`,
 else $FASTCHAT_PYTHON, else /tmp/fastchat-venv/bin/python (bench/README.md says how to make it),
 else this interpreter. Without one that imports FastChat's rating_systems, only Userbench's side is
-timed and the script says so. Each side is timed `--repeats` times in turns and its best time
-kept (a shared machine's load only ever adds time).
+timed and the script says so. Each side is timed `--repeats` times in turns (one of Userbench's,
+one of FastChat's, and again) and its best time kept (a shared machine's load only ever adds
+time); the CPU seconds each side used are printed too (FastChat's with its pool's workers), a
+ratio that the machine's load moves much less than the times.
 
     .venv/bin/python bench/bench_bt.py [--votes 1000000] [--models 100] [--rounds 100] [--small 1000x10,10000x30]
 """
@@ -42,26 +44,32 @@ WINNERS = np.array(["a", "b", "tie"], dtype=object)
 # Run by FastChat's interpreter: reads the votes, builds FastChat's DataFrame (not timed: it is the
 # loading both sides do before their statistics), then times FastChat's own functions.
 FASTCHAT_BT = """
-import json, sys, time
+import json, resource, sys, time
 import numpy as np, pandas as pd
 from fastchat.serve.monitor.rating_systems import compute_bt, compute_bootstrap_bt, fit_bt, preprocess_for_bt
 data = np.load(sys.argv[1], allow_pickle=True)
 rounds, repeats = int(sys.argv[2]), int(sys.argv[3])
 names = {"a": "model_a", "b": "model_b", "tie": "tie"}
 df = pd.DataFrame({"model_a": data["a"], "model_b": data["b"], "winner": [names[w] for w in data["w"]]})
+
+def cpu():
+    # This process's CPU seconds and those of its finished children (the pool's workers).
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
 times = []
 for _ in range(repeats):
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu()
     ratings = compute_bt(df)
     fitted = time.perf_counter()
     boot = compute_bootstrap_bt(df, num_round=rounds)
-    booted = time.perf_counter()
+    booted, cpu_used = time.perf_counter(), cpu() - cpu_started
     # The same work in this one process, without the pool: FastChat's functions, its steps.
     matchups, outcomes, models, weights = preprocess_for_bt(df)
     draws = np.random.default_rng(0).multinomial(len(df), weights / weights.sum(), size=rounds) / len(df)
     for w in draws:
         fit_bt(matchups, outcomes, w, len(models), np.log(10.0), 1e-6)
-    times.append((fitted - started, booted - fitted, time.perf_counter() - booted))
+    times.append((fitted - started, booted - fitted, time.perf_counter() - booted, cpu_used))
 print(json.dumps({"times": times, "ratings": {k: float(v) for k, v in ratings.items()}}))
 """
 
@@ -102,39 +110,53 @@ def run_fastchat(python: str, script: str, arrays: dict, *args) -> dict:
 
 
 def time_ours(labels, model_a, model_b, winner, rounds: int, repeats: int):
+    """Best of `repeats`: (counting s, fit and bootstrap s, CPU s), and the result."""
     best = None
     for _ in range(repeats):
+        cpu_started = time.process_time()
         started = time.perf_counter()
         counts = ranking.pair_counts_of(labels, model_a, model_b, winner)
         counted = time.perf_counter()
         result = ranking.bradley_terry(counts, alpha=0, rounds=rounds, seed=0)
         finished = time.perf_counter()
-        if best is None or finished - started < sum(best):
-            best = (counted - started, finished - counted)
+        turn = (counted - started, finished - counted, time.process_time() - cpu_started)
+        if best is None or finished - started < best[0] + best[1]:
+            best = turn
     return best, result
 
 
 def compare(votes: int, models: int, rounds: int, repeats: int, python: str | None) -> None:
     labels, model_a, model_b, winner = synthetic(votes, models)
-    (count_s, fit_s), result = time_ours(labels, model_a, model_b, winner, rounds, repeats)
+    # In turns, one of each side at a time, so that both meet the machine's load of the same minutes.
+    ours_turns, their_turns = [], []
+    for _ in range(repeats):
+        ours_turns.append(time_ours(labels, model_a, model_b, winner, rounds, repeats=1))
+        if python is not None:
+            arrays = {"a": model_a, "b": model_b, "w": winner}
+            their_turns.append(run_fastchat(python, FASTCHAT_BT, arrays, rounds, 1))
+    count_s, fit_s, _ = min((turn for turn, _ in ours_turns), key=lambda turn: turn[0] + turn[1])
+    ours_cpu = min(turn[2] for turn, _ in ours_turns)
+    result = ours_turns[0][1]
     ours = count_s + fit_s
     print(
         f"{votes:>9,} votes, {models} models, fit + {rounds} rounds: Userbench {ours:6.2f} s "
-        f"(counting {count_s:.2f} s, fit and bootstrap {fit_s:.2f} s)",
+        f"(counting {count_s:.2f} s, fit and bootstrap {fit_s:.2f} s; CPU {ours_cpu:.2f} s)",
         flush=True,
     )
     if python is None:
         return
-    answer = run_fastchat(python, FASTCHAT_BT, {"a": model_a, "b": model_b, "w": winner}, rounds, repeats)
-    fit_t, boot_t, serial_t = min(answer["times"], key=lambda times: times[0] + times[1])
+    turns = [turn for answer in their_turns for turn in answer["times"]]
+    fit_t, boot_t, _, _ = min(turns, key=lambda turn: turn[0] + turn[1])
     theirs = fit_t + boot_t
-    serial = fit_t + min(times[2] for times in answer["times"])
+    theirs_cpu = min(turn[3] for turn in turns)
+    serial = fit_t + min(turn[2] for turn in turns)
     scores = {s.label: s.score for s in result.scores}
     elo = dict(zip(scores, to_elo(np.array(list(scores.values())))))
-    difference = max(abs(elo[label] - rating) for label, rating in answer["ratings"].items())
+    difference = max(abs(elo[label] - rating) for label, rating in their_turns[0]["ratings"].items())
     print(
-        f"{'':>9}  FastChat {theirs:6.2f} s (compute_bt {fit_t:.2f} s, compute_bootstrap_bt {boot_t:.2f} s): "
-        f"Userbench {theirs / ours:.1f}x faster; point estimates differ by at most {difference:.3f} Elo",
+        f"{'':>9}  FastChat {theirs:6.2f} s (compute_bt {fit_t:.2f} s, compute_bootstrap_bt {boot_t:.2f} s; "
+        f"CPU {theirs_cpu:.2f} s with its pool's): Userbench {theirs / ours:.1f}x faster, "
+        f"{theirs_cpu / ours_cpu:.1f}x less CPU; point estimates differ by at most {difference:.3f} Elo",
         flush=True,
     )
     print(

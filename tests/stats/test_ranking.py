@@ -3,10 +3,11 @@
 import choix
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
-from stats.bt_rounds import fit_rounds
+from stats.bt_rounds import fit_rounds, multinomial_redraws
 from stats.intervals import ZERO_WIDTH_NOTE
 from stats.ranking import (
     bootstrap,
@@ -258,7 +259,8 @@ def test_alpha_zero_bootstrap_skips_and_counts_rounds_without_an_estimate():
 def test_an_interval_missing_because_no_round_had_an_estimate_says_so():
     # One win each way between two models: a redraw of the two votes keeps both directions half the time.
     counts = pair_counts(["x", "y"], [("x", "y", "a"), ("x", "y", "b")])
-    result = bradley_terry(counts, alpha=0, rounds=3, seed=10)
+    # Seed 19 loses a direction in each of its three rounds.
+    result = bradley_terry(counts, alpha=0, rounds=3, seed=19)
     assert result.skipped_rounds == 3
     assert [(s.lower, s.upper, s.rank) for s in result.scores] == [(None, None, 1), (None, None, 1)]
     assert (
@@ -336,7 +338,7 @@ def test_bootstrap_rounds_fitted_together_equal_choix_fits_one_by_one(alpha):
         start = estimate(matrix, alpha=alpha)
         draws = bootstrap(counts, list(range(models)), start, rounds=30, alpha=alpha, seed=seed)
         cells = np.concatenate([counts.first_wins, counts.second_wins, counts.ties]).astype(float)
-        redraws = np.random.default_rng(seed).multinomial(int(cells.sum()), cells / cells.sum(), size=30)
+        redraws = multinomial_redraws(cells, 30, np.random.default_rng(seed))
         k = len(counts.first)
         for r, redraw in enumerate(redraws):
             round_matrix = win_matrix(
@@ -353,3 +355,30 @@ def test_fit_rounds_reports_rounds_it_could_not_fit():
     # Two pairs with no link between them: the Hessian is singular and no round converges.
     estimates, converged = fit_rounds(4, [0, 2], [1, 3], [[3.0, 2.0]], [[1.0, 1.0]], alpha=0.0, initial=np.zeros(4))
     assert not converged.any()
+
+
+def test_redraws_follow_the_multinomial_distribution_exactly():
+    # Six votes in three cells (and an empty one): every table a redraw can give, against the
+    # multinomial's probability of it. Poisson sums of six are often above and below six, so both
+    # corrections (draws added, draws removed) are exercised in most rounds.
+    counts = np.array([3.0, 2.0, 0.0, 1.0])
+    rounds = 40_000
+    draws = multinomial_redraws(counts, rounds, np.random.default_rng(4))
+    assert draws.shape == (rounds, 4) and (draws.sum(axis=1) == 6).all() and (draws[:, 2] == 0).all()
+    tables, seen = np.unique(draws, axis=0, return_counts=True)
+    expected = rounds * stats.multinomial.pmf(tables, 6, counts / 6)
+    assert len(tables) == 28  # every way of putting six votes in three cells
+    chi_square = float(np.sum((seen - expected) ** 2 / expected))
+    assert stats.chi2.sf(chi_square, df=len(tables) - 1) > 1e-3
+    # Larger counts: each cell's variance N p (1 - p) and the covariances -N p_i p_j (a Poisson count
+    # alone would have variance N p and no covariance).
+    counts = np.array([500.0, 300.0, 200.0])
+    draws = multinomial_redraws(counts, 20_000, np.random.default_rng(5))
+    assert (draws.sum(axis=1) == 1000).all()
+    p = counts / 1000
+    covariance = 1000 * (np.diag(p) - np.outer(p, p))
+    assert np.allclose(draws.mean(axis=0), counts, atol=0.5)
+    assert np.allclose(np.cov(draws.T), covariance, rtol=0.05)
+    # Seeded: the same seed redraws the same tables.
+    again = [multinomial_redraws(counts, 50, np.random.default_rng(6)) for _ in range(2)]
+    assert (again[0] == again[1]).all()
