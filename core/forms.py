@@ -3,6 +3,7 @@
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.models import Workspace
@@ -17,6 +18,20 @@ class NoLabelSuffix:
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
+
+
+class UploadField(forms.FileField):
+    """A file imported from a page: refused, naming the limit, when larger than
+    UPLOAD_MAX_REQUEST_BYTES (the request-body limit of the import routes)."""
+
+    def clean(self, data, initial=None):
+        upload = super().clean(data, initial)
+        if upload and upload.size > settings.UPLOAD_MAX_REQUEST_BYTES:
+            raise forms.ValidationError(
+                _("The file is larger than %(limit)d MB.")
+                % {"limit": settings.UPLOAD_MAX_REQUEST_BYTES // (1024 * 1024)}
+            )
+        return upload
 
 
 class WorkspaceField(forms.ModelChoiceField):

@@ -2,11 +2,10 @@
 curation.datasets.importers decides."""
 
 from django import forms
-from django.conf import settings
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix, WorkspaceChoice
+from core.forms import NoLabelSuffix, UploadField, WorkspaceChoice
 from curation.datasets.public_formats import ALIGNBENCH_FIELDS, ALPACAEVAL_FIELDS, PUBLIC_FORMATS, URS_COLUMNS
 from curation.models import Dataset
 
@@ -30,7 +29,7 @@ class DatasetImportForm(WorkspaceChoice, NoLabelSuffix, forms.Form):
     format = forms.ChoiceField(
         label=_("File format"), choices=[(name, FORMAT_LABELS.get(name, name)) for name in PUBLIC_FORMATS]
     )
-    file = forms.FileField(
+    file = UploadField(
         label=_("File"),
         help_text=_(
             "UTF-8. The whole file or nothing: a line that cannot be read is named, and nothing is imported. "
@@ -53,12 +52,3 @@ class DatasetImportForm(WorkspaceChoice, NoLabelSuffix, forms.Form):
                 ((FORMAT_LABELS[name], ", ".join(fields)) for name, fields in FORMAT_FIELDS.items()),
             ),
         )
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if upload.size > settings.UPLOAD_MAX_REQUEST_BYTES:
-            raise forms.ValidationError(
-                _("The file is larger than %(limit)d MB.")
-                % {"limit": settings.UPLOAD_MAX_REQUEST_BYTES // (1024 * 1024)}
-            )
-        return upload

@@ -106,3 +106,15 @@ def test_only_researchers_import(client_as, reviewer, annotator):
         assert client.get(reverse("curation:review-import")).status_code == 403
         assert send(client).status_code == 403
     assert not Dataset.objects.exists()
+
+
+def test_a_file_over_the_upload_limit_is_refused_naming_the_limit(client_as, researcher, settings):
+    from curation.datasets.forms import DatasetImportForm
+
+    settings.UPLOAD_MAX_REQUEST_BYTES = 2 * 1024 * 1024
+    big = SimpleUploadedFile("big.csv", URS_CSV.encode() + b"x" * (2 * 1024 * 1024))
+    form = DatasetImportForm({"name": "big", "format": "urs"}, {"file": big})
+    assert form.errors == {"file": ["The file is larger than 2 MB."]}
+    # The page never reads such a body: it is refused from its length (core/body_limits.py).
+    response = send(client_as(researcher), content=URS_CSV.encode() + b"x" * (2 * 1024 * 1024))
+    assert response.status_code == 413 and not Dataset.objects.exists()
