@@ -366,6 +366,8 @@ REQUEST_BODY_LIMITS = {
     # A dataset's candidate answers, uploaded as a file on its answers page or through the API.
     "/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
     "/api/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
+    # A public dataset file, imported on its page.
+    "/review/datasets/import/": "UPLOAD_MAX_REQUEST_BYTES",
 }
 # Django's own limits behind it: form fields never beyond the largest route limit, and file parts
 # of a body within REQUEST_MAX_BYTES kept in memory, never written to a temporary file.

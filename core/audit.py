@@ -34,6 +34,7 @@ class AuditAction(models.TextChoices):
     PARTICIPANT_WITHDRAWN = "participant_withdrawn", _("Withdrew a participant and erased their data")
     DUPLICATE_RESOLVED = "duplicate_resolved", _("Resolved submissions sharing a Prolific ID")
     SUBMISSIONS_EXPIRED = "submissions_expired", _("Erased abandoned submissions")
+    DATASET_IMPORTED = "dataset_imported", _("Imported a dataset")
     ANSWERS_IMPORTED = "answers_imported", _("Imported candidate answers")
     GENERATION_STARTED = "generation_started", _("Started generating candidate answers")
     GENERATION_CANCELLED = "generation_cancelled", _("Cancelled generating candidate answers")
@@ -146,6 +147,8 @@ DETAIL_LABELS = {
     "excluded": _("submissions excluded"),
     "count": _("count"),
     "idle_days": _("idle days"),
+    "format": _("file format"),
+    "items": _("items"),
 }
 # The words for a few values: where a change came from, and what happened to an account.
 VALUE_LABELS = {

@@ -4,10 +4,9 @@ from an endpoint. They parse input; judging/answers decides."""
 from typing import cast
 
 from django import forms
-from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix
+from core.forms import NoLabelSuffix, UploadField
 from judging.answers.generation import GENERATION_PRESETS
 from judging.forms import EndpointChoiceField
 from judging.models import CandidateModel
@@ -29,22 +28,13 @@ class AnswerUploadForm(NoLabelSuffix, forms.Form):
         max_length=MODEL_NAME_CHARS,
         help_text=_("The candidate model whose answers these are, as you want it named in the results."),
     )
-    file = forms.FileField(
+    file = UploadField(
         label=_("File (JSONL or CSV)"),
         help_text=_(
             "JSONL: one object per line with question_id (or question, or instruction) and response. "
             "CSV: a header with the same columns. UTF-8. The whole file or nothing."
         ),
     )
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if upload.size > settings.UPLOAD_MAX_REQUEST_BYTES:
-            raise forms.ValidationError(
-                _("The file is larger than %(limit)d MB.")
-                % {"limit": settings.UPLOAD_MAX_REQUEST_BYTES // (1024 * 1024)}
-            )
-        return upload
 
 
 class GenerationForm(NoLabelSuffix, forms.Form):

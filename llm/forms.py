@@ -3,7 +3,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix
+from core.forms import NoLabelSuffix, WorkspaceChoice
 from llm.config import max_tokens_problem
 from llm.models import Endpoint
 
@@ -23,7 +23,9 @@ ENDPOINT_FIELDS = [
 ]
 
 
-class EndpointForm(NoLabelSuffix, forms.ModelForm):
+class EndpointForm(WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
+    """An endpoint's settings; a new one's workspace too (`creator`: see WorkspaceChoice)."""
+
     class Meta:
         model = Endpoint
         fields = ENDPOINT_FIELDS

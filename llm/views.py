@@ -7,9 +7,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.roles import AuthenticatedHttpRequest, Role, role_required
-from core.workspaces import workspace_for_new, workspace_get
+from core.workspaces import workspace_get
 from llm.errors import EndpointError
-from llm.forms import ConnectionTestForm, EndpointForm
+from llm.forms import ENDPOINT_FIELDS, ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
 from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_config, endpoint_list, key_is_set
 from llm.services import EndpointChangeRefused, endpoint_connection_test, endpoint_save, endpoint_test_record
@@ -32,11 +32,14 @@ def endpoints(request: HttpRequest) -> HttpResponse:
 
 
 def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None):
-    form = EndpointForm(request.POST or None, instance=endpoint)
+    # A new endpoint's workspace is chosen on the form (when the person has several); never moved later.
+    form = EndpointForm(request.POST or None, instance=endpoint, creator=None if endpoint else request.user)
     if request.method == "POST" and form.is_valid():
-        workspace = None if endpoint else workspace_for_new(request.user, Role.RESEARCHER.value)
+        values = {name: form.cleaned_data[name] for name in ENDPOINT_FIELDS}
         try:
-            saved = endpoint_save(endpoint=endpoint, values=form.cleaned_data, actor=request.user, workspace=workspace)
+            saved = endpoint_save(
+                endpoint=endpoint, values=values, actor=request.user, workspace=form.workspace_chosen()
+            )
         except EndpointChangeRefused as error:
             form.add_error(None, str(error))
         else:

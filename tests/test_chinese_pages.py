@@ -169,7 +169,7 @@ def pages(demo) -> dict[str, list[str]]:
             "/datasets/", f"/datasets/{dataset.name}/", "/studies/new/", "/studies/demo/", "/studies/demo/edit/",
             "/studies/demo/submissions/", "/studies/demo/submissions/?flagged=1",
             f"/datasets/{dataset.name}/answers/", "/account/tokens/",
-            "/audit/", "/review/", "/review/datasets/", f"/review/datasets/{dataset.pk}/",
+            "/audit/", "/review/", "/review/datasets/", "/review/datasets/import/", f"/review/datasets/{dataset.pk}/",
             f"/review/datasets/{dataset.pk}/diff/", f"/review/items/{demo['item'].pk}/", f"/review/cases/{case.pk}/",
             f"/review/task/{task.pk}/", "/no-such-page/",
         ],

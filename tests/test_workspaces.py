@@ -242,6 +242,8 @@ NOT_404 = {
     "curation:review-task": (None, {}),
     "curation:review-build": ({}, {"study": "alpha-study", "name": "stolen"}),
     "curation:review-copy": ({}, {"dataset": "alpha-data", "name": "stolen"}),
+    # B's own import form; a workspace of A's named in it is refused (tests/test_workspace_chooser.py).
+    "curation:review-import": ({}, {"name": "stolen", "format": "urs", "workspace": "1"}),
 }
 
 

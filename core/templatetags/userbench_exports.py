@@ -19,6 +19,7 @@ TABLE_LABELS = {
     "agreement": _("agreement"),
     "submissions": _("submissions"),
     "cases": _("cases"),
+    "manifests": _("manifests"),
 }
 
 

@@ -11,6 +11,7 @@ from typing import BinaryIO, TextIO, cast
 from django.db import models, transaction
 from django.utils import timezone
 
+from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.import_checks import unstorable
 from core.models import Workspace
@@ -43,13 +44,20 @@ def checked_name(value: str, what: str, model, field: str) -> str:
     return value
 
 
+class DatasetNameError(DataImportError):
+    """The name given to a new dataset cannot be used (empty, too long, taken); nothing was written."""
+
+
 def _validate_dataset_name(name: str) -> str:
     name = name.strip()
     if not name:
-        raise DataImportError("Give the dataset a name with --name.")
-    name = checked_name(name, "dataset name", Dataset, "name")
+        raise DatasetNameError("Give the dataset a name with --name.")
+    try:
+        name = checked_name(name, "dataset name", Dataset, "name")
+    except DataImportError as error:
+        raise DatasetNameError(str(error)) from None
     if Dataset.objects.filter(name=name).exists():
-        raise DataImportError(f"A dataset named {name!r} exists already; choose another name.")
+        raise DatasetNameError(f"A dataset named {name!r} exists already; choose another name.")
     return name
 
 
@@ -69,7 +77,9 @@ def dataset_import(
     The file is parsed and validated completely before anything is written, and the writes
     share one transaction, so a bad file leaves the database as it was. `stream` is best
     binary: then an encoding error is reported on its line. `select` keeps a part of the
-    validated records (a small slice of a benchmark), in the order it returns them.
+    validated records (a small slice of a benchmark), in the order it returns them. The import
+    is audited, with `created_by` (None: the command line). DatasetNameError: the name cannot be
+    used (checked before the file is read).
     """
     if fmt not in READERS:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(READERS)}.")
@@ -107,5 +117,12 @@ def dataset_import(
             for record in records
         ],
         batch_size=500,
+    )
+    audit_record(
+        actor=created_by,
+        action=AuditAction.DATASET_IMPORTED,
+        target=f"dataset:{dataset.name}",
+        workspace=dataset.workspace_id,
+        details={"format": fmt, "items": len(records)},
     )
     return dataset

@@ -1,4 +1,4 @@
-"""Routes of the dataset pages: building, copies, LLM steps, freezing and diffs under /review/; the
+"""Routes of the dataset pages: building, imports, copies, LLM steps, freezing and diffs under /review/; the
 list of every dataset and each one's items at /datasets/."""
 
 from django.urls import path
@@ -9,6 +9,8 @@ urlpatterns = [
     path("datasets/", views.datasets_page, name="review-datasets"),
     path("datasets/build/", views.dataset_build_view, name="review-build"),
     path("datasets/copy/", views.dataset_copy_view, name="review-copy"),
+    # Beside build and copy (a dataset name may be any path, so not under /datasets/).
+    path("datasets/import/", views.dataset_import_view, name="review-import"),
     path("datasets/<int:dataset_id>/", views.dataset_page, name="review-dataset"),
     path("datasets/<int:dataset_id>/jobs/", views.dataset_job_view, name="review-job"),
     path(

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from core.forms import WorkspaceChoice
 from curation.choices import SATISFACTION_INTENTS, Intent, intent_label
 from curation.conversation import parse_turns
 from curation.models import Study
@@ -367,8 +368,9 @@ class UsageForm(ParticipantForm):
         }
 
 
-class StudyForm(forms.ModelForm):
-    """The researcher's study set-up. Lists are edited one entry per line."""
+class StudyForm(WorkspaceChoice, forms.ModelForm):
+    """The researcher's study set-up. Lists are edited one entry per line; a new study's workspace
+    (`creator`: see WorkspaceChoice)."""
 
     services_text = forms.CharField(
         label=_("Services offered (one per line)"), widget=forms.Textarea(attrs={"rows": 8})

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
-from core.workspaces import workspace_for_new, workspace_get
+from core.workspaces import workspace_get
 from curation.access import researcher_required
 from curation.models import Study
 from curation.studies import services
@@ -128,11 +128,17 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
 def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     """Create a study or change its set-up."""
     study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug) if slug else None
-    form = StudyForm(request.POST if request.method == "POST" else None, instance=study or Study())
+    # A new study's workspace is chosen on the form (when the person has several); a study never moves.
+    form = StudyForm(
+        request.POST if request.method == "POST" else None,
+        instance=study or Study(),
+        creator=None if study else request.user,
+    )
     if request.method == "POST" and form.is_valid():
         try:
-            workspace = None if study else workspace_for_new(request.user, RESEARCHER)
-            saved = services.study_save(values=form.study_values(), study=study, user=request.user, workspace=workspace)
+            saved = services.study_save(
+                values=form.study_values(), study=study, user=request.user, workspace=form.workspace_chosen()
+            )
         except services.StudyError as error:
             for field, errors in error.fields.items() or {None: error.messages}.items():
                 form.add_error(field if field in form.fields else None, errors)

@@ -21,6 +21,8 @@ from django.utils import timezone
 
 from core import __version__
 from core.errors import UserbenchError
+from core.models import Workspace
+from core.workspaces import workspace_for_command
 from curation.datasets.importers import dataset_import
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
@@ -34,7 +36,8 @@ from judging.prompts.templates import templates_as_published
 from judging.results.boards import run_leaderboard
 from judging.runs.creation import run_create, run_spec_by_names
 from judging.runs.manifest import dataset_content_hash, run_manifest, text_hash
-from llm.selectors import endpoint_config
+from llm.errors import EndpointError
+from llm.selectors import endpoint_by_name, endpoint_config
 
 FORMAT = "userbench-reproduce-manifest/1"
 CHUNK = 1 << 20
@@ -78,21 +81,36 @@ def source_commit() -> dict:
     return {"commit": commit, "modified": bool(changes) if changes is not None else None}
 
 
+def _in_workspace(dataset: Dataset, workspace: Workspace | None, what: str) -> Dataset:
+    if workspace is not None and dataset.workspace_id != workspace.pk:
+        raise ReproduceError(
+            f"{what} {dataset.name!r} is in workspace {dataset.workspace.slug!r}, not {workspace.slug!r}."
+        )
+    return dataset
+
+
 def reproduction_dataset(
-    *, benchmark: Benchmark, data_dir: Path | None, dataset_name: str | None = None, limit: int | None = None
+    *,
+    benchmark: Benchmark,
+    data_dir: Path | None,
+    dataset_name: str | None = None,
+    limit: int | None = None,
+    workspace: Workspace | None = None,
 ) -> tuple[Dataset, list[dict], bool]:
     """The dataset to judge, the data files it came from, and whether it was imported now.
 
     `dataset_name` takes a dataset already in Userbench. Otherwise the benchmark's item file is
     read from `data_dir` and imported once per content (its sha256 names the dataset) and slice:
-    `limit` keeps that many items spread over the paper's groups (intents or categories)."""
+    `limit` keeps that many items spread over the paper's groups (intents or categories).
+    `workspace` (`--workspace`): where a new import goes, and where a dataset taken must be (the
+    run stays in its dataset's workspace); None: a new import needs it once there are several."""
     if limit is not None and limit < 1:
         raise ReproduceError("--limit must be at least 1.")
     if dataset_name:
         if limit:
             raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
         try:
-            dataset = dataset_by_name(name=dataset_name)
+            dataset = _in_workspace(dataset_by_name(name=dataset_name), workspace, "Dataset")
         except DatasetNotFound as error:
             raise ReproduceError(str(error)) from None
         if benchmark.table == "alignbench" and dataset.source != Dataset.Source.ALIGNBENCH:
@@ -115,7 +133,9 @@ def reproduction_dataset(
     name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
     existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
-        return existing, [entry], False
+        return _in_workspace(existing, workspace, "This file was imported before as dataset"), [entry], False
+    # Where the new dataset goes: named, or the only workspace there is.
+    workspace = workspace or workspace_for_command(None, required=True)
     select = None
     if limit:
 
@@ -127,9 +147,29 @@ def reproduction_dataset(
     )
     with path.open("rb") as stream:
         dataset = dataset_import(
-            fmt=benchmark.dataset_format, stream=stream, name=name, description=description, select=select
+            fmt=benchmark.dataset_format,
+            stream=stream,
+            name=name,
+            description=description,
+            select=select,
+            workspace=workspace,
         )
     return dataset, [entry], True
+
+
+def reproduction_endpoint_check(*, endpoint_name: str | None, workspace: Workspace | None) -> None:
+    """With `--workspace`, a named endpoint must be one of that workspace's: its limits and its key
+    belong to that team. ReproduceError otherwise, before anything is sent."""
+    if workspace is None or not endpoint_name or endpoint_name == "default":
+        return
+    try:
+        row = endpoint_by_name(name=endpoint_name)
+    except EndpointError as error:
+        raise ReproduceError(str(error)) from None
+    if row.workspace_id != workspace.pk:
+        raise ReproduceError(
+            f"Endpoint {endpoint_name!r} is in workspace {row.workspace.slug!r}, not {workspace.slug!r}."
+        )
 
 
 def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:

@@ -51,6 +51,7 @@ def researcher_pages() -> list[str]:
         "/datasets/",
         f"/datasets/{dataset.name}/",
         f"/datasets/{dataset.name}/answers/",
+        "/review/datasets/import/",
         "/account/tokens/",
         "/runs/",
         "/runs/new/",

@@ -611,3 +611,67 @@ def test_a_reproduction_naming_a_model_without_answers_says_so_and_makes_no_run(
             concurrency=4,
         )
     assert not JudgeRun.objects.exists()
+
+
+# ---- --workspace ---------------------------------------------------------------------------------
+
+CAE = ["--benchmark", "chinese_alpaca_eval", "--judge-model", "judge", "--models", "mine"]
+
+
+@pytest.fixture
+def two_workspaces():
+    from core.models import Workspace
+    from core.workspaces import default_workspace_id
+
+    return Workspace.objects.get(pk=default_workspace_id()), Workspace.objects.create(slug="beta", name="Beta")
+
+
+def _ranks_first(body):
+    return "回答" if body["model"] != "judge" else "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]"
+
+
+def test_workspace_puts_the_imported_dataset_and_its_run_there(server, tmp_path, small_alpaca, two_workspaces):
+    _default, beta = two_workspaces
+    server.reply = _ranks_first
+    out, manifest = reproduce(tmp_path, *CAE, "--data", small_alpaca, "--workspace", "beta")
+    dataset, run = Dataset.objects.get(), JudgeRun.objects.get()
+    assert (dataset.workspace, run.workspace, manifest["run"]["judgments"]) == (beta, beta, 3)
+    # The same file again, named by --dataset or read again from --data, in the same workspace: reused.
+    reproduce(tmp_path, *CAE, "--dataset", dataset.name, "--workspace", "beta")
+    reproduce(tmp_path, *CAE, "--data", small_alpaca, "--workspace", "beta")
+    assert Dataset.objects.count() == 1 and set(JudgeRun.objects.values_list("workspace", flat=True)) == {beta.pk}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "Name the workspace with --workspace, one of: beta, default."),
+        (["--workspace", "gamma"], "No workspace 'gamma'; known: beta, default."),
+    ],
+    ids=["several workspaces, none named", "unknown slug"],
+)
+def test_an_import_needs_a_known_workspace_once_there_are_several(
+    server, tmp_path, small_alpaca, two_workspaces, args, message
+):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        reproduce(tmp_path, *CAE, "--data", small_alpaca, *args)
+    assert server.count == 0 and not Dataset.objects.exists() and not JudgeRun.objects.exists()
+
+
+def test_a_dataset_or_endpoint_of_another_workspace_is_refused_before_anything_is_sent(
+    server, tmp_path, small_alpaca, two_workspaces
+):
+    from llm.models import Endpoint
+
+    default, beta = two_workspaces
+    server.reply = _ranks_first
+    reproduce(tmp_path, *CAE, "--data", small_alpaca, "--workspace", "default")
+    name, sent = Dataset.objects.get().name, server.count
+    for args in (["--dataset", name], ["--data", small_alpaca]):
+        with pytest.raises(CommandError, match=re.escape(f"'{name}' is in workspace 'default', not 'beta'.")):
+            reproduce(tmp_path, *CAE, *args, "--workspace", "beta")
+    Endpoint.objects.create(name="theirs", base_url=server.base_url, workspace=default)
+    with pytest.raises(CommandError, match=re.escape("Endpoint 'theirs' is in workspace 'default', not 'beta'.")):
+        reproduce(tmp_path, *CAE, "--data", small_alpaca, "--workspace", "beta", "--endpoint", "theirs")
+    assert server.count == sent and JudgeRun.objects.count() == 1 and Dataset.objects.count() == 1
+    assert not Dataset.objects.filter(workspace=beta).exists()

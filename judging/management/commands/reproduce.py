@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
+from core.workspaces import workspace_for_command
 from judging.management.commands.judge import run_here
 from judging.papers.benchmarks import BENCHMARKS
 from judging.papers.reproduce import (
@@ -13,6 +14,7 @@ from judging.papers.reproduce import (
     published_checks,
     reproduction_answers,
     reproduction_dataset,
+    reproduction_endpoint_check,
     reproduction_manifest,
     reproduction_run,
     reproduction_table,
@@ -36,6 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--models", required=True, help="comma-separated candidate model names")
         parser.add_argument(
             "--endpoint", help="a named endpoint for the judge and any generation; default: OPENAI_BASE_URL"
+        )
+        parser.add_argument(
+            "--workspace",
+            help="slug of the workspace the imported dataset and the run belong to (needed to import when there "
+            "are several); a --dataset or --endpoint named must be one of its own",
         )
         parser.add_argument("--data", type=Path, help="the folder holding the benchmark's public files (read in place)")
         parser.add_argument(
@@ -103,9 +110,11 @@ class Command(BaseCommand):
         api_apart,
         failures_as_minus_one,
         exclude_missing_references=False,
+        workspace=None,
         **options,
     ):
         chosen = benchmark_get(benchmark)
+        place = workspace_for_command(workspace, required=False)
         if template_set and chosen.name != "urs":
             raise CommandError("--template-set is for the URS benchmark.")
         if concurrency < 1:
@@ -116,8 +125,9 @@ class Command(BaseCommand):
         reference = reference_model or chosen.reference_model
         if chosen.mode == "pointwise" and reference_model:
             raise CommandError("--reference-model is for ChineseAlpacaEval (pairwise).")
+        reproduction_endpoint_check(endpoint_name=endpoint, workspace=place)
         found, files, imported = reproduction_dataset(
-            benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit
+            benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit, workspace=place
         )
         self.stdout.write(
             f"{chosen.paper}\nDataset {found.name}: {found.items.count()} items"
