@@ -30,6 +30,8 @@ asks the provider to stop the ones it has; what they finished is still collected
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -331,6 +333,31 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
             error=state.errors[:500],
         )
     return len(outcomes)
+
+
+class StopWaiting:
+    """Ctrl-C or SIGTERM while a command waits on batches: `asked` is set and noticed between two
+    passes (a pass is never cut in the middle of an upload); a second one interrupts at once."""
+
+    def __init__(self):
+        self.asked = threading.Event()
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.asked.is_set():
+            raise KeyboardInterrupt
+        self.asked.set()
+
+    def __exit__(self, *exc):
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        return False
 
 
 def batch_jobs_progress(jobs: Iterable[BatchJob], *, now=None) -> dict:

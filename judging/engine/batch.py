@@ -14,15 +14,13 @@ failed calls, which `judge_resume` sends again: in a new batch, or live with `--
 
 from __future__ import annotations
 
-import signal
-import threading
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from judging.batching import BatchUnit, batch_pass
+from judging.batching import BatchUnit, StopWaiting, batch_pass
 from judging.engine.dispatch import batch_poll_schedule
 from judging.engine.execution import (
     Unit,
@@ -156,31 +154,6 @@ def run_batch_execute(*, run_id: int) -> str:
     return status
 
 
-class _StopWaiting:
-    """Ctrl-C or SIGTERM while a command waits on batches: noticed between two passes (a pass
-    is never cut in the middle of an upload); a second one interrupts at once."""
-
-    def __init__(self):
-        self.asked = threading.Event()
-        self.previous: dict[int, object] = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self.previous[signum] = signal.signal(signum, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.asked.is_set():
-            raise KeyboardInterrupt
-        self.asked.set()
-
-    def __exit__(self, *exc):
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
-        return False
-
-
 def run_batch_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = None) -> str:
     """Send the run's batches from this process and wait for them, a pass every
     LLM_BATCH_POLL_SECONDS (`judge --batch --inline`, `judge_resume --inline`). Ctrl-C stops the
@@ -189,7 +162,7 @@ def run_batch_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = 
     JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.FAILED]).update(
         status=JudgeRun.Status.RUNNING, finished_at=None, error=""
     )
-    with _StopWaiting() as stop:
+    with StopWaiting() as stop:
         while True:
             status = run_batch_pass(run_id=run.pk)
             if on_progress is not None:

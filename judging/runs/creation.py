@@ -37,12 +37,19 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     resolved once (`concurrency_resolve`). The run's manifest (judging/runs/manifest.py) is recorded
     with it. Raises RunError with a message a researcher can act on; then nothing is written.
     """
-    if spec.batch:
-        try:
-            batch_api_check(endpoint_config(spec.endpoint.name if spec.endpoint is not None else None))
-        except EndpointError as error:
-            raise RunError(str(error), parameter="batch") from None
+    run_batch_check(spec=spec)
     return _run_write(spec=spec, created_by=created_by)
+
+
+def run_batch_check(*, spec: RunSpec) -> None:
+    """A batch run's endpoint must offer the Batch API: asked once (a cheap request), RunError
+    naming the endpoint when it does not. Nothing for a live run."""
+    if not spec.batch:
+        return
+    try:
+        batch_api_check(endpoint_config(spec.endpoint.name if spec.endpoint is not None else None))
+    except EndpointError as error:
+        raise RunError(str(error), parameter="batch") from None
 
 
 @transaction.atomic

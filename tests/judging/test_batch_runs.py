@@ -65,3 +65,18 @@ def test_smoke(batch_server):
     assert batch_server.count == 0
     assert len(batch_server.uploads) == 1 and len(batch_server.creates) == 1
     assert BatchJob.objects.get().status == "collected"
+
+
+def test_generate_smoke(batch_server):
+    dataset = DatasetFactory(name="gen")
+    for n in range(3):
+        ItemFactory(dataset=dataset, external_id=f"g{n}", question=f"ask {n}")
+    Endpoint.objects.create(name="fake", base_url=batch_server.base_url, api_key_env="FAKE_LLM_KEY", max_retries=1)
+    batch_server.complete_after = 0.0
+    batch_server.reply = lambda body: "answer to " + body["messages"][-1]["content"]
+    out = StringIO()
+    call_command("generate", "--dataset", "gen", "--model", "g1", "--endpoint", "fake", "--batch", stdout=out, stderr=StringIO())
+    print(out.getvalue())
+    from judging.models import Answer
+    assert sorted(Answer.objects.values_list("text", flat=True)) == ["answer to ask 0", "answer to ask 1", "answer to ask 2"]
+    assert batch_server.count == 0
