@@ -108,7 +108,8 @@ def run_progress(*, run: JudgeRun) -> dict:
     total = row["total"] or row["replied"] + row["call_failures"]
     remaining = max(0, total - row["replied"])
     unsettled = max(0, remaining - row["call_failures"])
-    jobs = list(BatchJob.objects.filter(run_id=run.pk).order_by("pk")) if row["batch"] or run.batch else []
+    # A run resumed live after its batches keeps them: their replies stay priced as batched.
+    jobs = list(BatchJob.objects.filter(run_id=run.pk).order_by("pk"))
     cost = run_cost(
         endpoint=run.endpoint,
         prompt_tokens=row["prompt_tokens"],

@@ -10,7 +10,8 @@ a substring of their last message: "failed" (a 500 in the error file), "context"
 the prompt is too long), "expired" (not run before the window closed: the batch ends
 "expired"), "length" (a reply cut off at max_tokens), "missing" (in neither file), "junk" (a
 200 whose body holds no message). `hostile_lines` are added to the output file as they are
-(other runs' custom ids, garbage). `batch_api=False` answers 404 on every batch and file path,
+(other runs' custom ids, garbage). `create_faults` are statuses the next `POST /v1/batches` answer with before one is made.
+`batch_api=False` answers 404 on every batch and file path,
 as a server without the Batch API does. Uploads, batches made, batch lines answered and live
 chat calls (`count`, from the base server) are counted; so are the Authorization headers seen.
 
@@ -44,6 +45,8 @@ class FakeBatchLLM(FakeLLM):
         self.lines_answered = 0
         self.line_faults: dict[str, str] = {}
         self.hostile_lines: list[bytes] = []
+        # Statuses POST /v1/batches answers with before it makes one (a provider having a bad minute).
+        self.create_faults: list[int] = []
         self.authorizations: list[str] = []
         self.created_event = threading.Event()
         self._made_at: dict[str, float] = {}
@@ -266,6 +269,11 @@ class FakeBatchLLM(FakeLLM):
                 self._json(200, answer)
 
             def _create(self, body: dict) -> None:
+                with fake.lock:
+                    fault = fake.create_faults.pop(0) if fake.create_faults else None
+                if fault is not None:
+                    self._send(fault, b'{"error": {"message": "the batch service is busy"}}')
+                    return
                 file_id = body.get("input_file_id")
                 if file_id not in fake.files or body.get("endpoint") != "/v1/chat/completions":
                     self._send(400, b'{"error": {"message": "unknown input_file_id or endpoint"}}')
