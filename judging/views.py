@@ -207,7 +207,12 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
         except RunError as error:
             messages.error(request, str(error))
         else:
-            messages.success(request, _("The run is cancelled; running shards stop at their next heartbeat."))
+            messages.success(
+                request,
+                _("The run is cancelled; the provider is asked to stop its batches, and what they finished is kept.")
+                if run.batch
+                else _("The run is cancelled; running shards stop at their next heartbeat."),
+            )
     elif action == "rerun":
         try:
             new = run_rerun(run=run, fresh_calls=True, created_by=request.user)

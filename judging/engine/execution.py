@@ -471,6 +471,8 @@ def shard_execute(*, shard_id: int, worker_id: str | None = None, on_progress: C
     is left. Returns "done", "cancelled", "failed" or "interrupted" (the worker was asked to
     shut down: its shards went back to the queue), or "skipped" when the shard is taken."""
     worker_id = worker_id or worker_name()
+    if JudgeRun.objects.filter(shards__pk=shard_id, batch=True).exists():
+        return "skipped"  # a batch run's calls go through its batches (judging/engine/batch.py), never live
     if not shard_claim(shard_id=shard_id, worker_id=worker_id):
         return "skipped"
     run = JudgeRun.objects.select_related("dataset", "endpoint").get(shards__pk=shard_id)

@@ -36,11 +36,16 @@ def progress_line(progress: dict) -> str:
     window = ""
     if progress.get("workers"):
         window = f" (window {progress['window']} of {progress['concurrency']}, {progress['workers']} worker(s))"
+    # A batch run has no window, rate or ETA: its batches say where it is.
+    pace = (
+        ""
+        if progress.get("batch")
+        else (f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, ")
+    )
     line = (
         f"{bar} done, "
         f"{progress['parse_failures']} unparsed, {progress.get('cut_off', 0)} cut off, "
-        f"{progress['call_failures']} failed calls, "
-        f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, "
+        f"{progress['call_failures']} failed calls, {pace}"
         f"tokens {progress['prompt_tokens']}+{progress['completion_tokens']}{cost}"
     )
     batches = progress.get("batches")

@@ -500,3 +500,23 @@ def test_a_resumed_batch_generation_sends_only_the_items_still_without_an_answer
     assert (generation.status, generation.generated, generation.failed) == ("finished", 1, 0)
     assert Answer.objects.count() == 3
     assert [len(lines(server, batch_id)) for batch_id in server.creates] == [3, 1]
+
+
+def test_a_key_bound_to_other_hosts_never_reaches_the_batch_api(server, settings):
+    """Batch calls go through the same guarded clients as live ones (llm/egress.py)."""
+    settings.LLM_KEY_HOSTS = {**settings.LLM_KEY_HOSTS, "FAKE_LLM_KEY": ["api.elsewhere.example"]}
+    dataset, _models = answered(server)
+    with pytest.raises(
+        CommandError, match="The key in FAKE_LLM_KEY may only be sent to api.elsewhere.example, not to 127.0.0.1"
+    ):
+        judge(dataset, "--batch", "--inline")
+    assert server.authorizations == [] and server.uploads == [] and JudgeRun.objects.count() == 0
+
+
+def test_a_live_shard_task_of_a_batch_run_sends_nothing(server):
+    from judging.engine.execution import shard_execute
+
+    dataset, candidates = answered(server)
+    run = batch_run(dataset, candidates)
+    assert shard_execute(shard_id=run.shards.get().pk) == "skipped"
+    assert server.count == 0 and run.shards.get().status == "queued"
