@@ -227,7 +227,13 @@ def _advance(owner: BatchOwner, job_id: int, report: PassReport) -> None:
             if owner.cancelled() and not job.cancel_sent:
                 batch_cancel(owner.endpoint, job.batch_id or "")
                 BatchJob.objects.filter(pk=job.pk).update(cancel_sent=True)
-            state = batch_state(owner.endpoint, job.batch_id or "")
+            try:
+                state = batch_state(owner.endpoint, job.batch_id or "")
+            except BatchCallError as error:
+                if error.status != 404:
+                    raise
+                # The provider no longer knows the batch: its units fail, and a resume sends them again.
+                state = BatchState("gone", 0, 0, 0, "", "", errors=str(error)[:300])
             now = timezone.now()
             BatchJob.objects.filter(pk=job.pk).update(
                 provider_status=state.status,
@@ -236,7 +242,7 @@ def _advance(owner: BatchOwner, job_id: int, report: PassReport) -> None:
                 checked_at=now,
                 error="",
             )
-            if state.finished:
+            if state.finished or state.status == "gone":
                 report.collected += _collect(owner, job, state)
     finally:
         _release(job_id)
@@ -291,7 +297,15 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
     for file_id in (state.output_file_id, state.error_file_id):
         if not file_id:
             continue
-        with batch_file_download(owner.endpoint, file_id) as stream:
+        try:
+            stream = batch_file_download(owner.endpoint, file_id)
+        except BatchCallError as error:
+            if error.status != 404:
+                raise
+            # The file is gone (providers delete them after a while): its units find no result.
+            state = replace(state, errors=str(error)[:300])
+            continue
+        with stream:
             for record in result_lines(stream):
                 custom_id = record.get("custom_id")
                 # Only the lines this batch holds, the first of each (an upstream may send others).

@@ -52,11 +52,13 @@ SPOOL_BYTES = 16 * 1024 * 1024
 class BatchCallError(EndpointError):
     """A request to the Batch API failed (the upload, the batch, its state or a file): the
     message names the step and the server's answer. `retryable`: worth trying again later (a
-    timeout, a 5xx); otherwise the same request would fail the same way (a refused key)."""
+    timeout, a 5xx); otherwise the same request would fail the same way (a refused key).
+    `status`: the HTTP status the server answered, if it answered (404: it knows no such thing)."""
 
-    def __init__(self, message: str, *, retryable: bool = True):
+    def __init__(self, message: str, *, retryable: bool = True, status: int | None = None):
         super().__init__(message)
         self.retryable = retryable
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ def _run(endpoint: EndpointConfig, step: str, work) -> Any:
         raise BatchCallError(
             redact_secrets(_("%(step)s failed: %(reason)s") % {"step": step, "reason": failure.reason}),
             retryable=failure.retryable,
+            status=getattr(error, "status_code", None),
         ) from error
 
 

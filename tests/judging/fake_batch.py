@@ -22,6 +22,7 @@ URL and serves until killed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import threading
@@ -50,6 +51,7 @@ class FakeBatchLLM(FakeLLM):
         self.authorizations: list[str] = []
         self.created_event = threading.Event()
         self._made_at: dict[str, float] = {}
+        self._numbers = itertools.count(1)  # a batch id is never given twice, as a provider's
         super().__init__(**options)
 
     # ------------------------------------------------------------------ what a test drives
@@ -279,7 +281,7 @@ class FakeBatchLLM(FakeLLM):
                     self._send(400, b'{"error": {"message": "unknown input_file_id or endpoint"}}')
                     return
                 with fake.lock:
-                    batch_id = f"batch_{len(fake.batches) + 1}"
+                    batch_id = f"batch_{next(fake._numbers)}"
                     lines = [line for line in fake.files[file_id]["content"].splitlines() if line.strip()]
                     batch = {
                         "id": batch_id,

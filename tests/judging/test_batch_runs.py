@@ -520,3 +520,18 @@ def test_a_live_shard_task_of_a_batch_run_sends_nothing(server):
     run = batch_run(dataset, candidates)
     assert shard_execute(shard_id=run.shards.get().pk) == "skipped"
     assert server.count == 0 and run.shards.get().status == "queued"
+
+
+def test_a_batch_the_provider_forgot_fails_its_units_and_a_resume_sends_them_again(server):
+    dataset, candidates = answered(server, items=2)
+    run = batch_run(dataset, candidates)
+    JudgeRun.objects.filter(pk=run.pk).update(status="running")
+    assert run_batch_pass(run_id=run.pk) == "waiting"
+    del server.batches["batch_1"]  # purged at the provider
+    assert run_batch_pass(run_id=run.pk) == "failed"
+    reasons = set(run.judgments.values_list("call_error", flat=True))
+    assert len(reasons) == 1 and "without a result" in reasons.pop()
+    server.complete_after = 0.0
+    resume(run)
+    run.refresh_from_db()
+    assert (run.status, run.replied, len(server.uploads)) == ("finished", 2, 2)
