@@ -42,7 +42,8 @@ from tests.judging.fake_batch import FakeBatchLLM  # noqa: E402
 
 
 def one(*, batch: bool, args, dataset: Dataset, model: CandidateModel) -> dict:
-    server = FakeBatchLLM(latency=args.latency, complete_after=args.complete_after).start()
+    server = FakeBatchLLM(latency=args.latency, complete_after=args.complete_after)
+    server.start()
     try:
         tag = f"{'batch' if batch else 'live'}-{time.time_ns()}"
         endpoint = Endpoint.objects.create(
