@@ -535,3 +535,57 @@ def test_a_batch_the_provider_forgot_fails_its_units_and_a_resume_sends_them_aga
     resume(run)
     run.refresh_from_db()
     assert (run.status, run.replied, len(server.uploads)) == ("finished", 2, 2)
+
+
+def test_reproduce_batch_generates_and_judges_through_the_batch_api(server, tmp_path, monkeypatch):
+    folder = tmp_path / "cae"
+    (folder / "model_outputs").mkdir(parents=True)
+    instructions = [("helpful_base", "Name a river.", "说出一条河。"), ("koala", "Say hi.", "打个招呼。")]
+    (folder / "chinese_alpaca_eval.jsonl").write_text(
+        "".join(
+            json.dumps({"dataset": d, "instruction": en, "instruction_zh": zh}, ensure_ascii=False) + "\n"
+            for d, en, zh in instructions
+        ),
+        encoding="utf-8",
+    )
+    (folder / "model_outputs" / "text-davinci-003.jsonl").write_text(
+        "".join(
+            json.dumps({"instruction": zh, "response": f"参考：{zh}"}, ensure_ascii=False) + "\n"
+            for _d, _en, zh in instructions
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    server.reply = lambda body: (
+        "更好的回答"
+        if body["model"] != "judge"
+        else "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]"
+    )
+    server.complete_after = 0.0
+    out = StringIO()
+    call_command(
+        "reproduce",
+        "--benchmark",
+        "chinese_alpaca_eval",
+        "--judge-model",
+        "judge",
+        "--models",
+        "mine",
+        "--data",
+        str(folder),
+        "--batch",
+        "--manifest",
+        str(tmp_path / "manifest.json"),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert "Answers of mine: 2 generated (chinese_alpaca_eval preset, batched)" in out.getvalue()
+    run = JudgeRun.objects.get()
+    assert (run.batch, run.status, run.replied) == (True, "finished", 2)
+    # One batch of answers (asked with the preset's system prompt), one of judgments; nothing live.
+    assert server.count == 0 and len(server.creates) == 2
+    answers_asked = lines(server, server.creates[0])
+    assert {line["body"]["model"] for line in answers_asked} == {"mine"}
+    assert all(line["body"]["messages"][0]["role"] == "system" for line in answers_asked)
+    manifest = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["run"]["manifest"]["judge"]["batch"] is True
