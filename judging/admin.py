@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from core.admin import FrozenAwareAdmin, ReadOnlyAdmin
-from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.models import Answer, BatchJob, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 
 
 @admin.register(CandidateModel)
@@ -49,3 +49,20 @@ class JudgeShardAdmin(ReadOnlyAdmin):
     list_display = ["run", "index", "status", "attempts", "worker_id", "heartbeat_at", "in_flight"]
     list_filter = ["status"]
     readonly_fields = ["units"]
+
+
+# A batch's row is its record at the provider (file and batch ids): written by judging/batching.py alone.
+@admin.register(BatchJob)
+class BatchJobAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "run",
+        "generation",
+        "status",
+        "provider_status",
+        "batch_id",
+        "requests",
+        "completed",
+        "failed",
+    ]
+    list_filter = ["status", "provider_status"]

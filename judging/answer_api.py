@@ -2,7 +2,7 @@
 and `file`), and generations from an endpoint, followed, cancelled and resumed."""
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
@@ -22,6 +22,8 @@ from judging.answers.generation_jobs import (
 )
 from judging.answers.imports import answer_format, answers_import
 from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.api import BatchesProgressSerializer
+from judging.batching import batch_jobs_progress
 from judging.models import AnswerGeneration
 from llm.selectors import endpoint_by_name
 
@@ -67,11 +69,20 @@ class GenerationSerializer(serializers.Serializer):
     cut_off = serializers.IntegerField(help_text="Answers cut off by max_tokens: not kept, asked for again on resume.")
     error = serializers.CharField(help_text="Why it stopped, or the reasons of failed items.")
     resumable = serializers.SerializerMethodField()
+    batch = serializers.BooleanField(help_text="Asked through the provider's Batch API.")
+    batches = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
     def get_resumable(self, generation) -> bool:
         return generation_can_resume(generation)
+
+    @extend_schema_field(BatchesProgressSerializer(allow_null=True))
+    def get_batches(self, generation):
+        """A batch generation's batches, their states and counts; null for a live one."""
+        if not generation.batch:
+            return None
+        return BatchesProgressSerializer(batch_jobs_progress(generation.batch_jobs.all())).data
 
 
 class DatasetAnswersApi(APIView):
@@ -134,6 +145,11 @@ class GenerationListApi(APIView):
         )
         preset = serializers.ChoiceField(choices=list(GENERATION_PRESETS), required=False, default="")
         max_tokens = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True)
+        batch = serializers.BooleanField(
+            default=False,
+            help_text="Ask through the endpoint's Batch API (about half price, answers within 24 h). An endpoint "
+            "without the Batch API is refused with a 400 naming it.",
+        )
 
     @extend_schema(responses=GenerationSerializer(many=True))
     def get(self, request, name: str):
@@ -157,6 +173,7 @@ class GenerationListApi(APIView):
             preset=data.get("preset") or "",
             max_tokens=data.get("max_tokens"),
             created_by=request.user,
+            batch=data["batch"],
         )
         generation.refresh_from_db()
         return Response(GenerationSerializer(generation).data, status=status.HTTP_201_CREATED)

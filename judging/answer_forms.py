@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.forms import NoLabelSuffix, UploadField
 from judging.answers.generation import GENERATION_PRESETS
-from judging.forms import EndpointChoiceField
+from judging.forms import EndpointChoiceField, batch_field
 from judging.models import CandidateModel
 
 MODEL_NAME_CHARS = CandidateModel._meta.get_field("name").max_length
@@ -46,6 +46,7 @@ class GenerationForm(NoLabelSuffix, forms.Form):
         help_text=_("Sent as the model name to the endpoint, and the name its answers get."),
     )
     endpoint = EndpointChoiceField(label=_("Endpoint"))
+    batch = batch_field()
     preset = forms.ChoiceField(
         label=_("Ask as"),
         required=False,

@@ -28,8 +28,10 @@ from judging.answers.generation_jobs import (
 )
 from judging.answers.imports import answer_format, answers_import
 from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.batching import batch_jobs_progress
+from llm.batch import batch_api_check
 from llm.errors import EndpointError
-from llm.selectors import endpoint_config, endpoint_list
+from llm.selectors import endpoint_config, endpoint_list, endpoint_prices
 
 
 def _dataset(name: str, user) -> Dataset:
@@ -90,42 +92,48 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
             "endpoint": data["endpoint"],
             "preset": data["preset"],
             "max_tokens": data["max_tokens"],
+            "batch": data["batch"],
         }
         fingerprint = _fingerprint(settings)
         try:
             if action == "start" and request.POST.get("previewed") == fingerprint:
                 generation = generation_start(dataset=dataset, created_by=request.user, **settings)
-                messages.success(
-                    request,
-                    _("Generating %(model)s's answers: %(calls)d calls.")
-                    % {"model": generation.model.name, "calls": generation.total},
+                started = (
+                    _("Generating %(model)s's answers: %(calls)d calls sent through the Batch API.")
+                    if generation.batch
+                    else _("Generating %(model)s's answers: %(calls)d calls.")
                 )
+                messages.success(request, started % {"model": generation.model.name, "calls": generation.total})
                 return redirect(_page_url(dataset) + f"#generation-{generation.pk}")
             if action == "start":
                 messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
             endpoint = data["endpoint"]
+            config = endpoint_config(endpoint.name if endpoint else None)
             plan = generation_plan(
                 dataset=dataset,
                 model_name=settings["model_name"],
-                endpoint=endpoint_config(endpoint.name if endpoint else None),
+                endpoint=config,
                 preset=settings["preset"] or None,
                 max_tokens=settings["max_tokens"],
             )
+            if settings["batch"]:
+                batch_api_check(config)
         except (GenerationError, EndpointError, DataImportError) as problem:
             generate.add_error(None, str(problem))
         else:
+            input_price, output_price = endpoint_prices(endpoint, batch=settings["batch"])
             preview = {
                 "plan": plan,
-                "cost": plan.cost(
-                    input_price=endpoint.input_price_per_million if endpoint else None,
-                    output_price=endpoint.output_price_per_million if endpoint else None,
-                ),
+                "cost": plan.cost(input_price=input_price, output_price=output_price),
                 "endpoint": endpoint,
+                "batch": settings["batch"],
                 "fingerprint": fingerprint,
             }
     generations = list(generation_list(dataset=dataset)[:20])
     for generation in generations:
         generation.resumable = generation_can_resume(generation)  # type: ignore[attr-defined]  # for the template
+        if generation.batch:
+            generation.batch_progress = batch_jobs_progress(generation.batch_jobs.all())  # type: ignore[attr-defined]
     return render(
         request,
         "judging/dataset_answers.html",

@@ -41,6 +41,36 @@ def _run(lookup, run_id: int, **options) -> JudgeRun:
         raise NotFound(str(error)) from None
 
 
+class BatchRowSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BatchProgressRow"
+
+    id = serializers.IntegerField()
+    batch_id = serializers.CharField(allow_blank=True, help_text="The provider's id of the batch, once made.")
+    status = serializers.CharField(help_text="preparing, uploaded, submitted (at the provider), collected or settled.")
+    status_label = serializers.CharField()
+    provider_status = serializers.CharField(
+        allow_blank=True, help_text="As the provider says: validating, in_progress, finalizing, completed, ..."
+    )
+    requests = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    waiting_seconds = serializers.IntegerField(help_text="Since the batch was made (until it ended).")
+    error = serializers.CharField(allow_blank=True)
+
+
+class BatchesProgressSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "BatchesProgress"
+
+    batches = BatchRowSerializer(many=True)
+    open = serializers.IntegerField(help_text="Batches not collected yet.")
+    requests = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    waiting_seconds = serializers.IntegerField(help_text="The longest wait among the open batches.")
+
+
 class ProgressSerializer(serializers.Serializer):
     class Meta:
         ref_name = "RunProgress"
@@ -70,6 +100,8 @@ class ProgressSerializer(serializers.Serializer):
     percent = serializers.FloatField()
     live = serializers.BooleanField(help_text="Pending or running: rate, ETA, in flight and window apply.")
     resumable = serializers.BooleanField(help_text="A resume would send something: units left without a reply.")
+    batch = serializers.BooleanField(help_text="Sent through the provider's Batch API.")
+    batches = BatchesProgressSerializer(allow_null=True, help_text="A batch run's batches; null for a live run.")
 
 
 class RunDetailSerializer(serializers.Serializer):
@@ -92,6 +124,7 @@ class RunDetailSerializer(serializers.Serializer):
     temperature = serializers.FloatField(allow_null=True, help_text="null: no temperature was sent (server default).")
     max_tokens = serializers.IntegerField(allow_null=True)
     system_prompt = serializers.CharField(allow_blank=True, help_text="Sent before each judge prompt; empty: none.")
+    batch = serializers.BooleanField(help_text="Sent through the provider's Batch API.")
     status = serializers.CharField()
     error = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -181,6 +214,11 @@ class RunListApi(ListAPIView):
             default=False,
             help_text="Leave out the items whose template judges against a reference they lack (recorded in the "
             "manifest). Without it such items refuse the run with a 400 saying how many.",
+        )
+        batch = serializers.BooleanField(
+            default=False,
+            help_text="Send the calls through the endpoint's Batch API (about half price, results within 24 h). An "
+            "endpoint without the Batch API is refused with a 400 naming it, before anything is made.",
         )
 
     @extend_schema(request=InputSerializer, responses={201: RunDetailSerializer})
@@ -338,6 +376,9 @@ class RunManifestApi(APIView):
         reference_model = serializers.JSONField(allow_null=True)
         injection_probe = serializers.BooleanField()
         probes = serializers.JSONField()
+        batches = serializers.JSONField(
+            help_text="The batches sent through the Batch API: [{batch_id, input_file_id, requests, status, ...}]."
+        )
         judge_reported_models = serializers.DictField(
             child=serializers.IntegerField(), help_text="Model names in the endpoint's replies, with counts."
         )

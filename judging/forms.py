@@ -37,6 +37,30 @@ TEMPLATE_SET_LABELS = {
 }
 
 
+class BatchChoiceField(forms.ChoiceField):
+    """How the calls are sent: live, or through the endpoint's Batch API. Cleans to True for batch."""
+
+    def clean(self, value):
+        return super().clean(value) == "batch"
+
+
+def batch_field() -> BatchChoiceField:
+    return BatchChoiceField(
+        label=_("How calls are sent"),
+        choices=[
+            ("live", _("Live: replies as they come")),
+            ("batch", _("Batch (about half price, results within 24 h)")),
+        ],
+        initial="live",
+        required=False,
+        widget=forms.RadioSelect,
+        help_text=_(
+            "Batch sends the calls through the endpoint's Batch API: the provider answers within 24 hours at "
+            "its batch price. Replies already in the cache are never sent."
+        ),
+    )
+
+
 class DatasetChoiceForm(NoLabelSuffix, forms.Form):
     """The first step: which dataset the run judges."""
 
@@ -69,6 +93,7 @@ class RunForm(NoLabelSuffix, forms.Form):
         label=_("Mode"), choices=JudgeMode.choices, widget=forms.RadioSelect, initial=JudgeMode.POINTWISE
     )
     endpoint = EndpointChoiceField(label=_("Endpoint"))
+    batch = batch_field()
     judge_model = forms.CharField(label=_("Judge model"), max_length=128)
     candidates = CandidateChoiceField(
         label=_("Candidate models"), queryset=CandidateModel.objects.none(), widget=forms.CheckboxSelectMultiple

@@ -145,6 +145,11 @@ class JudgeRun(models.Model):
     injection_probe = models.BooleanField(default=False)
     # Calls skip the response cache: a re-run that measures the judge's drift must ask again.
     fresh_calls = models.BooleanField(default=False)
+    # Calls go through the provider's Batch API (judging/engine/batch.py): about half the price,
+    # replies within 24 hours; its batches are BatchJob rows.
+    batch = models.BooleanField(default=False)
+    # When the next look at its batches is due (one chain of poll tasks at a time).
+    batch_poll_at = models.DateTimeField(null=True, blank=True)
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
 
     class Meta:
@@ -366,6 +371,9 @@ class AnswerGeneration(models.Model):
     # A benchmark's way of asking (judging.answers.generation.GENERATION_PRESETS); blank: none.
     preset = models.CharField(max_length=32, blank=True)
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Asked through the provider's Batch API (judging/answers/generation_batch.py), not live.
+    batch = models.BooleanField(default=False)
+    batch_poll_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     cancel_requested = models.BooleanField(default=False)
     total = models.PositiveIntegerField(default=0)
@@ -397,3 +405,72 @@ class AnswerGeneration(models.Model):
 
     def __str__(self):
         return f"generation {self.pk} ({self.model_id} on {self.dataset_id})"
+
+
+class BatchJob(models.Model):
+    """One batch at the provider's Batch API, for a judge run or a generation (judging/batching.py).
+
+    Written step by step, each step committed before the next is sent, so that a crash, a
+    restart or a resume picks the batch up where it was and never pays twice: the row and the
+    units it holds first (PREPARING), then the uploaded file's id (UPLOADED), then the batch's
+    id (SUBMITTED); a stored file id is never uploaded again and a stored batch id never created
+    again. Once the batch ends, its replies are saved with the row marked COLLECTED, in one
+    transaction."""
+
+    class Status(models.TextChoices):
+        PREPARING = "preparing", _("Preparing")
+        UPLOADED = "uploaded", _("Uploaded")
+        SUBMITTED = "submitted", _("At the provider")
+        COLLECTED = "collected", _("Collected")
+        # Collected, and what it left without a result handed back by a resume (a generation's).
+        SETTLED = "settled", _("Settled")
+
+    OPEN = (Status.PREPARING, Status.UPLOADED, Status.SUBMITTED)
+
+    run = models.ForeignKey(JudgeRun, null=True, blank=True, on_delete=models.CASCADE, related_name="batch_jobs")
+    generation = models.ForeignKey(
+        AnswerGeneration, null=True, blank=True, on_delete=models.CASCADE, related_name="batch_jobs"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PREPARING)
+    # The units it holds, as custom ids ("<item>:<model>:<order>" of a run, "<item>" of a
+    # generation); a result line whose custom id is not here is ignored.
+    custom_ids = models.JSONField(default=list)
+    requests = models.PositiveIntegerField(default=0)
+    bytes = models.PositiveBigIntegerField(default=0)
+    input_file_id = models.CharField(max_length=200, blank=True)
+    batch_id = models.CharField(max_length=200, null=True, blank=True)
+    output_file_id = models.CharField(max_length=200, blank=True)
+    error_file_id = models.CharField(max_length=200, blank=True)
+    # As the provider says: validating, in_progress, finalizing, completed, failed, expired,
+    # cancelling, cancelled.
+    provider_status = models.CharField(max_length=32, blank=True)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    # Usage of the replies collected, priced at the endpoint's batch price.
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    cancel_sent = models.BooleanField(default=False)
+    # Who works on the row now (a process, as judging/engine/workers.py names them), until when.
+    holder = models.CharField(max_length=100, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(run__isnull=False) & Q(generation__isnull=True))
+                | (Q(run__isnull=True) & Q(generation__isnull=False)),
+                name="batch_job_has_one_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["batch_id"], condition=Q(batch_id__isnull=False), name="batch_job_batch_id_unique"
+            ),
+        ]
+
+    def __str__(self):
+        return f"batch job {self.pk} ({self.batch_id or self.status})"

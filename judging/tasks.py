@@ -8,6 +8,7 @@ from django.tasks import task
 # judging/answers/generation_jobs.py import this module when they enqueue, inside the
 # functions that do).
 from judging.answers.generation_jobs import generation_execute
+from judging.engine.batch import run_batch_execute
 from judging.engine.execution import shard_execute
 from judging.engine.watchdog import run_watch
 
@@ -15,6 +16,12 @@ from judging.engine.watchdog import run_watch
 @task(queue_name="judging")
 def judge_shard_task(shard_id: int) -> str:
     return shard_execute(shard_id=shard_id)
+
+
+@task(queue_name="judging")
+def batch_run_task(run_id: int) -> str:
+    """A pass over a batch run's batches (judging.engine.batch.run_batch_execute)."""
+    return run_batch_execute(run_id=run_id)
 
 
 @task(queue_name="default")

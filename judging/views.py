@@ -40,7 +40,7 @@ from judging.results.selectors import (
     template_versions,
     template_versions_diff,
 )
-from judging.runs.creation import run_create
+from judging.runs.creation import run_batch_check, run_create
 from judging.runs.difficulty import difficulty_filter_from_run
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
@@ -51,7 +51,7 @@ from judging.runs.resume import run_reparse, run_resume
 from judging.runs.spec import RunSpec
 from llm.config import default_endpoint_limits
 from llm.errors import EndpointError
-from llm.selectors import endpoint_list
+from llm.selectors import endpoint_list, endpoint_prices
 from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}
@@ -207,7 +207,12 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
         except RunError as error:
             messages.error(request, str(error))
         else:
-            messages.success(request, _("The run is cancelled; running shards stop at their next heartbeat."))
+            messages.success(
+                request,
+                _("The run is cancelled; the provider is asked to stop its batches, and what they finished is kept.")
+                if run.batch
+                else _("The run is cancelled; running shards stop at their next heartbeat."),
+            )
     elif action == "rerun":
         try:
             new = run_rerun(run=run, fresh_calls=True, created_by=request.user)
@@ -382,6 +387,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             "system_prompt": data["system_prompt"],
             "endpoint": data["endpoint"],
             "exclude_missing_references": data["exclude_missing_references"],
+            "batch": data["batch"],
         }
         extra = {"temperature": data["temperature"]}
         fingerprint = _plan_fingerprint({**params, **extra})
@@ -391,27 +397,34 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
                 run = run_create(spec=spec, created_by=request.user)
                 run_enqueue(run=run)
                 run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total})
-                messages.success(
-                    request,
-                    _("Run #%(id)d started: %(calls)d calls in %(shards)d shard(s).")
-                    % {"id": run.pk, "calls": run.total, "shards": run.shards.count()},
-                )
+                if run.batch:
+                    started = _("Run #%(id)d started: %(calls)d calls sent through the Batch API.") % {
+                        "id": run.pk,
+                        "calls": run.total,
+                    }
+                else:
+                    started = _("Run #%(id)d started: %(calls)d calls in %(shards)d shard(s).") % {
+                        "id": run.pk,
+                        "calls": run.total,
+                        "shards": run.shards.count(),
+                    }
+                messages.success(request, started)
                 return redirect("judging:run-detail", run_id=run.pk)
             if request.POST.get("action") == "start":
                 messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
             plan = run_plan(spec=spec)
+            run_batch_check(spec=spec)
         except RunError as problem:
             form.add_error(None, str(problem))
         else:
             endpoint = data["endpoint"]
+            input_price, output_price = endpoint_prices(endpoint, batch=spec.batch)
             preview = {
                 "plan": plan,
                 "templates": sorted(plan.templates.values(), key=lambda t: t.name),
-                "cost": plan.cost(
-                    input_price=endpoint.input_price_per_million if endpoint else None,
-                    output_price=endpoint.output_price_per_million if endpoint else None,
-                ),
+                "cost": plan.cost(input_price=input_price, output_price=output_price),
                 "endpoint": endpoint,
+                "batch": spec.batch,
                 "fingerprint": fingerprint,
             }
     return render(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from llm.errors import LLMCallError
 from llm.reading import text_too_large
@@ -61,12 +62,30 @@ def usage_count(value: object) -> int | None:
     return value
 
 
+def chat_body(request: ChatRequest) -> dict[str, Any]:
+    """The JSON body of a chat completion: the same for a live call and a batch line."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [{"role": role, "content": content} for role, content in request.messages],
+    }
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    return body
+
+
 def read_reply(content: bytes, started: float, *, text_cap: int | None = None) -> ChatResult:
     """A chat completion's body as a result; ValueError when it holds no message and was not cut
     off, ReplyTooLarge (llm.reading) when its text is longer than `text_cap`."""
-    data = json.loads(content)
+    return reply_from_data(json.loads(content), int((time.monotonic() - started) * 1000), text_cap=text_cap)
+
+
+def reply_from_data(data: object, latency_ms: int, *, text_cap: int | None = None) -> ChatResult:
+    """A chat completion already read as JSON (a live reply, or a batch result line's body) as a
+    result; the same errors as `read_reply`."""
     choices = data.get("choices") if isinstance(data, dict) else None
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
     message = choice.get("message")
     text = message.get("content") if isinstance(message, dict) else None
     finish_reason = choice.get("finish_reason")
@@ -77,14 +96,14 @@ def read_reply(content: bytes, started: float, *, text_cap: int | None = None) -
         text = ""  # cut off before it said anything
     if text_cap is not None and len(text) > text_cap:
         raise text_too_large(len(text), text_cap)
-    usage = data.get("usage")
+    usage = data.get("usage") if isinstance(data, dict) else None
     usage = usage if isinstance(usage, dict) else {}
-    reported = data.get("model")
+    reported = data.get("model") if isinstance(data, dict) else None
     return ChatResult(
         text=text,
         prompt_tokens=usage_count(usage.get("prompt_tokens")),
         completion_tokens=usage_count(usage.get("completion_tokens")),
-        latency_ms=int((time.monotonic() - started) * 1000),
+        latency_ms=latency_ms,
         cached=False,
         finish_reason=finish_reason,
         model=reported[:128] if isinstance(reported, str) else "",

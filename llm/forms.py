@@ -20,6 +20,8 @@ ENDPOINT_FIELDS = [
     "max_tokens",
     "input_price_per_million",
     "output_price_per_million",
+    "batch_input_price_per_million",
+    "batch_output_price_per_million",
 ]
 
 
@@ -42,6 +44,8 @@ class EndpointForm(WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
             "max_tokens": _("Max tokens per reply"),
             "input_price_per_million": _("Price per million input tokens"),
             "output_price_per_million": _("Price per million output tokens"),
+            "batch_input_price_per_million": _("Batch price per million input tokens"),
+            "batch_output_price_per_million": _("Batch price per million output tokens"),
         }
         help_texts = {
             "name": _("How runs and commands name this endpoint (--endpoint NAME)."),
@@ -71,6 +75,10 @@ class EndpointForm(WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
             ),
             "input_price_per_million": _("Prices only feed cost estimates; empty means unknown."),
             "output_price_per_million": _("In the same currency as the input price."),
+            "batch_input_price_per_million": _(
+                "Through the endpoint's Batch API (batch runs and generations). Empty: half the live price."
+            ),
+            "batch_output_price_per_million": _("Empty: half the live price."),
         }
         widgets = {
             "base_url": forms.URLInput(attrs={"placeholder": "http://127.0.0.1:8080/v1", "inputmode": "url"}),

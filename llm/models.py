@@ -39,6 +39,9 @@ class Endpoint(models.Model):
     # Prices only feed the cost estimate on the run page; blank means "unknown".
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    # The same through the Batch API; blank: half the live price (what OpenAI and most providers charge).
+    batch_input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    batch_output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
 
     class Meta:
         # The table keeps the name it had before the model moved here from judging.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
@@ -88,3 +89,23 @@ def default_endpoint_summary() -> dict:
             variable for variable, _k, _m in DEFAULT_ENDPOINT_LIMITS.values() if os.environ.get(variable)
         ],
     }
+
+
+def endpoint_prices(endpoint: Endpoint | None, *, batch: bool = False) -> tuple[Decimal | None, Decimal | None]:
+    """(input, output) price per million tokens of the endpoint, live or through the Batch API:
+    a batch price left blank is half the live one (what OpenAI and most providers charge). None
+    where unknown; the default endpoint (None) has no prices."""
+    if endpoint is None:
+        return None, None
+    if not batch:
+        return endpoint.input_price_per_million, endpoint.output_price_per_million
+    return (
+        _batch_price(endpoint.batch_input_price_per_million, endpoint.input_price_per_million),
+        _batch_price(endpoint.batch_output_price_per_million, endpoint.output_price_per_million),
+    )
+
+
+def _batch_price(stated: Decimal | None, live: Decimal | None) -> Decimal | None:
+    if stated is not None:
+        return stated
+    return live / 2 if live is not None else None

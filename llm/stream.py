@@ -24,7 +24,6 @@ import inspect
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
@@ -32,7 +31,7 @@ from django.utils.translation import gettext as _
 
 from llm.budget import BudgetLimits, request_tokens
 from llm.cache import CACHE_FLUSH_SECONDS, CacheRow, cache_key, cache_lookup, cache_store
-from llm.calls import ChatRequest, ChatResult, Outcome, read_reply
+from llm.calls import ChatRequest, ChatResult, Outcome, chat_body, read_reply
 from llm.config import EndpointConfig
 from llm.errors import EndpointUnusable, LLMCallError
 from llm.gate import Gates, endpoint_budget
@@ -114,14 +113,7 @@ async def _call_with_retries(
         n = clients.take()
         started = time.monotonic()
         try:
-            payload: dict[str, Any] = {
-                "model": request.model,
-                "messages": [{"role": role, "content": content} for role, content in request.messages],
-            }
-            if request.temperature is not None:
-                payload["temperature"] = request.temperature
-            if request.max_tokens is not None:
-                payload["max_tokens"] = request.max_tokens
+            payload = chat_body(request)
             # The client's own POST (auth, headers, typed errors) with the raw body: building
             # pydantic models for every reply cost more CPU than the rest of a call.
             # One deadline for the whole call (connect, wait and read): a server dripping a byte a

@@ -109,6 +109,11 @@ def start_worker(database_url: str, name: str, queue: str = "judging", **env: st
     return _start(command, database_url, f"worker-{name}", **env)
 
 
+def start_command(database_url: str, arguments: list[str], name: str, **env: str) -> subprocess.Popen:
+    """`manage.py <arguments>` as a researcher runs it (`env`: settings it reads)."""
+    return _start([sys.executable, "manage.py", *arguments], database_url, f"command-{name}", **env)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

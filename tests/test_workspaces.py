@@ -19,7 +19,7 @@ from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
 from curation.models import Case, CurationJob, Dataset, ReviewTask, Study
 from home.models import Invitation
 from home.services import invitation_create
-from judging.models import AnswerGeneration, JudgeRun
+from judging.models import AnswerGeneration, BatchJob, JudgeRun
 from llm.models import Endpoint
 from tests.factories import (
     AnswerFactory,
@@ -89,6 +89,9 @@ def world(db) -> World:
     task = ReviewTask.objects.create(queue="quality", case=case)
     invitation, _token = invitation_create(roles=["annotator"], note="HIDDEN-A batch", actor=alice)
     generation = AnswerGeneration.objects.create(dataset=dataset, model=models[0], status="cancelled", total=1)
+    # Batches sent through the provider's Batch API: their ids and errors are A's too.
+    BatchJob.objects.create(run=run, batch_id="hidden-a-batch", status="collected", error="HIDDEN-A error")
+    BatchJob.objects.create(generation=generation, batch_id="hidden-a-gen-batch", status="collected")
     return World(
         alice=alice,
         bob=bob,

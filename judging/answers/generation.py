@@ -149,6 +149,58 @@ def generation_plan(
     )
 
 
+def generation_request(item, *, model_name: str, preset: GenerationPreset, max_tokens: int) -> ChatRequest:
+    """The call asking `model_name` for its answer to one item, as the preset asks (live or batched)."""
+    return ChatRequest(
+        model=model_name,
+        messages=chat_messages(item.question, system_prompt=preset.system_prompt),
+        temperature=preset.temperature_for(item.category),
+        max_tokens=max_tokens,
+    )
+
+
+def answers_save(*, model: CandidateModel, preset: GenerationPreset, endpoint_name: str, outcomes, counts: dict) -> int:
+    """Store the complete answers among `outcomes` ((item, request, outcome) each) with the
+    parameters they were asked with; a failed call or a reply cut off by max_tokens is counted
+    in `counts` ("failed", "cut_off", their reasons in "errors") and kept nowhere. Returns how
+    many answers were kept. Live and batched generations alike."""
+    # What each answer records besides its temperature and max_tokens: only what was set.
+    recorded = {
+        key: value for key, value in (("preset", preset.name), ("system_prompt", preset.system_prompt)) if value
+    }
+    answers = []
+    for item, request, outcome in outcomes:
+        if isinstance(outcome, LLMCallError):
+            counts["failed"] += 1
+            counts["errors"].append(f"{item.external_id}: {outcome.reason}")
+            continue
+        if outcome.cut_off:
+            counts["cut_off"] += 1
+            counts["errors"].append(f"{item.external_id}: cut off at max_tokens ({request.max_tokens})")
+            continue
+        answers.append(
+            Answer(
+                item=item,
+                model=model,
+                text=outcome.text,
+                origin=Answer.Origin.GENERATED,
+                parameters={
+                    "temperature": request.temperature,
+                    "max_tokens": request.max_tokens,
+                    **recorded,
+                    "endpoint": endpoint_name,
+                    "cached": outcome.cached,
+                    "reported_model": outcome.model,
+                },
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
+                latency_ms=outcome.latency_ms,
+            )
+        )
+    Answer.objects.bulk_create(answers, ignore_conflicts=True)
+    return len(answers)
+
+
 def answers_generate(
     *,
     dataset: Dataset,
@@ -179,19 +231,7 @@ def answers_generate(
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
     items, answered = _unanswered(dataset, model_name)
     limit = max_tokens_for(CallKind.GENERATION, endpoint=endpoint, override=max_tokens)
-    requests = [
-        ChatRequest(
-            model=model_name,
-            messages=chat_messages(item.question, system_prompt=chosen.system_prompt),
-            temperature=chosen.temperature_for(item.category),
-            max_tokens=limit,
-        )
-        for item in items
-    ]
-    # What each answer records besides its temperature and max_tokens: only what was set.
-    recorded = {
-        key: value for key, value in (("preset", chosen.name), ("system_prompt", chosen.system_prompt)) if value
-    }
+    requests = [generation_request(item, model_name=model_name, preset=chosen, max_tokens=limit) for item in items]
     counts: dict[str, Any] = {
         "total": len(items),
         "generated": 0,
@@ -205,38 +245,14 @@ def answers_generate(
     }
 
     def save(batch) -> None:
-        answers = []
-        for index, outcome in batch:
-            if isinstance(outcome, LLMCallError):
-                counts["failed"] += 1
-                counts["errors"].append(f"{items[index].external_id}: {outcome.reason}")
-                continue
-            if outcome.cut_off:
-                counts["cut_off"] += 1
-                counts["errors"].append(f"{items[index].external_id}: cut off at max_tokens ({limit})")
-                continue
-            request = requests[index]
-            answers.append(
-                Answer(
-                    item=items[index],
-                    model=model,
-                    text=outcome.text,
-                    origin=Answer.Origin.GENERATED,
-                    parameters={
-                        "temperature": request.temperature,
-                        "max_tokens": request.max_tokens,
-                        **recorded,
-                        "endpoint": endpoint.name,
-                        "cached": outcome.cached,
-                        "reported_model": outcome.model,
-                    },
-                    prompt_tokens=outcome.prompt_tokens,
-                    completion_tokens=outcome.completion_tokens,
-                    latency_ms=outcome.latency_ms,
-                )
-            )
-        Answer.objects.bulk_create(answers, ignore_conflicts=True)
-        counts["generated"] += len(answers)
+        kept = answers_save(
+            model=model,
+            preset=chosen,
+            endpoint_name=endpoint.name,
+            outcomes=[(items[index], requests[index], outcome) for index, outcome in batch],
+            counts=counts,
+        )
+        counts["generated"] += kept
         if on_progress is not None:
             on_progress(counts)
 

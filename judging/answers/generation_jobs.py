@@ -10,6 +10,9 @@ cache means a prompt sent again is never paid twice.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,7 +21,9 @@ from core.audit import AuditAction, audit_record
 from curation.datasets.importers import checked_name
 from curation.models import Dataset
 from judging.answers.generation import GenerationError, answers_generate, generation_preset
+from judging.answers.generation_batch import generation_batch_execute, generation_batches_settle
 from judging.models import AnswerGeneration, CandidateModel, stale_after
+from llm.batch import batch_api_check
 from llm.errors import EndpointError
 from llm.models import Endpoint
 from llm.selectors import endpoint_config
@@ -34,9 +39,13 @@ def generation_endpoint(generation: AnswerGeneration):
 
 
 def generation_is_stale(generation: AnswerGeneration) -> bool:
-    """A running generation whose worker has not been heard of for JUDGING_STALE_SECONDS."""
+    """A running generation whose worker has not been heard of for JUDGING_STALE_SECONDS (a
+    batch generation is looked at every LLM_BATCH_POLL_SECONDS: two of those more)."""
     beat = generation.beat_at or generation.created_at
-    return generation.status == AnswerGeneration.Status.RUNNING and timezone.now() - beat > stale_after()
+    allowed = stale_after()
+    if generation.batch:
+        allowed += timedelta(seconds=2 * float(settings.LLM_BATCH_POLL_SECONDS))
+    return generation.status == AnswerGeneration.Status.RUNNING and timezone.now() - beat > allowed
 
 
 def generation_can_resume(generation: AnswerGeneration) -> bool:
@@ -57,7 +66,6 @@ def _enqueue(generation: AnswerGeneration) -> None:
     AnswerGeneration.objects.filter(pk=generation.pk).update(task_id=str(result.id)[:64])
 
 
-@transaction.atomic
 def generation_create(
     *,
     dataset: Dataset,
@@ -66,12 +74,30 @@ def generation_create(
     preset: str = "",
     max_tokens: int | None = None,
     created_by=None,
+    batch: bool = False,
 ) -> AnswerGeneration:
     """A queued generation of `model_name`'s answers to the dataset's items it has not answered.
 
     Raises GenerationError (nothing written) for an unknown preset, a model already being
     generated on this dataset, or a model that has answered every item; EndpointError for an
-    endpoint that cannot be used. Audited. Call `generation_start` to also queue it."""
+    endpoint that cannot be used, or (with `batch`: through the provider's Batch API) one that
+    does not offer the Batch API, asked before anything is written. Audited. Call
+    `generation_start` to also queue it."""
+    if batch:
+        batch_api_check(endpoint_config(endpoint.name if endpoint else None))
+    return _generation_write(
+        dataset=dataset,
+        model_name=model_name,
+        endpoint=endpoint,
+        preset=preset,
+        max_tokens=max_tokens,
+        created_by=created_by,
+        batch=batch,
+    )
+
+
+@transaction.atomic
+def _generation_write(*, dataset, model_name, endpoint, preset, max_tokens, created_by, batch) -> AnswerGeneration:
     name = checked_name(model_name.strip(), "model name", CandidateModel, "name") if model_name.strip() else ""
     if not name:
         raise GenerationError(_("Name the model whose answers to generate."))
@@ -96,14 +122,41 @@ def generation_create(
         max_tokens=max_tokens,
         total=left,
         created_by=created_by,
+        batch=batch,
     )
     audit_record(
         actor=created_by,
         action=AuditAction.GENERATION_STARTED,
         target=f"dataset:{dataset.name}",
-        details={"generation": generation.pk, "model": name, "endpoint": endpoint.name if endpoint else "default"},
+        details={
+            "generation": generation.pk,
+            "model": name,
+            "endpoint": endpoint.name if endpoint else "default",
+            "batch": batch,
+        },
     )
     return generation
+
+
+def generation_batch_open(
+    *, dataset: Dataset, model_name: str, endpoint: Endpoint | None, preset: str = "", max_tokens: int | None = None
+) -> tuple[AnswerGeneration, bool]:
+    """The batch generation of this model on this dataset still at work (its batches are picked
+    up, never uploaded again), or a new one (`generation_create` with `batch`); and whether it
+    was made now. `generate --batch` waits on it."""
+    found = (
+        AnswerGeneration.objects.filter(
+            dataset=dataset, model__name=model_name.strip(), batch=True, status__in=AnswerGeneration.ACTIVE
+        )
+        .order_by("-pk")
+        .first()
+    )
+    if found is not None:
+        return found, False
+    made = generation_create(
+        dataset=dataset, model_name=model_name, endpoint=endpoint, preset=preset, max_tokens=max_tokens, batch=True
+    )
+    return made, True
 
 
 def generation_start(**kwargs) -> AnswerGeneration:
@@ -148,6 +201,8 @@ def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGene
         left = locked.dataset.items.exclude(answers__model_id=locked.model_id).count()
         if not left:
             raise GenerationError(_("Nothing is left to resume: every item has an answer."))
+        if locked.batch:
+            generation_batches_settle(generation=locked)
         AnswerGeneration.objects.filter(pk=locked.pk).update(
             status=AnswerGeneration.Status.QUEUED,
             cancel_requested=False,
@@ -183,7 +238,10 @@ def _claim(generation_id: int) -> AnswerGeneration | None:
 def generation_execute(*, generation_id: int) -> str:
     """A worker's run of one generation (the task judging/tasks.py queues): every item its
     model has not answered is asked for, answers are saved as they arrive and the counts with
-    them; a cancel stops the calls within about a second. Returns the final status."""
+    them; a cancel stops the calls within about a second. Returns the final status. A batch
+    generation takes a pass over its batches instead (judging/answers/generation_batch.py)."""
+    if AnswerGeneration.objects.filter(pk=generation_id, batch=True).exists():
+        return generation_batch_execute(generation_id=generation_id)
     generation = _claim(generation_id)
     if generation is None:
         return "not queued"

@@ -23,11 +23,15 @@ def run_enqueue(*, run: JudgeRun) -> int:
     A worker that takes one holds the run: it claims the run's next shards as its calls run
     low, so the others find their shard taken and end at once, unless a second worker got
     there first and shares the run. The run's watchdog is scheduled too (`run_watch`). Call it
-    after the shards are committed.
+    after the shards are committed. A batch run gets a pass over its batches instead (one task,
+    judging/engine/batch.py), which queues the next look itself.
     """
     if run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.FAILED):
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
         run.status = JudgeRun.Status.RUNNING
+    if run.batch:
+        batch_pass_enqueue(run_id=run.pk)
+        return 0
     shard_ids = list(run.shards.filter(status=JudgeShard.Status.QUEUED).values_list("pk", flat=True))
     shard_tasks_enqueue(shard_ids)
     run_watch_schedule(run_id=run.pk)
@@ -90,4 +94,34 @@ def run_watch_schedule(*, run_id: int) -> bool:
     )
     if claimed:
         run_watch_task.using(run_after=due).enqueue(run_id)
+    return bool(claimed)
+
+
+def batch_pass_enqueue(*, run_id: int) -> None:
+    """A pass over the batch run's batches, now (judging/engine/batch.py)."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    from judging.tasks import batch_run_task
+
+    batch_run_task.enqueue(run_id)
+
+
+def batch_poll_schedule(*, run_id: int) -> bool:
+    """The next pass over a batch run's batches, LLM_BATCH_POLL_SECONDS from now: one chain of
+    them at a time (the run records when the next is due; one due already past is replaced).
+    True if one was queued. Only backends that can defer a task poll by themselves; elsewhere
+    the command that waits polls."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    from judging.tasks import batch_run_task
+
+    if not task_backends[batch_run_task.backend].supports_defer:
+        return False
+    now = timezone.now()
+    due = now + timedelta(seconds=float(settings.LLM_BATCH_POLL_SECONDS))
+    claimed = (
+        JudgeRun.objects.filter(pk=run_id)
+        .filter(Q(batch_poll_at__isnull=True) | Q(batch_poll_at__lte=now))
+        .update(batch_poll_at=due)
+    )
+    if claimed:
+        batch_run_task.using(run_after=due).enqueue(run_id)
     return bool(claimed)

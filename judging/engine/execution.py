@@ -127,7 +127,13 @@ def shard_plan(shard: JudgeShard) -> list[Unit]:
     units = [tuple(unit) for unit in shard.units]
     item_ids = {unit[0] for unit in units}
     done = set(run.judgments.filter(item_id__in=item_ids).values_list("item_id", "model_id", "order"))
-    todo = [unit for unit in units if unit not in done]
+    return units_plan(run, [unit for unit in units if unit not in done])
+
+
+def units_plan(run: JudgeRun, triples) -> list[Unit]:
+    """The prompts of these (item, model, order) units of the run, as its calls send them (the live
+    shards and the run's batches alike)."""
+    todo = [tuple(unit) for unit in triples]
     if not todo:
         return []
     items = Item.objects.in_bulk({unit[0] for unit in todo})
@@ -142,7 +148,9 @@ def shard_plan(shard: JudgeShard) -> list[Unit]:
     family = run_template_family(run, templates.values())
     plan = []
     for item_id, model_id, order in todo:
-        item = items[item_id]
+        item = items.get(item_id)
+        if item is None:
+            continue  # deleted since the run was made: nothing to send
         template = templates.get(item_template_name(run, item, family))
         answer = answers.get((item_id, model_id), "")
         reference_answer = answers.get((item_id, run.reference_model_id), "") if run.reference_model_id else ""
@@ -163,6 +171,24 @@ def shard_plan(shard: JudgeShard) -> list[Unit]:
             )
         )
     return plan
+
+
+def unit_request(run: JudgeRun, unit: Unit, *, max_tokens: int | None) -> ChatRequest:
+    """The judge call of one unit."""
+    return ChatRequest(
+        model=run.judge_model,
+        messages=chat_messages(unit.prompt, system_prompt=unit.system_prompt),
+        temperature=run.temperature,
+        max_tokens=max_tokens,
+    )
+
+
+def judgments_save(*, run_id: int, judgments: list[Judgment]) -> None:
+    """Store judgments and add them to the run's running counts, in one transaction."""
+    with transaction.atomic():
+        # ignore_conflicts: the unique (run, item, model, order) constraint makes a duplicate a no-op.
+        Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=500)
+        run_counters_add(run_id=run_id, judgments=judgments)
 
 
 def judgment_for(
@@ -296,14 +322,7 @@ class RunSlice:
             for unit in plan:
                 self.units[self.issued] = (shard.pk, unit)
                 self.issued += 1
-                requests.append(
-                    ChatRequest(
-                        model=self.run.judge_model,
-                        messages=chat_messages(unit.prompt, system_prompt=unit.system_prompt),
-                        temperature=self.run.temperature,
-                        max_tokens=self.max_tokens,
-                    )
-                )
+                requests.append(unit_request(self.run, unit, max_tokens=self.max_tokens))
             return requests
 
     def _others_hold_shards(self) -> bool:
@@ -325,10 +344,7 @@ class RunSlice:
             if not self.left[shard_id]:
                 del self.left[shard_id]
                 closed.append(shard_id)
-        with transaction.atomic():
-            # ignore_conflicts: the unique (run, item, model, order) constraint makes a duplicate a no-op.
-            Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=500)
-            run_counters_add(run_id=self.run.pk, judgments=judgments)
+        judgments_save(run_id=self.run.pk, judgments=judgments)
         for shard_id in closed:
             shard_finish(shard_id=shard_id, status=JudgeShard.Status.DONE)
         if self.on_progress is not None:
@@ -455,6 +471,8 @@ def shard_execute(*, shard_id: int, worker_id: str | None = None, on_progress: C
     is left. Returns "done", "cancelled", "failed" or "interrupted" (the worker was asked to
     shut down: its shards went back to the queue), or "skipped" when the shard is taken."""
     worker_id = worker_id or worker_name()
+    if JudgeRun.objects.filter(shards__pk=shard_id, batch=True).exists():
+        return "skipped"  # a batch run's calls go through its batches (judging/engine/batch.py), never live
     if not shard_claim(shard_id=shard_id, worker_id=worker_id):
         return "skipped"
     run = JudgeRun.objects.select_related("dataset", "endpoint").get(shards__pk=shard_id)

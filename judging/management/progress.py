@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from core.progress import progress_bar
+from judging.engine.batch import run_batch_inline
 from judging.engine.execution import run_execute_inline
 from judging.engine.queue import run_cancel
 from judging.errors import RunError
@@ -35,16 +36,40 @@ def progress_line(progress: dict) -> str:
     window = ""
     if progress.get("workers"):
         window = f" (window {progress['window']} of {progress['concurrency']}, {progress['workers']} worker(s))"
+    # A batch run has no window, rate or ETA: its batches say where it is.
+    pace = (
+        ""
+        if progress.get("batch")
+        else (f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, ")
+    )
     line = (
         f"{bar} done, "
         f"{progress['parse_failures']} unparsed, {progress.get('cut_off', 0)} cut off, "
-        f"{progress['call_failures']} failed calls, "
-        f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, "
+        f"{progress['call_failures']} failed calls, {pace}"
         f"tokens {progress['prompt_tokens']}+{progress['completion_tokens']}{cost}"
     )
+    batches = progress.get("batches")
+    if batches:
+        line += "; " + batch_summary(batches)
     if progress.get("waiting_for_worker"):
         line += "; no worker holds the run (start one: manage.py db_worker --queue-name judging --interval 0.05)"
     return line
+
+
+def batch_summary(batches: dict) -> str:
+    """A batch run's batches in a few words: how many are at which step, the provider's counts
+    and how long they have waited."""
+    states: dict[str, int] = {}
+    for row in batches["batches"]:
+        if row["status"] in ("collected", "settled"):
+            continue
+        label = row["provider_status"] or row["status"]
+        states[label] = states.get(label, 0) + 1
+    shown = ", ".join(f"{count} {label.replace('_', ' ')}" for label, count in sorted(states.items())) or "none open"
+    return (
+        f"batches: {len(batches['batches'])} ({shown}), {batches['completed']}/{batches['requests']} completed, "
+        f"{batches['failed']} failed, waiting {batches['waiting_seconds']}s"
+    )
 
 
 def _show(command: BaseCommand, run: JudgeRun, *, end: str = "") -> dict:
@@ -109,7 +134,8 @@ def stopped(command: BaseCommand, run: JudgeRun, *, inline: bool) -> None:
 
 def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS) -> None:
     """Print the run's progress until it stops. Ctrl-C stops the run (the workers stop sending
-    at their next tick; what came back is kept)."""
+    at their next tick; what came back is kept), except a batch run's: its batches stay at the
+    provider and the workers keep looking at them; only the following stops."""
     try:
         while True:
             progress = _show(command, run)
@@ -118,6 +144,8 @@ def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS) -
             near_end = progress["remaining"] <= max(progress["in_flight"], progress["window"], 1)
             time.sleep(min(poll, POLL_SECONDS_NEAR_END) if near_end else poll)
     except KeyboardInterrupt:
+        if run.batch:
+            stopped_waiting(command, run, inline=False)
         try:
             run_cancel(run=run)
         except RunError:
@@ -130,9 +158,26 @@ def follow(command: BaseCommand, run: JudgeRun, *, poll: float = POLL_SECONDS) -
     finish(command, run)
 
 
+def stopped_waiting(command: BaseCommand, run: JudgeRun, *, inline: bool) -> None:
+    """After Ctrl-C while a batch run waits: its batches stay at the provider, and a resume
+    picks them up without uploading anything again."""
+    run.refresh_from_db()
+    progress = run_progress(run=run)
+    out = (progress.get("batches") or {}).get("open", 0)
+    resume = f"manage.py judge_resume {run.pk}" + (" --inline" if inline else "")
+    following = "" if inline else " The workers keep looking at them."
+    command.stdout.write(
+        f"\nStopped waiting: {progress['done']} of {progress['total']} judged; {out} batch(es) stay at the "
+        f"provider and are never uploaded again.{following} Continue with: {resume}"
+    )
+    command.stdout.flush()
+    raise SystemExit(130)
+
+
 def run_here(command: BaseCommand, run: JudgeRun) -> None:
     """Execute the run's queued shards in this process, printing progress as judgments are saved.
-    Ctrl-C stops the calls at once: the run is cancelled, what came back is kept."""
+    Ctrl-C stops the calls at once: the run is cancelled, what came back is kept. A batch run
+    sends its batches and waits for them here; Ctrl-C stops the waiting, not the batches."""
     last = [0.0]
 
     def show():
@@ -140,6 +185,12 @@ def run_here(command: BaseCommand, run: JudgeRun) -> None:
             last[0] = time.monotonic()
             _show(command, run)
 
+    if run.batch:
+        if run_batch_inline(run=run, on_progress=show) == "interrupted":
+            stopped_waiting(command, run, inline=True)
+        _show(command, run, end="\n")
+        finish(command, run)
+        return
     outcome = run_execute_inline(run=run, on_progress=show)
     if outcome == "interrupted":
         stopped(command, run, inline=True)

@@ -26,7 +26,9 @@ from core.workspaces import workspace_for_command
 from curation.datasets.importers import dataset_import
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
-from judging.answers.generation import GENERATION_PRESETS, answers_generate
+from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
+from judging.answers.generation_batch import generation_batch_wait
+from judging.answers.generation_jobs import generation_batch_open
 from judging.answers.imports import answers_import
 from judging.errors import RunError
 from judging.models import Answer, JudgeMode, JudgeRun
@@ -195,9 +197,12 @@ def reproduction_answers(
     endpoint_name: str | None,
     concurrency: int | None = None,
     on_progress: Callable[[str, int, int, int], None] | None = None,
+    batch: bool = False,
 ) -> list[dict]:
     """Answers for every model on every item: those already there, then the benchmark's published
-    answers (imported once), then the rest generated with the benchmark's preset.
+    answers (imported once), then the rest generated with the benchmark's preset (with `batch`,
+    through the endpoint's Batch API, waited for here; Ctrl-C leaves its batches at the provider
+    and the same command picks them up).
 
     Returns one entry per model: how many answers were there, imported (and from which file),
     generated and failed. `on_progress(model, done, failed, total)` follows generation."""
@@ -220,7 +225,9 @@ def reproduction_answers(
                     dataset_name=dataset.name, model_name=name, stream=stream, only_known=True
                 )
             entry["imported_from"] = file_entry(path, data_dir, f"answers of {name}")
-        if had + entry["imported"] < total:
+        if had + entry["imported"] < total and batch:
+            entry.update(_generate_batched(benchmark, dataset, name, endpoint_name, on_progress))
+        elif had + entry["imported"] < total:
             counts = answers_generate(
                 dataset=dataset,
                 model_name=name,
@@ -244,6 +251,36 @@ def reproduction_answers(
     return entries
 
 
+def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoint_name: str | None, on_progress):
+    """A model's missing answers through the Batch API, waited for here."""
+    try:
+        endpoint = endpoint_by_name(name=endpoint_name) if endpoint_name not in (None, "", "default") else None
+        generation, _made = generation_batch_open(
+            dataset=dataset, model_name=name, endpoint=endpoint, preset=benchmark.generation_preset
+        )
+    except (EndpointError, GenerationError) as error:
+        raise ReproduceError(str(error)) from None
+
+    def show():
+        generation.refresh_from_db()
+        if on_progress is not None:
+            on_progress(name, generation.generated, generation.failed, generation.total)
+
+    if generation_batch_wait(generation=generation, on_progress=show) == "interrupted":
+        raise ReproduceError(
+            f"Stopped waiting for {name}'s answers: the batches stay at the provider and are never uploaded again. "
+            "Run the same command to continue."
+        )
+    generation.refresh_from_db()
+    return {
+        "generated": generation.generated,
+        "failed": generation.failed,
+        "cut_off": generation.cut_off,
+        "errors": generation.error.splitlines()[:5],
+        "batch": True,
+    }
+
+
 def reproduction_run(
     *,
     benchmark: Benchmark,
@@ -256,6 +293,7 @@ def reproduction_run(
     template_set: str | None = None,
     seed: int = 0,
     exclude_missing_references: bool = False,
+    batch: bool = False,
 ) -> tuple[JudgeRun, list[str]]:
     """The judge run with the paper's templates (the text Userbench ships, pinned) and the
     authors' judge parameters; nothing is called yet. Items without the reference a template
@@ -279,6 +317,7 @@ def reproduction_run(
             template_set=template_set if benchmark.mode == JudgeMode.POINTWISE else None,
             templates=templates,
             exclude_missing_references=exclude_missing_references,
+            batch=batch,
         )
         run = run_create(spec=spec)
     except RunError as error:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from datetime import timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
@@ -15,8 +17,19 @@ from django.utils import timezone
 from core.roles import Role
 from core.workspaces import scoped
 from curation.models import Dataset
-from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, JudgeTemplate, Judgment, stale_after
+from judging.batching import batch_jobs_progress
+from judging.models import (
+    Answer,
+    BatchJob,
+    CandidateModel,
+    JudgeRun,
+    JudgeShard,
+    JudgeTemplate,
+    Judgment,
+    stale_after,
+)
 from judging.runs.lookup import run_by_id
+from llm.selectors import endpoint_prices
 
 GROUPS = ("intent", "language", "country", "category")
 
@@ -68,6 +81,7 @@ def run_progress(*, run: JudgeRun) -> dict:
             "cached_replies",
             "prompt_tokens",
             "completion_tokens",
+            "batch",
         )
         .get()
     )
@@ -94,12 +108,24 @@ def run_progress(*, run: JudgeRun) -> dict:
     total = row["total"] or row["replied"] + row["call_failures"]
     remaining = max(0, total - row["replied"])
     unsettled = max(0, remaining - row["call_failures"])
-    cost = None
-    if run.endpoint is not None and run.endpoint.input_price_per_million is not None:
-        cost = (
-            Decimal(row["prompt_tokens"]) * run.endpoint.input_price_per_million
-            + Decimal(row["completion_tokens"]) * (run.endpoint.output_price_per_million or Decimal(0))
-        ) / Decimal(1_000_000)
+    # A run resumed live after its batches keeps them: their replies stay priced as batched.
+    jobs = list(BatchJob.objects.filter(run_id=run.pk).order_by("pk"))
+    cost = run_cost(
+        endpoint=run.endpoint,
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        batch_prompt_tokens=sum(job.prompt_tokens for job in jobs),
+        batch_completion_tokens=sum(job.completion_tokens for job in jobs),
+    )
+    batches = batch_jobs_progress(jobs, now=now) if row["batch"] or jobs else None
+    if batches is not None and row["batch"]:
+        # A batch run waits for its batches, not for a worker's window: a worker (or the
+        # command) looks at them every LLM_BATCH_POLL_SECONDS.
+        seen = max([run.created_at, *(job.checked_at or job.created_at for job in jobs)])
+        quiet = now - seen > stale_after() + timedelta(seconds=2 * float(settings.LLM_BATCH_POLL_SECONDS))
+        waiting_for_worker = running and remaining > 0 and quiet
+    else:
+        waiting_for_worker = running and workers["n"] == 0 and remaining > 0
     return {
         "status": status,
         "error": row["error"],
@@ -115,7 +141,7 @@ def run_progress(*, run: JudgeRun) -> dict:
         "concurrency": "auto" if row["concurrency_auto"] else str(row["concurrency"]),
         "overloads": workers["overloads"] if running else 0,
         "workers": workers["n"] if running else 0,
-        "waiting_for_worker": running and workers["n"] == 0 and remaining > 0,
+        "waiting_for_worker": waiting_for_worker,
         "rate_per_second": round(rate, 2),
         # Failed calls are settled until judge_resume: the ETA is for the units still to come back.
         "eta_seconds": round(unsettled / rate) if rate > 0 and unsettled else None,
@@ -128,14 +154,41 @@ def run_progress(*, run: JudgeRun) -> dict:
         # Rate, ETA, calls in flight, the window and stale shards mean something only while the
         # run is at work; a finished page leaves them out.
         "live": status in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
+        # Sent through the Batch API: its batches, their states and counts, how long they waited.
+        "batch": row["batch"],
+        "batches": batches,
         # What `run_resume` would send: units without a reply after the run stopped, or the
         # shards of a dead worker while it runs.
         "resumable": (
             remaining > 0
             if status in (JudgeRun.Status.FINISHED, JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED)
-            else running and (stale > 0 or (workers["n"] == 0 and remaining > 0))
+            else running and (stale > 0 or waiting_for_worker)
         ),
     }
+
+
+def run_cost(
+    *,
+    endpoint,
+    prompt_tokens: int,
+    completion_tokens: int,
+    batch_prompt_tokens: int = 0,
+    batch_completion_tokens: int = 0,
+) -> Decimal | None:
+    """What a run's paid tokens cost at the endpoint's prices: the tokens of replies that came
+    through the Batch API at its batch price, the others at the live price. None when a price is
+    unknown."""
+    batch_prompt = min(batch_prompt_tokens, prompt_tokens)
+    batch_completion = min(batch_completion_tokens, completion_tokens)
+    live_in, live_out = endpoint_prices(endpoint)
+    batch_in, batch_out = endpoint_prices(endpoint, batch=True)
+    live_tokens = prompt_tokens - batch_prompt
+    if (live_in is None and (live_tokens or not batch_prompt)) or (batch_in is None and batch_prompt):
+        return None
+    total = Decimal(prompt_tokens - batch_prompt) * (live_in or Decimal(0))
+    total += Decimal(completion_tokens - batch_completion) * (live_out or Decimal(0))
+    total += Decimal(batch_prompt) * (batch_in or Decimal(0)) + Decimal(batch_completion) * (batch_out or Decimal(0))
+    return total / Decimal(1_000_000)
 
 
 def judgment_rows(*, run: JudgeRun):

@@ -19,16 +19,17 @@ from judging.models import CandidateModel, JudgeRun, JudgeShard
 from judging.runs.manifest import run_manifest_build
 from judging.runs.planning import run_plan
 from judging.runs.spec import RunSpec, concurrency_resolve
+from llm.batch import batch_api_check
 from llm.config import CallKind, default_endpoint_limits
 from llm.errors import EndpointError
 from llm.models import Endpoint
-from llm.selectors import endpoint_by_name
+from llm.selectors import endpoint_by_name, endpoint_config
 
 
-@transaction.atomic
 def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     """A run over the dataset's answers by the spec's candidates, split into shards. Nothing is
-    called yet.
+    called yet, except for a batch run: its endpoint is asked first (one cheap request, before
+    anything is written) whether it offers the Batch API, and refused with RunError if not.
 
     The probe's pseudo-candidates named among the candidates are left out (the spec's
     `injection_probe` brings them back, reported apart). The run records its parameters:
@@ -36,6 +37,23 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     resolved once (`concurrency_resolve`). The run's manifest (judging/runs/manifest.py) is recorded
     with it. Raises RunError with a message a researcher can act on; then nothing is written.
     """
+    run_batch_check(spec=spec)
+    return _run_write(spec=spec, created_by=created_by)
+
+
+def run_batch_check(*, spec: RunSpec) -> None:
+    """A batch run's endpoint must offer the Batch API: asked once (a cheap request), RunError
+    naming the endpoint when it does not. Nothing for a live run."""
+    if not spec.batch:
+        return
+    try:
+        batch_api_check(endpoint_config(spec.endpoint.name if spec.endpoint is not None else None))
+    except EndpointError as error:
+        raise RunError(str(error), parameter="batch") from None
+
+
+@transaction.atomic
+def _run_write(*, spec: RunSpec, created_by: User | None) -> JudgeRun:
     spec = replace(spec, candidates=tuple(c for c in spec.candidates if not c.is_probe))
     probes = probe_answers_ensure(dataset=spec.dataset) if spec.injection_probe else []
     plan = run_plan(spec=spec, probes=probes)
@@ -62,6 +80,7 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
         judge_provider=spec.judge_provider[:64],
         judge_family=spec.judge_family[:64],
         injection_probe=bool(probes),
+        batch=spec.batch,
     )
     run.candidates.set(plan.candidates)
     run.templates.set(plan.templates.values())

@@ -198,6 +198,8 @@ def run_manifest_build(
             "both_orders": run.both_orders,
             "shard_size": shard_size,
             "fresh_calls": run.fresh_calls,
+            # Sent through the provider's Batch API; its batches are listed under "batches".
+            "batch": run.batch,
         },
         "endpoint": endpoint_entry(run),
         "seeds": {"pair_order": run.seed, "bootstrap": run.seed},
@@ -222,4 +224,21 @@ def run_manifest(*, run: JudgeRun) -> dict:
         manifest["reconstructed"] = True
     reported = run.judgments.replied().values_list("reported_model").annotate(n=Count("pk")).order_by("reported_model")
     manifest["judge_reported_models"] = {name: count for name, count in reported}
+    manifest["batches"] = run_batches_entry(run=run)
     return manifest
+
+
+def run_batches_entry(*, run: JudgeRun) -> list[dict]:
+    """The batches the run sent through the provider's Batch API, as the provider named them:
+    batch and input file ids, requests, and how each ended (never a key)."""
+    return [
+        {
+            "batch_id": job.batch_id,
+            "input_file_id": job.input_file_id,
+            "requests": job.requests,
+            "status": job.provider_status or job.status,
+            "completed": job.completed,
+            "failed": job.failed,
+        }
+        for job in run.batch_jobs.order_by("pk")
+    ]

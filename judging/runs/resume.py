@@ -4,12 +4,14 @@ left is queued again) and re-parsed (the stored replies read again, without a ca
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from judging.engine.counters import run_counters_refresh
 from judging.engine.dispatch import run_enqueue
 from judging.engine.execution import build_prompt, endpoint_for_run
 from judging.engine.queue import shards_requeue
-from judging.models import CUT_OFF, Answer, JudgeRun, JudgeShard
+from judging.errors import RunError
+from judging.models import CUT_OFF, Answer, BatchJob, JudgeRun, JudgeShard
 from judging.prompts.building import criteria_for_template
 from judging.runs.spec import concurrency_resolve, max_tokens_check, timeout_check
 from judging.verdicts.judgments import judgment_fields_from_reply
@@ -25,6 +27,7 @@ def run_resume(
     concurrency: int | str | None = None,
     timeout_seconds: float | None = None,
     max_tokens: int | None = None,
+    live: bool = False,
 ) -> int:
     """Re-queue what a crash, a failure, a stop or a cancel left; returns how many shards were
     re-queued.
@@ -38,9 +41,17 @@ def run_resume(
     here on; a new `max_tokens` also sends again the replies the old one cut off. With
     `enqueue` (the page, the API and `judge_resume`), a task is queued for every queued shard
     once the re-queue is committed; `judge_resume --inline` runs the shards itself instead.
+    A batch run picks up the batches it has at the provider (never sending them again) and sends
+    what has no result in a new batch; with `live`, it sends the rest as live calls from here
+    on, once no batch of it is still at the provider (RunError otherwise).
     """
     count = _run_requeue(
-        run=run, force=force, concurrency=concurrency, timeout_seconds=timeout_seconds, max_tokens=max_tokens
+        run=run,
+        force=force,
+        concurrency=concurrency,
+        timeout_seconds=timeout_seconds,
+        max_tokens=max_tokens,
+        live=live,
     )
     run.refresh_from_db()
     if enqueue:
@@ -56,9 +67,22 @@ def _run_requeue(
     concurrency: int | str | None = None,
     timeout_seconds: float | None = None,
     max_tokens: int | None = None,
+    live: bool = False,
 ) -> int:
     run = JudgeRun.objects.select_for_update(of=("self",)).select_related("endpoint").get(pk=run.pk)
     changed = []
+    if live and run.batch:
+        out = run.batch_jobs.filter(status__in=BatchJob.OPEN).count()
+        if out:
+            raise RunError(
+                _(
+                    "Run %(id)s still has %(count)d batch(es) at the provider: resume it without --live to "
+                    "collect them first; then what is left can be sent live."
+                )
+                % {"id": run.pk, "count": out}
+            )
+        run.batch = False
+        changed.append("batch")
     if concurrency is not None:
         run.concurrency, run.concurrency_auto = concurrency_resolve(concurrency, endpoint=run.endpoint)
         changed += ["concurrency", "concurrency_auto"]

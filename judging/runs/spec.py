@@ -52,6 +52,7 @@ class RunSpec:
     constant adversarial answers (judging/answers/probe.py), reported apart and never ranked.
     `exclude_missing_references`: leave out the items a `{reference}` template would judge
     against an empty reference (recorded in the manifest); without it such items refuse the run.
+    `batch`: send the calls through the provider's Batch API (judging/engine/batch.py).
     Made with a parameter a run cannot take, it raises RunError naming it (`parameter`)."""
 
     dataset: Dataset
@@ -74,6 +75,7 @@ class RunSpec:
     judge_family: str = ""
     injection_probe: bool = False
     exclude_missing_references: bool = False
+    batch: bool = False
 
     def __post_init__(self):
         # Lists are taken as given and kept as tuples: the spec stays hashable and unchanged.

@@ -7,10 +7,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import progress_bar
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from judging.answers.generation import GENERATION_PRESETS, answers_generate
+from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
+from judging.answers.generation_batch import generation_batch_wait
+from judging.answers.generation_jobs import generation_batch_open
+from judging.batching import batch_jobs_progress
+from judging.management.progress import batch_summary
+from judging.models import AnswerGeneration, BatchJob
 from llm.cli import add_call_options
 from llm.errors import EndpointError
-from llm.selectors import endpoint_config
+from llm.selectors import endpoint_by_name, endpoint_config
 
 
 class Command(BaseCommand):
@@ -36,12 +41,21 @@ class Command(BaseCommand):
             + " (default: temperature by category as in AlignBench's table, 0.7 otherwise, no system prompt;"
             " an explicit --max-tokens wins over the preset's)",
         )
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="ask through the endpoint's Batch API (about half price, answers within 24 h); Ctrl-C stops the "
+            "waiting, never the batches, and the same command picks them up",
+        )
 
     def handle(self, *args, dataset, model, endpoint, concurrency, timeout, max_tokens, preset=None, **options):
         try:
             target = dataset_by_name(name=dataset)
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
+        if options.get("batch"):
+            self._batch(target, model, endpoint, preset, max_tokens)
+            return
         try:
             config = endpoint_config(endpoint)
         except EndpointError as error:
@@ -87,5 +101,51 @@ class Command(BaseCommand):
             hint = " (raise --max-tokens for the cut-off ones)" if counts["cut_off"] else ""
             raise CommandError(
                 f"{counts['failed'] + counts['cut_off']} of {counts['total']} items got no complete answer{hint}; "
+                "run the same command to try them again."
+            )
+
+    def _batch(self, dataset, model, endpoint, preset, max_tokens):
+        try:
+            row = endpoint_by_name(name=endpoint) if endpoint and endpoint != "default" else None
+            generation, made = generation_batch_open(
+                dataset=dataset, model_name=model, endpoint=row, preset=preset or "", max_tokens=max_tokens
+            )
+        except (EndpointError, GenerationError) as error:
+            raise CommandError(str(error)) from None
+        out = generation.batch_jobs.filter(status__in=BatchJob.OPEN).count()
+        self.stdout.write(
+            f"Generation {generation.pk}: {model}'s answers to {generation.total} item(s) of {dataset.name} "
+            + ("through the Batch API." if made else f"through the Batch API, picked up with {out} batch(es) out.")
+        )
+        self.stdout.flush()
+
+        def show():
+            generation.refresh_from_db()
+            batches = batch_jobs_progress(generation.batch_jobs.all())
+            self.stdout.write(
+                f"\r{progress_bar(generation.generated, generation.total)} generated, {generation.failed} failed, "
+                f"{generation.cut_off} cut off; {batch_summary(batches)}",
+                ending="",
+            )
+            self.stdout.flush()
+
+        status = generation_batch_wait(generation=generation, on_progress=show)
+        generation.refresh_from_db()
+        if status == "interrupted":
+            self.stdout.write(
+                "\nStopped waiting; the batches stay at the provider and are never uploaded again. Run the same "
+                "command to continue."
+            )
+            raise SystemExit(130)
+        self.stdout.write(
+            f"\n{generation.generated} generated, {generation.failed} failed, {generation.cut_off} cut off."
+        )
+        for message in generation.error.splitlines()[:20]:
+            self.stderr.write(f"  {message}")
+        if status == AnswerGeneration.Status.FAILED:
+            raise CommandError(generation.error.splitlines()[0] if generation.error else "The generation failed.")
+        if generation.failed or generation.cut_off:
+            raise CommandError(
+                f"{generation.failed + generation.cut_off} of {generation.total} items got no complete answer; "
                 "run the same command to try them again."
             )

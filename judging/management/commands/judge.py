@@ -23,6 +23,7 @@ OPTIONS = {
     "candidates": "--models",
     "reference_model": "--reference-model",
     "exclude_missing_references": "--exclude-missing-references",
+    "batch": "--batch",
 }
 
 
@@ -80,6 +81,12 @@ class Command(BaseCommand):
             help="leave out the items whose template judges against a reference they lack (recorded in the "
             "manifest); without it such items refuse the run",
         )
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="send the calls through the endpoint's Batch API (about half price, replies within 24 h); "
+            "Ctrl-C stops the waiting, never the batches, and judge_resume picks them up",
+        )
         how = parser.add_mutually_exclusive_group()
         how.add_argument("--inline", action="store_true", help="run the shards in this process instead of workers")
         how.add_argument("--no-wait", action="store_true", help="queue the shards, print the run id and return")
@@ -107,15 +114,17 @@ class Command(BaseCommand):
                 judge_family=options["judge_family"],
                 injection_probe=options["injection_probe"],
                 exclude_missing_references=options["exclude_missing_references"],
+                batch=options["batch"],
             )
             run = run_create(spec=spec)
         except RunError as error:
             raise run_error_for_command(error, OPTIONS) from None
         concurrency = "auto" if run.concurrency_auto else run.concurrency
         # Flushed at once: piped to a log or `tee`, the id must not wait for the run to end.
+        how = "through the Batch API" if run.batch else f"concurrency {concurrency}"
         self.stdout.write(
             f"Run {run.pk}: {run.total} judgments in {run.shards.count()} shards (seed {run.seed}, "
-            f"concurrency {concurrency}, max_tokens {run.max_tokens})."
+            f"{how}, max_tokens {run.max_tokens})."
         )
         self.stdout.flush()
         if options["inline"]:

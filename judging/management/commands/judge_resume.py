@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.errors import RunError
 from judging.management.progress import follow, leave_now, run_here
+from judging.models import BatchJob
 from judging.runs.lookup import run_by_id
 from judging.runs.resume import run_resume
 from llm.cli import add_call_options
@@ -25,11 +26,16 @@ class Command(BaseCommand):
         parser.add_argument("run", type=int)
         parser.add_argument("--force", action="store_true", help="also take shards whose heartbeat is still fresh")
         add_call_options(parser, what=" across all workers")
+        parser.add_argument(
+            "--live",
+            action="store_true",
+            help="a batch run: send what is left (failed or expired lines) as live calls instead of a new batch",
+        )
         how = parser.add_mutually_exclusive_group()
         how.add_argument("--inline", action="store_true", help="run the shards in this process instead of workers")
         how.add_argument("--no-wait", action="store_true")
 
-    def handle(self, *args, run, force, inline, no_wait, concurrency, timeout, max_tokens, **options):
+    def handle(self, *args, run, force, inline, no_wait, concurrency, timeout, max_tokens, live=False, **options):
         try:
             judge_run = run_by_id(run_id=run)
             count = run_resume(
@@ -39,11 +45,19 @@ class Command(BaseCommand):
                 concurrency=concurrency,
                 timeout_seconds=timeout,
                 max_tokens=max_tokens,
+                live=live,
             )
         except RunError as error:
             raise CommandError(str(error)) from None
         judge_run.refresh_from_db()
-        self.stdout.write(f"Run {judge_run.pk}: {count} shard(s) queued again.")
+        if judge_run.batch:
+            out = judge_run.batch_jobs.filter(status__in=BatchJob.OPEN).count()
+            self.stdout.write(
+                f"Run {judge_run.pk}: batch run; {out} batch(es) still at the provider are picked up, never "
+                "uploaded again, and what has no result goes in a new batch."
+            )
+        else:
+            self.stdout.write(f"Run {judge_run.pk}: {count} shard(s) queued again.")
         self.stdout.flush()
         if inline:
             run_here(self, judge_run)

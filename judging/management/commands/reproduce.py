@@ -80,6 +80,13 @@ class Command(BaseCommand):
             "manifest); without it such items refuse the run",
         )
         parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="generate and judge through the endpoint's Batch API (about half price, replies within 24 h); "
+            "Ctrl-C stops the waiting, never the batches: the same command (or judge_resume RUN --inline) picks "
+            "them up",
+        )
+        parser.add_argument(
             "--failures-as-minus-one",
             action="store_true",
             help="AlignBench: average parse failures as -1, as AlignBench's show_result.py does (default: left out)",
@@ -111,6 +118,7 @@ class Command(BaseCommand):
         failures_as_minus_one,
         exclude_missing_references=False,
         workspace=None,
+        batch=False,
         **options,
     ):
         chosen = benchmark_get(benchmark)
@@ -157,6 +165,7 @@ class Command(BaseCommand):
             endpoint_name=endpoint,
             concurrency=concurrency,
             on_progress=show,
+            batch=batch,
         )
         if shown:
             self.stdout.write("")
@@ -168,7 +177,10 @@ class Command(BaseCommand):
                     f"{entry['imported']} imported from {entry['imported_from']['path']}"
                     if entry["imported_from"]
                     else "",
-                    f"{entry['generated']} generated ({chosen.generation_preset} preset)" if entry["generated"] else "",
+                    f"{entry['generated']} generated ({chosen.generation_preset} preset"
+                    + (", batched)" if entry.get("batch") else ")")
+                    if entry["generated"]
+                    else "",
                     f"{entry['failed']} failed to generate" if entry["failed"] else "",
                 )
                 if part
@@ -185,6 +197,7 @@ class Command(BaseCommand):
             template_set=template_set,
             seed=seed,
             exclude_missing_references=exclude_missing_references,
+            batch=batch,
         )
         for note in notes:
             self.stdout.write(note)

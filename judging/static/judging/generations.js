@@ -6,14 +6,18 @@
   document.querySelectorAll("article.generation").forEach(function (article) {
     var bar = article.querySelector("progress");
     function active(status) { return status === "queued" || status === "running"; }
+    // "batches.completed" reads data.batches.completed: a batch generation's counts.
+    function read(data, path) {
+      return path.split(".").reduce(function (value, key) { return value === null || value === undefined ? value : value[key]; }, data);
+    }
     function update() {
       fetch(article.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (response) { return response.ok ? response.json() : null; })
         .then(function (data) {
           if (!data) return;
           article.querySelectorAll("[data-field]").forEach(function (node) {
-            var value = data[node.dataset.field];
-            node.textContent = value === null || value === undefined ? "" : String(value);
+            var value = read(data, node.dataset.field);
+            node.textContent = value === null || value === undefined ? "" : String(value) + (node.dataset.unit || "");
             if (node.dataset.field === "error") node.hidden = !value;
           });
           bar.max = Math.max(data.total, 1);

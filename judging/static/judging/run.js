@@ -4,6 +4,10 @@
   var section = document.getElementById("progress");
   if (!section) return;
   var bar = section.querySelector("progress");
+  // "batches.completed" reads data.batches.completed: a batch run's counts.
+  function read(data, path) {
+    return path.split(".").reduce(function (value, key) { return value === null || value === undefined ? value : value[key]; }, data);
+  }
   function update() {
     fetch(section.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) { return response.ok ? response.json() : null; })
@@ -12,7 +16,7 @@
         section.querySelectorAll("[data-field]").forEach(function (node) {
           var key = node.dataset.field;
           if (key === "status") return;
-          var value = data[key];
+          var value = read(data, key);
           // data-unit: a unit shown after a value, never after the dash of a missing one ("ETA — s").
           node.textContent = value === null || value === undefined ? "—" : String(value) + (node.dataset.unit || "");
           if (key === "error") node.hidden = !value;
