@@ -20,7 +20,7 @@ its CPU is not counted), through the real code:
 
 Each tree (this one, and `--before`, a commit of this repository exported to a temporary
 folder) is measured in a fresh process with its own SQLite database, in turns, `--rounds`
-times; the machine is shared, so the table gives each figure's best and its range. Half the
+times; the machine is shared, so the table gives each figure's median and its range. Half the
 answers are English (1,500 characters), half Chinese (500 characters, full-width punctuation),
 as in the URS data. Nothing asserts.
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -228,8 +229,9 @@ def measure(root: Path, base_url: str, calls: int) -> dict:
 
 
 def span(values: list[float]) -> str:
-    best, worst = min(values), max(values)
-    return f"{best:5.2f}" if len(values) == 1 else f"{best:5.2f} ({best:.2f}-{worst:.2f})"
+    """The median of the rounds, and their range."""
+    middle = statistics.median(values)
+    return f"{middle:5.2f}" if len(values) == 1 else f"{middle:5.2f} ({min(values):.2f} to {max(values):.2f})"
 
 
 def main() -> int:
@@ -259,7 +261,8 @@ def main() -> int:
         server.terminate()
         server.wait()
     print(f"CPU per call, ms: {args.calls} calls, {IN_FLIGHT} in flight, a loopback server answering at once")
-    print(f"best of {args.rounds} (range); before = {args.before}" if before else f"best of {args.rounds} (range)")
+    rounds = f"median of {args.rounds} rounds (their range)"
+    print(f"{rounds}; before = {args.before}" if before else rounds)
     header = f"{'layer':18}" + "".join(f"{name:>22}" for name in trees)
     print(header + ("   after/before" if before else ""))
     for layer in (*LAYERS, "loop and hand-offs", "whole"):
@@ -271,13 +274,14 @@ def main() -> int:
             else:
                 values[name] = [ms[layer] for ms in per_call]
         line = f"{layer:18}" + "".join(f"{span(values[name]):>22}" for name in trees)
-        if before:
-            line += f"   {min(values['after']) / min(values['before']):.2f}x"
+        if before and layer != "loop and hand-offs":
+            line += f"   {statistics.median(values['after']) / statistics.median(values['before']):.2f}x"
         print(line)
+    print("loop and hand-offs: the whole path less the four layers measured alone (noise can make it negative)")
     for name in trees:
-        best = min(run["per_call_ms"]["whole"] for run in results[name])
+        middle = statistics.median(run["per_call_ms"]["whole"] for run in results[name])
         walls = ", ".join(f"{run['wall']:.1f}" for run in results[name])
-        print(f"{name}: whole path at its best {1000 / best:.0f} calls per CPU-second; wall {walls} s")
+        print(f"{name}: the whole path at {1000 / middle:.0f} calls per CPU-second; its wall times {walls} s")
     return 0
 
 
