@@ -20,9 +20,12 @@ httpx2's response back (`bench/bench_cpu_per_call.py`: about 1 ms of a call's 1.
   own decoders in bounded pieces.
 
 The SDK itself stays where it serves: the client made by `llm.pool` carries the key and the
-transport, and everything but this one call (a connection test's errors, the Batch API) goes
-through it. The SDK and aiohttp load on first use (llm.sdk): this module is imported by the
-client factory, not at start-up.
+transport, its error types are what every failure is reported as, and anything else asked of
+an endpoint (the Batch API, say) goes through it as it is. Three of its private names are used
+(`_build_request`, `_make_status_error_from_response`, `FinalRequestOptions`):
+tests/llm/test_sending.py compares the request on the wire with the SDK's own and checks the
+errors, so an upgrade that moves them fails there. The SDK and aiohttp load on first use (llm.sdk): this
+module is imported by the client factory, not at start-up.
 """
 
 from __future__ import annotations
