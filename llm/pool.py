@@ -1,4 +1,5 @@
-"""The client pool: small AsyncOpenAI clients, each carrying a few calls, made as a window grows.
+"""The client pool: small AsyncOpenAI clients, each carrying a few calls, made as a window grows,
+and the chat completions sent through each (llm.sending).
 
 API keys are read from the environment variable the endpoint names when a client is made, and
 are never stored or logged; llm.egress decides whether the key may go to the endpoint's host,
@@ -25,8 +26,21 @@ def make_client(endpoint: EndpointConfig, connections: int):
     not sent yet, and each client has a connection for every call it carries, so none waits
     in the connection pool either. The transport is aiohttp (the SDK's `DefaultAioHttpClient`):
     at 64 calls in flight it takes a quarter less CPU per call than the default httpx transport
-    (1.5 against 2.0 ms, `bench/bench_llm_client.py`), and a worker's CPU is what a run at high
-    concurrency waits for."""
+    (`bench/bench_llm_client.py`), and a worker's CPU is what a run at high concurrency waits for."""
+    return _client_and_transport(endpoint, connections)[0]
+
+
+def make_sender(endpoint: EndpointConfig, connections: int):
+    """A `llm.sending.ChatSender`: chat completions POSTed through a client of `make_client`'s
+    making, on its transport, without the SDK's per-call models (a third of the CPU per call)."""
+    # Imported here, not at the top: it loads aiohttp and the SDK, which load on first use (llm.sdk).
+    from llm.sending import ChatSender
+
+    client, transport = _client_and_transport(endpoint, connections)
+    return ChatSender(client, transport, timeout_seconds=endpoint.timeout_seconds)
+
+
+def _client_and_transport(endpoint: EndpointConfig, connections: int):
     openai, httpx2 = sdk_modules()
     # Imported here, not at the top: it loads aiohttp and the SDK, which load on first use (llm.sdk).
     from llm.egress_transport import guarded_transport
@@ -38,7 +52,15 @@ def make_client(endpoint: EndpointConfig, connections: int):
     except EgressRefused as refused:
         key, key_refusal = "", str(refused)
     connection_limits = httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return openai.AsyncOpenAI(
+    transport = guarded_transport(
+        base_url=endpoint.base_url,
+        key_refusal=key_refusal,
+        # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
+        # for it only costs time. https endpoints are always verified; redirects are not followed.
+        verify=not endpoint.base_url.lower().startswith("http://"),
+        limits=connection_limits,
+    )
+    client = openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=key or NO_KEY_PLACEHOLDER,
         max_retries=0,
@@ -48,25 +70,19 @@ def make_client(endpoint: EndpointConfig, connections: int):
             follow_redirects=False,
             # No proxy from the environment: a request goes straight to the address checked.
             trust_env=False,
-            transport=guarded_transport(
-                base_url=endpoint.base_url,
-                key_refusal=key_refusal,
-                # A plain-http endpoint (a local vLLM or llama.cpp) has no TLS: loading the CA bundle
-                # for it only costs time. https endpoints are always verified; redirects are not followed.
-                verify=not endpoint.base_url.lower().startswith("http://"),
-                limits=connection_limits,
-            ),
+            transport=transport,
             limits=connection_limits,
         ),
     )
+    return client, transport
 
 
 class ClientPool:
-    """Small clients, each carrying at most CONNECTIONS_PER_CLIENT calls, made as the window grows."""
+    """Small senders, each carrying at most CONNECTIONS_PER_CLIENT calls, made as the window grows."""
 
     def __init__(self, endpoint: EndpointConfig):
         self.endpoint = endpoint
-        self.clients: list = []  # openai.AsyncOpenAI
+        self.senders: list = []  # llm.sending.ChatSender
         self.active: list[int] = []
 
     def take(self) -> int:
@@ -74,13 +90,13 @@ class ClientPool:
             if count < CONNECTIONS_PER_CLIENT:
                 self.active[n] += 1
                 return n
-        self.clients.append(make_client(self.endpoint, CONNECTIONS_PER_CLIENT + 4))
+        self.senders.append(make_sender(self.endpoint, CONNECTIONS_PER_CLIENT + 4))
         self.active.append(1)
-        return len(self.clients) - 1
+        return len(self.senders) - 1
 
     def give(self, n: int) -> None:
         self.active[n] -= 1
 
     async def close(self) -> None:
-        for client in self.clients:
-            await client.close()
+        for sender in self.senders:
+            await sender.close()

@@ -8,6 +8,8 @@ a token): past that, it is an error that says its size, and nothing of it is sto
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from django.conf import settings
 from django.utils.translation import gettext as _
 
@@ -27,24 +29,22 @@ def reply_text_cap(max_tokens: int | None) -> int:
     return min(int(settings.LLM_MAX_REPLY_CHARS), max_tokens * int(settings.LLM_REPLY_CHARS_PER_TOKEN) + 1024)
 
 
-async def read_capped(response) -> bytes:
-    """The decompressed body of an httpx2 response not read yet, up to LLM_MAX_REPLY_BYTES."""
+async def read_capped(chunks: AsyncIterator[bytes]) -> bytes:
+    """A body read from its decompressed chunks, up to LLM_MAX_REPLY_BYTES: past it, ReplyTooLarge
+    and nothing more is read."""
     cap = int(settings.LLM_MAX_REPLY_BYTES)
-    chunks: list[bytes] = []
+    pieces: list[bytes] = []
     size = 0
-    try:
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise ReplyTooLarge(
-                    _("the reply is larger than %(cap)d bytes (stopped reading at %(size)d); nothing of it is kept")
-                    % {"cap": cap, "size": size},
-                    size,
-                )
-            chunks.append(chunk)
-    finally:
-        await response.aclose()
-    return b"".join(chunks)
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > cap:
+            raise ReplyTooLarge(
+                _("the reply is larger than %(cap)d bytes (stopped reading at %(size)d); nothing of it is kept")
+                % {"cap": cap, "size": size},
+                size,
+            )
+        pieces.append(chunk)
+    return b"".join(pieces)
 
 
 def text_too_large(length: int, cap: int) -> ReplyTooLarge:

@@ -36,17 +36,14 @@ from llm.config import EndpointConfig
 from llm.errors import EndpointUnusable, LLMCallError
 from llm.gate import Gates, endpoint_budget
 from llm.pool import ClientPool
-from llm.reading import read_capped, reply_text_cap
+from llm.reading import reply_text_cap
 from llm.retry import backoff_seconds, classify, ratelimit_wait
-from llm.sdk import sdk_modules
 from llm.window import AdaptiveWindow, in_flight_resolve
 
 # A stream stops after this many identical errors that retrying cannot fix (a wrong key, an
 # unknown model, a base URL without /v1), or identical errors of any kind before any call was
 # answered (a server that is down): the next thousand calls would fail the same way.
 FATAL_REPEATS = 3
-# The client's header asking for the body unread: it is read up to its cap here (llm.reading).
-RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 # Replies remembered per stream so that an identical request sent later is not paid again
 # before the cache row is written (bounded: memory stays flat over a long run).
 RECENT_REPLIES = 2000
@@ -103,10 +100,7 @@ async def _call_with_retries(
     slot: _Slot,
     gates: Gates,
 ) -> ChatResult:
-    _openai, httpx2 = sdk_modules()
     attempt = 0
-    # The body is read here, not by the client: a reply is read up to its cap and no further.
-    options = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
     text_cap = reply_text_cap(request.max_tokens)
     while True:
         epoch = window.epoch
@@ -114,17 +108,12 @@ async def _call_with_retries(
         started = time.monotonic()
         try:
             payload = chat_body(request)
-            # The client's own POST (auth, headers, typed errors) with the raw body: building
-            # pydantic models for every reply cost more CPU than the rest of a call.
             # One deadline for the whole call (connect, wait and read): a server dripping a byte a
-            # second never holds a call past it.
+            # second never holds a call past it. The body is read up to its cap (llm.sending).
             async with asyncio.timeout(endpoint.timeout_seconds):
-                response = await clients.clients[n].post(
-                    "/chat/completions", body=payload, cast_to=httpx2.Response, options=options
-                )
-                content = await read_capped(response)
+                content, headers = await clients.senders[n].post(payload)
             result = read_reply(content, started, text_cap=text_cap)
-            wait = ratelimit_wait(response.headers)
+            wait = ratelimit_wait(headers)
             if wait:
                 gates.hold_back(wait)
         except asyncio.CancelledError:

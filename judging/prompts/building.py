@@ -528,24 +528,42 @@ def chat_messages(prompt: str, *, system_prompt: str = "") -> tuple[tuple[str, s
     return (("user", prompt),)
 
 
-_JUDGE_FORMAT = re.compile(
-    r"(final\s*score|综合得分|总分|'rank'|\"rank\"|\[\[\s*\d+\s*\]\]|rating\s*[:：]\s*\d)", re.IGNORECASE
-)
-_INSTRUCTIONS_TO_JUDGE = re.compile(
+# The two checks below read the folded answer in lower case through patterns written in lower
+# case, without IGNORECASE: what IGNORECASE would match, at a third of its cost (an answer is
+# checked as each judge call is built). Four characters that IGNORECASE matches to an ASCII
+# letter and `lower()` does not (or not one for one) are mapped first.
+IGNORECASE_EXTRAS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+JUDGE_FORMAT = r"(final\s*score|综合得分|总分|'rank'|\"rank\"|\[\[\s*\d+\s*\]\]|rating\s*[:：]\s*\d)"
+# Every branch starts with a literal character, so the regex engine skips the positions where
+# none can start (a branch starting with a group, `(give|assign|...)`, turned that off).
+INSTRUCTIONS_TO_JUDGE = (
     r"(ignore (all |the )?(previous|above|prior)|disregard (the|all|previous)|you are (the|an?) (judge|evaluator)|"
-    r"(give|assign|rate|score) (this|the|my) (answer|response)[^.\n]{0,40}\b(10|ten|highest|full)|"
-    r"as (the|an) (judge|evaluator)|忽略(之前|以上|上面|前面)|给(这个|该|本)?(回答|答案)?打?(满分|10分|十分)|评委|评判者你)",
-    re.IGNORECASE,
+    + "|".join(
+        verb + r" (this|the|my) (answer|response)[^.\n]{0,40}\b(10|ten|highest|full)"
+        for verb in ("give", "assign", "rate", "score")
+    )
+    + r"|as (the|an) (judge|evaluator)|忽略(之前|以上|上面|前面)|给(这个|该|本)?(回答|答案)?打?(满分|10分|十分)|评委|评判者你)"
 )
+_JUDGE_FORMAT = re.compile(JUDGE_FORMAT)
+_INSTRUCTIONS_TO_JUDGE = re.compile(INSTRUCTIONS_TO_JUDGE)
+
+
+def _lowered(text: str) -> str:
+    """`text` in lower case as IGNORECASE compares it with ASCII letters."""
+    for char, letter in IGNORECASE_EXTRAS.items():
+        if char in text:  # rare: a scan is cheaper than str.translate's lookup of every character
+            text = text.replace(char, letter)
+    return text.lower()
 
 
 def suspicious_flags(text: str) -> list[str]:
     """Warnings for the run page: an answer carrying judge-format strings or instructions to the judge."""
     flags = []
     folded = fold(text or "")  # look-alikes read as what they look like (lookalikes.py)
-    if _JUDGE_FORMAT.search(folded):
+    lowered = _lowered(folded)
+    if _JUDGE_FORMAT.search(lowered):
         flags.append("judge_format")
-    if _INSTRUCTIONS_TO_JUDGE.search(folded):
+    if _INSTRUCTIONS_TO_JUDGE.search(lowered):
         flags.append("instructions_to_judge")
     if _MARKERS.search(folded):
         flags.append("delimiter")

@@ -10,6 +10,7 @@ other invisible format characters removed, quotes and CJK brackets folded to ASC
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -30,11 +31,44 @@ FOLDS = str.maketrans(
 )
 
 
+# The characters FOLDS changes, and what each becomes: applied with a regular expression, which
+# costs what it changes; str.translate looks every character of a non-ASCII text up in a dict
+# (0.4 µs a character: more than the rest of a judge call for a Chinese answer).
+_FOLD_TABLE = {chr(code): replacement or "" for code, replacement in FOLDS.items()}
+_FOLD_CHARS = re.compile("[" + re.escape("".join(_FOLD_TABLE)) + "]")
+# Full-width ASCII (U+FF01-U+FF5E) and the ideographic space: NFKC makes each the one ASCII
+# character it stands for, a starter like itself, so mapping them first changes nothing NFKC
+# returns, and the rest of a Chinese text is usually normalised already, which NFKC sees in one
+# quick pass instead of rebuilding the whole text for each full-width comma in it.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
+
+
+def _replaced(text: str, pattern: re.Pattern[str], replacement) -> str:
+    """Each character of `text` that `pattern` finds replaced by `replacement(char)`: one
+    str.replace per distinct character found."""
+    for char in set(pattern.findall(text)):
+        text = text.replace(char, replacement(char))
+    return text
+
+
+def _fold_chars(text: str) -> str:
+    """text.translate(FOLDS)."""
+    return _replaced(text, _FOLD_CHARS, _FOLD_TABLE.__getitem__)
+
+
+def _ascii_of(char: str) -> str:
+    return " " if char == "\u3000" else chr(ord(char) - 0xFEE0)
+
+
+# A judge call folds its answer twice (the flags, then the prompt's fill) and often the same
+# question for several answers in a row.
+@functools.lru_cache(maxsize=64)
 def fold(text: str) -> str:
-    """`text` as the injection checks read it (see the module docstring). ASCII text is itself."""
+    """`text` as the injection checks read it (see the module docstring). ASCII text is itself.
+    The same as `unicodedata.normalize("NFKC", text.translate(FOLDS)).translate(FOLDS)`."""
     if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", text.translate(FOLDS)).translate(FOLDS)
+    return _fold_chars(unicodedata.normalize("NFKC", _replaced(_fold_chars(text), _FULL_WIDTH, _ascii_of)))
 
 
 def fold_with_origins(text: str) -> tuple[str, list[int]]:
