@@ -8,6 +8,8 @@ PYTHON := $(shell for p in python3.13 python3.12 python3; do \
 	echo $$p; break; fi; done)
 # `make run` writes this once; config/settings.py reads it whenever it turns DEBUG on.
 LOCAL_ENV := .env
+PYTEST_WORKERS ?= 2
+XDIST := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist load)
 
 .PHONY: run test lint lint-fix typecheck test-sqlite test-postgres test-browser install browser messages bench clean
 
@@ -33,7 +35,10 @@ $(LOCAL_ENV): | install
 
 # Lint first, then the type checker and the three suites side by side: a suite spends much of its
 # time waiting on the servers and worker processes it starts, so two cores serve them all at
-# once. Each stage's output is printed whole as it ends (--output-sync), and `make test` fails if
+# once. Each database suite also runs in PYTEST_WORKERS processes (pytest-xdist, `--dist load`:
+# tests go out in pytest-django's order, so a process runs its database tests before its
+# transactional ones, whose flush would remove what the migrations seeded); `make test
+# PYTEST_WORKERS=0` runs each suite in one process. Each stage's output is printed whole as it ends (--output-sync), and `make test` fails if
 # any stage failed (-k lets the others finish first).
 test: lint
 	@$(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser
@@ -54,7 +59,7 @@ lint-fix: install
 
 test-sqlite: install
 	@echo "== SQLite"
-	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright
+	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright $(XDIST)
 
 # Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it). Every test
 # that touches the database runs here again; the ones that never reach one (pure statistics,
@@ -63,7 +68,7 @@ test-sqlite: install
 test-postgres: install
 	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
 		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
-		$(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only; \
+		$(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST); \
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser

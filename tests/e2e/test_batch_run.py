@@ -96,7 +96,7 @@ def test_a_batch_run_chosen_on_the_page_shows_its_batch_until_it_is_done(
         server.complete()
         in_a_thread(lambda: run_batch_execute(run_id=run.pk))
         # The page follows the run and shows it done, with the batch completed.
-        expect(page.locator("#progress [data-field=status]")).to_have_text(words["finished"], timeout=15_000)
+        expect(page.locator("#progress [data-field=status]")).to_have_text(words["finished"], timeout=60_000)
         expect(batches.locator("tbody tr")).to_contain_text(words["completed"])
         run.refresh_from_db()
         assert (run.status, run.batch, run.replied) == ("finished", True, 2)

@@ -301,8 +301,8 @@ def test_researcher_sets_up_and_runs_everything_from_the_browser(
         page.get_by_label(words["in_flight"]).fill("4")
         page.get_by_label(words["timeout"]).fill("10")
         page.get_by_label(words["retries"]).fill("1")
-        page.get_by_label(words["price_in"]).fill("2")
-        page.get_by_label(words["price_out"]).fill("8")
+        page.get_by_label(words["price_in"], exact=True).fill("2")
+        page.get_by_label(words["price_out"], exact=True).fill("8")
         check_page(page, width)
         page.get_by_role("button", name=words["save_endpoint"]).click()
         # From the keyboard: the test button takes the focus and Enter presses it.
