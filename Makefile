@@ -35,11 +35,12 @@ $(LOCAL_ENV): | install
 
 # Lint first, then the type checker and the three suites side by side: a suite spends much of its
 # time waiting on the servers and worker processes it starts, so two cores serve them all at
-# once. Each database suite also runs in PYTEST_WORKERS processes (pytest-xdist, `--dist load`:
+# once. Each suite also runs in PYTEST_WORKERS processes (pytest-xdist, `--dist load`:
 # tests go out in pytest-django's order, so a process runs its database tests before its
 # transactional ones, whose flush would remove what the migrations seeded); `make test
-# PYTEST_WORKERS=0` runs each suite in one process. Each stage's output is printed whole as it ends (--output-sync), and `make test` fails if
-# any stage failed (-k lets the others finish first).
+# PYTEST_WORKERS=0` runs each suite in one process. Each stage's output is printed whole as it
+# ends (--output-sync), and `make test` fails if any stage failed (-k lets the others finish
+# first).
 test: lint
 	@$(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser
 
@@ -73,7 +74,7 @@ test-postgres: install
 
 test-browser: install browser
 	@echo "== Browser (Chromium)"
-	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e
+	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(XDIST)
 
 # Playwright drives Debian's Chromium (browsers cannot be downloaded here); the Chinese pages need a CJK font.
 browser:
