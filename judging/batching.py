@@ -40,6 +40,7 @@ from typing import Protocol
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.tasks import task_backends
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -353,7 +354,7 @@ class StopWaiting:
     """Ctrl-C or SIGTERM while a command waits on batches: `asked` is set and noticed between two
     passes (a pass is never cut in the middle of an upload); a second one interrupts at once."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.asked = threading.Event()
         self.previous: dict[int, object] = {}
 
@@ -409,3 +410,19 @@ def batch_jobs_progress(jobs: Iterable[BatchJob], *, now=None) -> dict:
 def held_custom_ids(jobs: QuerySet[BatchJob], statuses: Iterable[str] = BatchJob.OPEN) -> set[str]:
     """The custom ids of the batches in these statuses."""
     return {cid for ids in jobs.filter(status__in=list(statuses)).values_list("custom_ids", flat=True) for cid in ids}
+
+
+def batch_pass_defer(*, owner: QuerySet, task, argument: int) -> bool:
+    """Queue `task(argument)` LLM_BATCH_POLL_SECONDS from now, for the one row in `owner` (a run
+    or a generation), one chain of passes at a time: the row records when its next pass is due,
+    and only a caller that moves that time on (none set, or one already past) queues one. True
+    if one was queued. Only backends that can defer a task poll by themselves; elsewhere the
+    command that waits polls."""
+    if not task_backends[task.backend].supports_defer:
+        return False
+    now = timezone.now()
+    due = now + timedelta(seconds=float(settings.LLM_BATCH_POLL_SECONDS))
+    claimed = owner.filter(Q(batch_poll_at__isnull=True) | Q(batch_poll_at__lte=now)).update(batch_poll_at=due)
+    if claimed:
+        task.using(run_after=due).enqueue(argument)
+    return bool(claimed)

@@ -13,15 +13,13 @@ every LLM_BATCH_POLL_SECONDS while batches are out; `generate --batch` runs pass
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import F, Q
-from django.tasks import task_backends
 from django.utils import timezone
 
 from judging.answers.generation import answers_save, generation_preset, generation_request
-from judging.batching import BatchUnit, StopWaiting, batch_pass
+from judging.batching import BatchUnit, StopWaiting, batch_pass, batch_pass_defer
 from judging.models import AnswerGeneration, BatchJob
 from llm.calls import ChatRequest, Outcome
 from llm.config import CallKind, max_tokens_for
@@ -154,18 +152,9 @@ def generation_batch_schedule(*, generation_id: int) -> bool:
     # The service <-> task loop of a queued app: judging/tasks.py imports this module at load.
     from judging.tasks import answers_generate_task
 
-    if not task_backends[answers_generate_task.backend].supports_defer:
-        return False
-    now = timezone.now()
-    due = now + timedelta(seconds=float(settings.LLM_BATCH_POLL_SECONDS))
-    claimed = (
-        AnswerGeneration.objects.filter(pk=generation_id)
-        .filter(Q(batch_poll_at__isnull=True) | Q(batch_poll_at__lte=now))
-        .update(batch_poll_at=due)
+    return batch_pass_defer(
+        owner=AnswerGeneration.objects.filter(pk=generation_id), task=answers_generate_task, argument=generation_id
     )
-    if claimed:
-        answers_generate_task.using(run_after=due).enqueue(generation_id)
-    return bool(claimed)
 
 
 def generation_batch_execute(*, generation_id: int) -> str:

@@ -14,6 +14,7 @@ from django.tasks import TaskResultStatus, task_backends
 from django.tasks.exceptions import TaskResultDoesNotExist
 from django.utils import timezone
 
+from judging.batching import batch_pass_defer
 from judging.models import JudgeRun, JudgeShard, stale_after
 
 
@@ -107,21 +108,8 @@ def batch_pass_enqueue(*, run_id: int) -> None:
 
 def batch_poll_schedule(*, run_id: int) -> bool:
     """The next pass over a batch run's batches, LLM_BATCH_POLL_SECONDS from now: one chain of
-    them at a time (the run records when the next is due; one due already past is replaced).
-    True if one was queued. Only backends that can defer a task poll by themselves; elsewhere
-    the command that waits polls."""
+    them at a time (judging.batching.batch_pass_defer). True if one was queued."""
     # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
     from judging.tasks import batch_run_task
 
-    if not task_backends[batch_run_task.backend].supports_defer:
-        return False
-    now = timezone.now()
-    due = now + timedelta(seconds=float(settings.LLM_BATCH_POLL_SECONDS))
-    claimed = (
-        JudgeRun.objects.filter(pk=run_id)
-        .filter(Q(batch_poll_at__isnull=True) | Q(batch_poll_at__lte=now))
-        .update(batch_poll_at=due)
-    )
-    if claimed:
-        batch_run_task.using(run_after=due).enqueue(run_id)
-    return bool(claimed)
+    return batch_pass_defer(owner=JudgeRun.objects.filter(pk=run_id), task=batch_run_task, argument=run_id)
