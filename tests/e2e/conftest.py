@@ -8,10 +8,20 @@ import os
 import shutil
 
 import pytest
+from playwright.sync_api import expect
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# How long an expectation may poll for what the page should show. It is a bound, not a wait: a
+# fast page passes at once. Playwright's 5 s default failed when the three suites and two
+# Chromiums shared two cores.
+EXPECT_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(autouse=True, scope="session")
+def patient_expectations():
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

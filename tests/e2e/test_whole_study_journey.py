@@ -27,6 +27,7 @@ from core.exports import EXPORTERS
 from core.workspaces import membership_set
 from curation.models import Dataset
 from judging.models import Answer, JudgeRun
+from tests.e2e.conftest import EXPECT_TIMEOUT_MS
 from tests.factories import UserFactory
 from tests.judging.fake_llm import FakeLLM
 
@@ -277,7 +278,7 @@ def patient_expect():
     5 s. A bound, not a pace: each step goes on as soon as the page shows it."""
     expect.set_options(timeout=60_000)
     yield
-    expect.set_options(timeout=None)
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 def llm_reply(body: dict) -> str:
