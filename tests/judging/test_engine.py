@@ -373,9 +373,24 @@ def test_ctrl_c_while_following_workers_stops_the_run(many, fake_llm, ctrl_c):
     """Without --inline the calls are the workers'; Ctrl-C in `judge` cancels the run (the
     workers stop at their next tick) and says how to continue."""
     many(items=3)
-    timer = threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    class CtrlCOnceWaiting(StringIO):
+        """The command's output; Ctrl-C comes once the progress line says nobody holds the run
+        (the order of events made to happen, whatever the machine's load)."""
+
+        sent = False
+
+        def write(self, text):
+            written = super().write(text)
+            if not self.sent and "no worker holds the run" in self.getvalue():
+                self.sent = True
+                os.kill(os.getpid(), signal.SIGINT)
+            return written
+
+    # Only if that line never comes: the assertions below then say what was printed instead.
+    timer = threading.Timer(60, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
-    out = StringIO()
+    out = CtrlCOnceWaiting()
     try:
         with pytest.raises(SystemExit) as exit_code:
             call_command(
