@@ -195,7 +195,9 @@ class ServiceAnnotator:
         self.person = person
 
     def next_pair(self, campaign) -> dict:
-        return assignment_display(assignment=assignment_next(campaign=campaign, annotator=self.person))
+        assignment = assignment_next(campaign=campaign, annotator=self.person)
+        assert assignment is not None, "the campaign ran out of pairs before its budget"
+        return assignment_display(assignment=assignment)
 
     def vote(self, campaign, token: str, picked: str) -> None:
         _vote, created = vote_cast(campaign=campaign, annotator=self.person, token=token, choice=picked)
@@ -233,7 +235,7 @@ def run_campaign(*, design, dataset, models, people, clients, theta, budget, see
     rng = np.random.default_rng(seed)
     marks = {int(round(fraction * budget)): fraction for fraction in CHECKPOINTS}
     widths, counts = {}, {"tie": 0, "cannot_determine": 0}
-    final = None
+    final: dict = {}
     for vote in range(1, budget + 1):
         who = vote % ANNOTATORS
         shown = clients[who].next_pair(campaign)
