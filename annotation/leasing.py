@@ -9,6 +9,10 @@ locks: there the project opens every transaction IMMEDIATE, so writers take turn
 
 A pair's slots: it wants `votes_per_pair` votes, and an assignment holds one of its slots
 while it is VOTED, or LEASED with time left.
+
+Adaptive campaigns (annotation/adaptive.py) add three: a slot of the budget taken under the
+campaign's row lock (so concurrent draws take turns), given back when nothing could be drawn,
+and an unused question for a model pair.
 """
 
 from functools import cache

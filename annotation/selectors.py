@@ -263,8 +263,6 @@ def campaign_pair_status(*, campaign: Campaign, now=None, limit: int = WAITING_P
         "stuck": sum(1 for row in shown if row["stuck"]),
         "gold_pairs": kinds["gold"],
         "gold_votes": gold_votes,
-        # An adaptive campaign draws pairs until its budget is spent: how many it will have.
-        "planned": campaign.pairs_planned,
         "rows": shown,
         "more": max(0, waiting_count - len(shown)),
     }

@@ -1,42 +1,48 @@
 """Fixed against adaptive pairing, side by side: simulated annotators with known model strengths vote
-through the real API (GET /api/annotate/<slug>/next/, POST .../votes/, the Django test client),
-and the campaign's own Bradley-Terry report (bt_report, as its results page computes it) is read
-along the way.
+through the assignment path, and the campaign's own Bradley-Terry report (bt_report, as its
+results page computes it) is read along the way.
+
+The path: by default the functions the annotation API's endpoints call, with the same arguments
+(GET /api/annotate/<slug>/next/ is assignment_next + assignment_display, POST .../votes/ is
+vote_cast); --via api sends the same through the HTTP endpoints with the Django test client
+(the same figures at about three times the time).
 
 The truth: model strengths from ChineseAlpacaEval's published leaderboard
 (../shared/data/chinese_alpaca_eval/leaderboard.csv, read in place): each model's win rate against
 the reference text-davinci-003 as log-odds, which is its Bradley-Terry strength relative to the
 reference. 20 models: all but the reference (sd 1.16); 8 models: the 21 at evenly spaced ranks
 (sd 1.47). "realistic" uses them as published; "wide" multiplies them by --wide (2.5 by default:
-sd about 3-3.7, a campaign that puts frontier models beside small old ones).
+sd 2.9-3.7, a campaign that puts frontier models beside small old ones).
 
 The annotators: five (as in URS's human annotation), taking turns; they read which candidate wrote
-each answer from the answer's text (the simulation's stand-in for judging its quality), never
-from the API. A vote is "cannot determine" with probability 0.125 (URS: 50 of 400); otherwise a
-tie with probability 4 * TIE * p * (1 - p) (ties likeliest between equal models, about a quarter
-of the votes), else a win for A with probability p - tie / 2, p = sigma(strength A - strength B):
-so a tie is half a win each way on average, the model the campaign's fit assumes, and its
-estimates are consistent for the truth under any design. One annotator is noisy: 40 % of their
-votes are left, right or tie at random. No gold pairs (the noisy annotator would mostly pass
-them: 0.6 + 0.4 / 3 = 73 % accuracy).
+each answer from the answer's text (the simulation's stand-in for judging its quality), never from
+anything the API adds. A vote is "cannot determine" with probability 0.125 (URS: 50 of 400);
+otherwise a tie with probability 4 * TIE * p * (1 - p) (ties likeliest between equal models: a
+quarter of the votes at the realistic spread), else a win for A with probability p - tie / 2,
+p = sigma(strength A - strength B). So a tie is half a win each way on average, the model the
+campaign's fit assumes, and its estimates are consistent for the truth under any design. One
+annotator is noisy: --noise (40 %) of their votes are left, right or tie at random; this breaks
+that model (the estimates are pulled together, most for pairs far apart). No gold pairs (the
+noisy annotator would mostly pass them: 0.6 + 0.4 / 3 = 73 % accuracy).
 
-Both designs get the same budget (400 votes for 8 models, 1,000 for 20), one vote per pair.
-Fixed: `campaign_create` draws every pair at creation, one per question, balanced over the model
-pairs. Adaptive: `--sampling adaptive`, uniform share 0.2; the design is refreshed every
---refresh votes by running the queued figures task, as the background worker does (5 annotators
-at a vote a minute each wait about a minute between refreshes: 20 votes is conservative).
+Both designs get the same budget (400 votes for 8 models, 1,000 for 20), one vote per pair, on
+200 questions. Fixed: `campaign_create` draws every pair at creation, balanced over the model
+pairs. Adaptive: `--sampling adaptive`, uniform share 0.2; the design is refreshed every --refresh
+votes by running the queued figures task, as the background worker does (five annotators at a
+vote a minute each wait about four minutes between refreshes at 20: conservative).
 
 Per design and seed the campaign's BT figures (200 bootstrap rounds) are read at 30 %, 40 %, ...,
-100 % of the budget; the mean 95 % interval width (log-strength units) is averaged over seeds.
-"Votes to reach" is where the adaptive curve crosses the fixed design's final width (log-log
-interpolation; past the budget, extrapolated by width ~ 1/sqrt(votes)). At the end: bias (the
-mean over seeds of estimate - truth, both centred, then the mean of its size over models), RMSE,
-Spearman and Kendall against the truth, and how often a model's interval covers the truth.
+100 % of the budget; the mean 95 % interval width (log-strength units) and the RMSE against the
+truth are averaged over seeds. "Votes to reach" is where the adaptive curve crosses the fixed
+design's final value (log-log interpolation; past the budget, extrapolated by ~ 1/sqrt(votes)).
+At the end: bias (the mean over seeds of estimate - truth, both centred, then the mean of its
+size over models), RMSE, Spearman and Kendall against the truth, and how often a model's interval
+covers the truth. Before the scenarios: what the best design for the true strengths could save
+at all, by spread (Fisher information, no simulation: the ceiling for any adaptive design), and
+the request path's CPU and SQL queries for fixed and adaptive campaigns of 200 and 2,000 questions.
 
-A pure-numbers table first: what the best design for the true strengths could save at all, by
-spread (Fisher information, no simulation), the ceiling for any adaptive design.
-
-    .venv/bin/python bench/bench_adaptive_pairing.py [--seeds 20] [--refresh 20] [--wide 2.5] [--quick]
+    .venv/bin/python bench/bench_adaptive_pairing.py [--seeds 20] [--refresh 20] [--wide 2.5]
+        [--noise 0.4] [--via services|api] [--only TEXT] [--quick]
 """
 
 import argparse
@@ -135,18 +141,58 @@ def ceiling_saving(theta: np.ndarray, iterations: int = 2000) -> float:
     return 1 - (mean_sd(allocation) / mean_sd(uniform)) ** 2
 
 
+# ----------------------------------------------------------------------------- the cost of a draw
+
+
+def draw_cost(people, sizes=(200, 2000), votes=200) -> None:
+    """CPU per next-pair + vote and SQL queries of a next-pair that draws a new pair, for fixed and
+    adaptive campaigns of 8 models on datasets of 200 and 2,000 questions, side by side."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    print(f"\nThe request path, {votes} votes by 5 annotators on 8 models (services; the design is not refreshed):")
+    for questions in sizes:
+        dataset, models = world(8, questions, people, name=f"cost-{questions}")
+        cells = []
+        for design in ("fixed", "adaptive"):
+            options = (
+                {"sampling": Campaign.Sampling.ADAPTIVE, "budget": votes}
+                if design == "adaptive"
+                else {"question_count": votes}
+            )
+            campaign = campaign_create(
+                slug=f"cost-{design}-{questions}",
+                title="cost",
+                dataset=dataset,
+                candidates=models,
+                annotators=people,
+                **options,
+            )
+            spent, queries = 0.0, []
+            for vote in range(votes):
+                person = people[vote % ANNOTATORS]
+                started = time.process_time()
+                with CaptureQueriesContext(connection) as captured:
+                    assignment = assignment_next(campaign=campaign, annotator=person)
+                queries.append(len(captured))
+                assert assignment is not None
+                vote_cast(campaign=campaign, annotator=person, token=assignment.token, choice="tie")
+                spent += time.process_time() - started
+            cells.append(f"{design} {1000 * spent / votes:.1f} ms ({min(queries)}-{max(queries)} queries)")
+        print(f"  {questions:>5} questions: " + ", ".join(cells))
+
+
 # ----------------------------------------------------------------------------- the world
 
 
-def world(size: int, questions: int, people):
+def world(size: int, questions: int, people, name: str = ""):
     """A dataset of `questions` questions answered by `size` candidates; each answer says who wrote it."""
-    dataset = Dataset.objects.create(name=f"bench-adaptive-{size}")
+    name = name or f"bench-adaptive-{size}"
+    dataset = Dataset.objects.create(name=name)
     items = Item.objects.bulk_create(
         Item(dataset=dataset, external_id=f"q{n}", question=f"Question {n}?") for n in range(questions)
     )
-    models = CandidateModel.objects.bulk_create(
-        CandidateModel(name=f"bench-adaptive-{size}-{k:02d}") for k in range(size)
-    )
+    models = CandidateModel.objects.bulk_create(CandidateModel(name=f"{name}-{k:02d}") for k in range(size))
     Answer.objects.bulk_create(
         Answer(item=item, model=model, text=f"Answer by candidate {k} to question {n}.")
         for n, item in enumerate(items)
@@ -234,16 +280,21 @@ def run_campaign(*, design, dataset, models, people, clients, theta, budget, see
     run_queued_figures()
     rng = np.random.default_rng(seed)
     marks = {int(round(fraction * budget)): fraction for fraction in CHECKPOINTS}
-    widths, counts = {}, {"tie": 0, "cannot_determine": 0}
+    widths, errors, counts = {}, {}, {"tie": 0, "cannot_determine": 0}
+    spent = 0.0  # CPU seconds inside next-pair and vote
     final: dict = {}
     for vote in range(1, budget + 1):
         who = vote % ANNOTATORS
+        started = time.process_time()
         shown = clients[who].next_pair(campaign)
+        spent += time.process_time() - started
         picked = choice(
             rng, theta, writer(shown["left_html"]), writer(shown["right_html"]), noisy=who == 0, noise=noise
         )
         counts[picked] = counts.get(picked, 0) + 1
+        started = time.process_time()
         clients[who].vote(campaign, shown["token"], picked)
+        spent += time.process_time() - started
         if design == "adaptive" and vote % refresh == 0:
             run_queued_figures()
         if vote in marks:
@@ -251,12 +302,24 @@ def run_campaign(*, design, dataset, models, people, clients, theta, budget, see
             scores = report["scores"]
             complete = len(scores) == len(models) and all(score["lower"] is not None for score in scores)
             widths[marks[vote]] = np.mean([s["upper"] - s["lower"] for s in scores]) if complete else np.nan
+            by_label = {score["label"]: score["score"] for score in scores}
+            errors[marks[vote]] = (
+                np.array([by_label[model.name] for model in models]) - (theta - theta.mean()) if complete else None
+            )
             final = report
     by_model = {score["label"]: score for score in final["scores"]}
     estimate = np.array([by_model[model.name]["score"] for model in models])
     lower = np.array([by_model[model.name]["lower"] for model in models])
     upper = np.array([by_model[model.name]["upper"] for model in models])
-    return {"widths": widths, "estimate": estimate, "lower": lower, "upper": upper, "counts": counts}
+    return {
+        "cpu_per_vote": spent / budget,
+        "widths": widths,
+        "errors": errors,
+        "estimate": estimate,
+        "lower": lower,
+        "upper": upper,
+        "counts": counts,
+    }
 
 
 def votes_to_reach(target: float, budget: int, curve: dict) -> tuple[float, bool]:
@@ -318,7 +381,8 @@ def main():
         )
         print(f"  {name.split(',')[0]:>9} (sd {theta.std(ddof=1):.2f} at x1): {cells}")
     people = annotators()
-    clients = [(ApiAnnotator if args.via == "api" else ServiceAnnotator)(person) for person in people]
+    clients: list = [(ApiAnnotator if args.via == "api" else ServiceAnnotator)(person) for person in people]
+    draw_cost(people, sizes=(200,) if args.quick else (200, 2000))
     worlds = {}
     for name, theta, budget in scenarios(args.wide):
         if args.only and args.only not in name:
@@ -329,7 +393,7 @@ def main():
             worlds[len(theta)] = world(len(theta), QUESTIONS, people)
         dataset, models = worlds[len(theta)]
         began, cpu = time.perf_counter(), time.process_time()
-        curves, finals = {}, {}
+        curves, rmse, finals, cost = {}, {}, {}, {}
         for design in ("fixed", "adaptive"):
             runs = [
                 run_campaign(
@@ -347,7 +411,12 @@ def main():
                 for seed in range(seeds)
             ]
             curves[design] = {f: float(np.nanmean([run["widths"][f] for run in runs])) for f in CHECKPOINTS}
+            rmse[design] = {
+                f: float(np.sqrt(np.mean([run["errors"][f] ** 2 for run in runs if run["errors"][f] is not None])))
+                for f in CHECKPOINTS
+            }
             finals[design] = summary(theta, runs)
+            cost[design] = runs
         target = curves["fixed"][1.0]
         votes, extrapolated = votes_to_reach(target, budget, curves["adaptive"])
         print(
@@ -361,6 +430,19 @@ def main():
         print(
             f"  the fixed design's final width {target:.3f}: fixed {budget} votes, adaptive {votes:.0f}"
             f"{' (extrapolated past the budget)' if extrapolated else ''}: {saving:+.1f}% votes saved"
+        )
+        print("  RMSE against the truth at the same points")
+        for design in ("fixed", "adaptive"):
+            print(f"    {design:>8}: " + " ".join(f"{rmse[design][f]:.3f}" for f in CHECKPOINTS))
+        votes, extrapolated = votes_to_reach(rmse["fixed"][1.0], budget, rmse["adaptive"])
+        print(
+            f"  the fixed design's final RMSE {rmse['fixed'][1.0]:.3f}: adaptive {votes:.0f} votes"
+            f"{' (extrapolated past the budget)' if extrapolated else ''}: {100 * (1 - votes / budget):+.1f}% votes saved"
+        )
+        cpu = {design: 1000 * np.mean([run["cpu_per_vote"] for run in cost[design]]) for design in cost}
+        print(
+            f"  CPU per next-pair + vote: fixed {cpu['fixed']:.1f} ms, adaptive {cpu['adaptive']:.1f} ms "
+            f"({cpu['adaptive'] / cpu['fixed']:.2f}x; the design's refreshes are the worker's, not counted)"
         )
         for design in ("fixed", "adaptive"):
             row = finals[design]
