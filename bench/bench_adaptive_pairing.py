@@ -147,7 +147,7 @@ def ceiling_saving(theta: np.ndarray, iterations: int = 2000) -> float:
 def draw_cost(people, sizes=(200, 2000), votes=200) -> None:
     """CPU per next-pair + vote and SQL queries of a next-pair that draws a new pair, for fixed and
     adaptive campaigns of 8 models on datasets of 200 and 2,000 questions, side by side."""
-    from django.db import connection
+    from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
     print(f"\nThe request path, {votes} votes by 5 annotators on 8 models (services; the design is not refreshed):")
@@ -171,6 +171,8 @@ def draw_cost(people, sizes=(200, 2000), votes=200) -> None:
             spent, queries = 0.0, []
             for vote in range(votes):
                 person = people[vote % ANNOTATORS]
+                # DEBUG keeps the last 9,000 queries only: start each count from an empty log.
+                reset_queries()
                 started = time.process_time()
                 with CaptureQueriesContext(connection) as captured:
                     assignment = assignment_next(campaign=campaign, annotator=person)
@@ -336,6 +338,34 @@ def votes_to_reach(target: float, budget: int, curve: dict) -> tuple[float, bool
     return last_votes * (last_width / target) ** 2, True
 
 
+def width_curve(runs: list[dict]) -> dict:
+    """The mean 95 % interval width at each checkpoint, over the runs that had every interval."""
+    return {f: float(np.nanmean([run["widths"][f] for run in runs])) for f in CHECKPOINTS}
+
+
+def rmse_curve(runs: list[dict]) -> dict:
+    """The root mean square error against the truth at each checkpoint, over runs and models."""
+    return {
+        f: float(np.sqrt(np.mean([run["errors"][f] ** 2 for run in runs if run["errors"][f] is not None])))
+        for f in CHECKPOINTS
+    }
+
+
+def saving_with_interval(fixed: list[dict], adaptive: list[dict], budget: int, curve_of, rounds: int = 1000):
+    """(share of the votes saved, extrapolated?, 95 % interval low, high): the adaptive votes needed to
+    reach the fixed design's final value, and a percentile interval over `rounds` resamples of the
+    seeds of each design (how much of the difference 20 seeds can tell from luck)."""
+    votes, extrapolated = votes_to_reach(curve_of(fixed)[1.0], budget, curve_of(adaptive))
+    rng = np.random.default_rng(0)
+    resampled = []
+    for _ in range(rounds):
+        some_fixed = [fixed[k] for k in rng.integers(0, len(fixed), len(fixed))]
+        some_adaptive = [adaptive[k] for k in rng.integers(0, len(adaptive), len(adaptive))]
+        resampled.append(votes_to_reach(curve_of(some_fixed)[1.0], budget, curve_of(some_adaptive))[0])
+    low, high = np.percentile(resampled, [2.5, 97.5])
+    return 1 - votes / budget, extrapolated, 1 - high / budget, 1 - low / budget
+
+
 def summary(theta: np.ndarray, runs: list[dict]) -> dict:
     truth = theta - theta.mean()
     estimates = np.array([run["estimate"] for run in runs])
@@ -360,7 +390,9 @@ def main():
     parser.add_argument("--refresh", type=int, default=20, help="Votes between two refreshes of the design.")
     parser.add_argument("--wide", type=float, default=2.5, help="The wide spread: published strengths times this.")
     parser.add_argument("--noise", type=float, default=NOISE, help="The noisy annotator's share of random votes.")
-    parser.add_argument("--only", default="", help="Run only the scenarios whose name contains this.")
+    parser.add_argument(
+        "--only", default="", help="Run only the scenarios whose name contains this (none matching: the costs only)."
+    )
     parser.add_argument(
         "--via",
         choices=["services", "api"],
@@ -393,7 +425,8 @@ def main():
             worlds[len(theta)] = world(len(theta), QUESTIONS, people)
         dataset, models = worlds[len(theta)]
         began, cpu = time.perf_counter(), time.process_time()
-        curves, rmse, finals, cost = {}, {}, {}, {}
+        finals: dict = {}
+        cost: dict = {}
         for design in ("fixed", "adaptive"):
             runs = [
                 run_campaign(
@@ -410,39 +443,27 @@ def main():
                 )
                 for seed in range(seeds)
             ]
-            curves[design] = {f: float(np.nanmean([run["widths"][f] for run in runs])) for f in CHECKPOINTS}
-            rmse[design] = {
-                f: float(np.sqrt(np.mean([run["errors"][f] ** 2 for run in runs if run["errors"][f] is not None])))
-                for f in CHECKPOINTS
-            }
             finals[design] = summary(theta, runs)
             cost[design] = runs
-        target = curves["fixed"][1.0]
-        votes, extrapolated = votes_to_reach(target, budget, curves["adaptive"])
         print(
             f"\n{name}: sd {theta.std(ddof=1):.2f}, budget {budget} votes, {seeds} seeds "
             f"({time.perf_counter() - began:.0f} s, {time.process_time() - cpu:.0f} s of CPU)"
         )
-        print("  mean 95 % width at " + ", ".join(f"{int(f * 100)}%" for f in CHECKPOINTS))
-        for design in ("fixed", "adaptive"):
-            print(f"    {design:>8}: " + " ".join(f"{curves[design][f]:.3f}" for f in CHECKPOINTS))
-        saving = 100 * (1 - votes / budget)
+        for label, curve_of in (("mean 95 % interval width", width_curve), ("RMSE against the truth", rmse_curve)):
+            curves = {design: curve_of(cost[design]) for design in cost}
+            print(f"  {label} at " + ", ".join(f"{int(f * 100)}%" for f in CHECKPOINTS) + " of the budget")
+            for design in ("fixed", "adaptive"):
+                print(f"    {design:>8}: " + " ".join(f"{curves[design][f]:.3f}" for f in CHECKPOINTS))
+            saving, extrapolated, low, high = saving_with_interval(cost["fixed"], cost["adaptive"], budget, curve_of)
+            print(
+                f"    the fixed design's final value {curves['fixed'][1.0]:.3f} after {budget} votes: adaptive "
+                f"{budget * (1 - saving):.0f}{' (extrapolated past the budget)' if extrapolated else ''}, "
+                f"{100 * saving:+.1f}% votes saved (95 % interval over the seeds {100 * low:+.1f}% to {100 * high:+.1f}%)"
+            )
+        per_vote = {design: 1000 * np.mean([run["cpu_per_vote"] for run in cost[design]]) for design in cost}
         print(
-            f"  the fixed design's final width {target:.3f}: fixed {budget} votes, adaptive {votes:.0f}"
-            f"{' (extrapolated past the budget)' if extrapolated else ''}: {saving:+.1f}% votes saved"
-        )
-        print("  RMSE against the truth at the same points")
-        for design in ("fixed", "adaptive"):
-            print(f"    {design:>8}: " + " ".join(f"{rmse[design][f]:.3f}" for f in CHECKPOINTS))
-        votes, extrapolated = votes_to_reach(rmse["fixed"][1.0], budget, rmse["adaptive"])
-        print(
-            f"  the fixed design's final RMSE {rmse['fixed'][1.0]:.3f}: adaptive {votes:.0f} votes"
-            f"{' (extrapolated past the budget)' if extrapolated else ''}: {100 * (1 - votes / budget):+.1f}% votes saved"
-        )
-        cpu = {design: 1000 * np.mean([run["cpu_per_vote"] for run in cost[design]]) for design in cost}
-        print(
-            f"  CPU per next-pair + vote: fixed {cpu['fixed']:.1f} ms, adaptive {cpu['adaptive']:.1f} ms "
-            f"({cpu['adaptive'] / cpu['fixed']:.2f}x; the design's refreshes are the worker's, not counted)"
+            f"  CPU per next-pair + vote: fixed {per_vote['fixed']:.1f} ms, adaptive {per_vote['adaptive']:.1f} ms "
+            f"({per_vote['adaptive'] / per_vote['fixed']:.2f}x; the design's refreshes are the worker's, not counted)"
         )
         for design in ("fixed", "adaptive"):
             row = finals[design]
