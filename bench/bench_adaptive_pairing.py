@@ -324,18 +324,24 @@ def run_campaign(*, design, dataset, models, people, clients, theta, budget, see
     }
 
 
-def votes_to_reach(target: float, budget: int, curve: dict) -> tuple[float, bool]:
-    """Votes at which the mean width curve reaches `target` (interpolated in log-log), and whether
-    that is past the budget (then extrapolated by width ~ 1/sqrt(votes))."""
+# How votes_to_reach found its answer.
+CROSSED, BEYOND, ALREADY = "", " (extrapolated past the budget)", " or fewer (already below at the first checkpoint)"
+
+
+def votes_to_reach(target: float, budget: int, curve: dict) -> tuple[float, str]:
+    """Votes at which a curve (width or RMSE by checkpoint) first comes down to `target`,
+    interpolated in log-log, and how: CROSSED between two checkpoints, BEYOND the budget
+    (extrapolated by ~ 1/sqrt(votes)), or ALREADY below at the first checkpoint (then the first
+    checkpoint's votes, an upper bound)."""
     points = sorted((fraction * budget, width) for fraction, width in curve.items() if np.isfinite(width))
+    if points and points[0][1] <= target:
+        return points[0][0], ALREADY
     for (v0, w0), (v1, w1) in zip(points, points[1:], strict=False):
         if w0 > target >= w1:
             slope = (math.log(v1) - math.log(v0)) / (math.log(w1) - math.log(w0))
-            return math.exp(math.log(v0) + (math.log(target) - math.log(w0)) * slope), False
-    if points and points[0][1] <= target:
-        return points[0][0], False
+            return math.exp(math.log(v0) + (math.log(target) - math.log(w0)) * slope), CROSSED
     last_votes, last_width = points[-1]
-    return last_votes * (last_width / target) ** 2, True
+    return last_votes * (last_width / target) ** 2, BEYOND
 
 
 def width_curve(runs: list[dict]) -> dict:
@@ -352,10 +358,10 @@ def rmse_curve(runs: list[dict]) -> dict:
 
 
 def saving_with_interval(fixed: list[dict], adaptive: list[dict], budget: int, curve_of, rounds: int = 1000):
-    """(share of the votes saved, extrapolated?, 95 % interval low, high): the adaptive votes needed to
+    """(share of the votes saved, how it was found, 95 % interval low, high): the adaptive votes needed to
     reach the fixed design's final value, and a percentile interval over `rounds` resamples of the
     seeds of each design (how much of the difference 20 seeds can tell from luck)."""
-    votes, extrapolated = votes_to_reach(curve_of(fixed)[1.0], budget, curve_of(adaptive))
+    votes, how = votes_to_reach(curve_of(fixed)[1.0], budget, curve_of(adaptive))
     rng = np.random.default_rng(0)
     resampled = []
     for _ in range(rounds):
@@ -363,7 +369,7 @@ def saving_with_interval(fixed: list[dict], adaptive: list[dict], budget: int, c
         some_adaptive = [adaptive[k] for k in rng.integers(0, len(adaptive), len(adaptive))]
         resampled.append(votes_to_reach(curve_of(some_fixed)[1.0], budget, curve_of(some_adaptive))[0])
     low, high = np.percentile(resampled, [2.5, 97.5])
-    return 1 - votes / budget, extrapolated, 1 - high / budget, 1 - low / budget
+    return 1 - votes / budget, how, 1 - high / budget, 1 - low / budget
 
 
 def summary(theta: np.ndarray, runs: list[dict]) -> dict:
@@ -454,10 +460,10 @@ def main():
             print(f"  {label} at " + ", ".join(f"{int(f * 100)}%" for f in CHECKPOINTS) + " of the budget")
             for design in ("fixed", "adaptive"):
                 print(f"    {design:>8}: " + " ".join(f"{curves[design][f]:.3f}" for f in CHECKPOINTS))
-            saving, extrapolated, low, high = saving_with_interval(cost["fixed"], cost["adaptive"], budget, curve_of)
+            saving, how, low, high = saving_with_interval(cost["fixed"], cost["adaptive"], budget, curve_of)
             print(
                 f"    the fixed design's final value {curves['fixed'][1.0]:.3f} after {budget} votes: adaptive "
-                f"{budget * (1 - saving):.0f}{' (extrapolated past the budget)' if extrapolated else ''}, "
+                f"{budget * (1 - saving):.0f}{how}, "
                 f"{100 * saving:+.1f}% votes saved (95 % interval over the seeds {100 * low:+.1f}% to {100 * high:+.1f}%)"
             )
         per_vote = {design: 1000 * np.mean([run["cpu_per_vote"] for run in cost[design]]) for design in cost}
