@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
 from annotation.figures import figures_read
+from annotation.models import Campaign
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_progress,
@@ -25,6 +26,8 @@ from annotation.serializers import (
 )
 from annotation.services import (
     CHOICES,
+    DEFAULT_UNIFORM_SHARE,
+    MAX_BUDGET,
     MAX_GOLD_EVERY,
     MAX_SECONDS_PER_ITEM,
     MAX_VOTES_PER_PAIR,
@@ -58,7 +61,30 @@ class CampaignListApi(ListAPIView):
         models = serializers.ListField(
             child=serializers.CharField(max_length=128), min_length=2, help_text="Candidate model names."
         )
-        questions = serializers.IntegerField(min_value=1, help_text="Questions to draw.")
+        sampling = serializers.ChoiceField(
+            choices=Campaign.Sampling.values,
+            default=Campaign.Sampling.FIXED,
+            help_text="fixed: every pair drawn now; adaptive: each pair chosen from the votes so far.",
+        )
+        budget = serializers.IntegerField(
+            min_value=0,
+            max_value=MAX_BUDGET,
+            required=False,
+            default=0,
+            help_text="Adaptive sampling: the votes on ordinary pairs to ask for in all.",
+        )
+        uniform_share = serializers.FloatField(
+            min_value=0,
+            max_value=1,
+            default=DEFAULT_UNIFORM_SHARE,
+            help_text="Adaptive sampling: the share of pairs drawn uniformly over the model pairs (above 0).",
+        )
+        questions = serializers.IntegerField(
+            min_value=1,
+            required=False,
+            default=None,
+            help_text="Fixed sampling: questions to draw (default: every question two candidates answered).",
+        )
         pairs_per_question = serializers.IntegerField(min_value=1, default=1)
         votes_per_pair = serializers.IntegerField(min_value=1, max_value=MAX_VOTES_PER_PAIR, default=1)
         annotators = serializers.ListField(child=serializers.CharField(max_length=150), default=list)
@@ -83,7 +109,11 @@ class CampaignListApi(ListAPIView):
         question_count = serializers.IntegerField()
         pairs_per_question = serializers.IntegerField()
         votes_per_pair = serializers.IntegerField()
-        pair_count = serializers.IntegerField()
+        sampling = serializers.CharField()
+        budget = serializers.IntegerField(help_text="Adaptive sampling: votes asked for in all; 0 for fixed.")
+        uniform_share = serializers.FloatField()
+        pair_count = serializers.IntegerField(help_text="Pairs drawn so far (none yet for an adaptive campaign).")
+        pairs_planned = serializers.IntegerField(help_text="Pairs the campaign will have once its budget is spent.")
         annotators = serializers.ListField(child=serializers.CharField(), source="annotator_names")
 
     @extend_schema(request=InputSerializer, responses={201: CreatedSerializer})
@@ -105,6 +135,8 @@ class CampaignListApi(ListAPIView):
         title_zh = serializers.CharField()
         dataset = serializers.CharField(source="dataset.name")
         votes_per_pair = serializers.IntegerField()
+        sampling = serializers.CharField()
+        budget = serializers.IntegerField()
         is_open = serializers.BooleanField()
         pair_count = serializers.IntegerField(help_text="Ordinary pairs; gold pairs are counted apart.")
         vote_count = serializers.IntegerField(help_text="Votes on ordinary pairs.")

@@ -21,6 +21,10 @@ VOTE_FIELDS = [
     "seconds_spent",
     "comment",
     "created_at",
+    # Adaptive campaigns: the probability with which the vote's pair of models was chosen, and
+    # which part of the design chose it (empty for other votes).
+    "choice_probability",
+    "chosen_by",
 ]
 
 
@@ -58,12 +62,16 @@ def votes_export(
             "seconds_spent",
             "comment",
             "created_at",
+            "choice_probability",
+            "assignment__pair__chosen_by",
         )
         .iterator(chunk_size=EXPORT_CHUNK)
     )
 
     def as_dicts():
-        for pk, ds, qid, a, b, winner, username, label, campaign, gold, a_left, seconds, comment, created in rows:
+        for (
+            pk, ds, qid, a, b, winner, username, label, campaign, gold, a_left, seconds, comment, created, chance, chosen_by,
+        ) in rows:  # fmt: skip
             yield {
                 "vote_id": pk,
                 "dataset": ds,
@@ -78,6 +86,8 @@ def votes_export(
                 "seconds_spent": seconds,
                 "comment": comment,
                 "created_at": created,
+                "choice_probability": chance,
+                "chosen_by": chosen_by or "",
             }
 
     return ExportTable(fields=VOTE_FIELDS, rows=as_dicts())

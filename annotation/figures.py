@@ -1,6 +1,7 @@
 """Stored figures of the human votes (core/figures.py says why): a campaign's results (BT with
 bootstrap intervals, alignment with a judge run and agreement, annotator quality), its
-style-controlled BT, and a dataset's BT and agreement tables for the exports. `figures_task`
+style-controlled BT, an adaptive campaign's pairing design (annotation/adaptive.py), and a
+dataset's BT and agreement tables for the exports. `figures_task`
 computes them; the results page, the API and the exports read them, and a read that finds
 newer votes asks for them to be computed again (debounced)."""
 
@@ -11,6 +12,7 @@ from typing import cast
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from annotation.design import design_compute
 from annotation.models import Campaign, StoredFigures, Vote
 from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read
 from judging.models import JudgeRun
@@ -21,7 +23,8 @@ RUN_INPUTS = ("status", "replied", "parse_failures", "call_failures")
 CAMPAIGN_INPUTS = ("min_gold_accuracy", "min_seconds_per_item")
 
 
-def _key(what: str, *, campaign=None, dataset=None, run=None, rounds: int, seed: int) -> str:
+def figures_key(what: str, *, campaign=None, dataset=None, run=None, rounds: int, seed: int) -> str:
+    """The key of the stored row of these figures: one row per scope and parameters."""
     scope = f"campaign:{campaign.pk}" if campaign is not None else f"dataset:{dataset.pk}"
     return f"{what}:{scope}:run={run.pk if run is not None else '-'}:rounds={rounds}:seed={seed}"
 
@@ -84,6 +87,8 @@ def figures_compute(figures: StoredFigures) -> dict:
             else bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
         )
         return {"bt": bt, "report": report, "report_reason": reason, "quality": annotator_quality(campaign=campaign)}
+    if figures.what == StoredFigures.What.DESIGN:
+        return design_compute(Campaign.objects.select_related("dataset").get(pk=cast(int, figures.campaign_id)))
     if figures.what == StoredFigures.What.STYLE:
         campaign = Campaign.objects.get(pk=cast(int, figures.campaign_id))
         try:
@@ -154,7 +159,7 @@ def figures_read(
     if campaign is not None:
         dataset = None
     figures, _ = StoredFigures.objects.get_or_create(
-        key=_key(what, campaign=campaign, dataset=dataset, run=run, rounds=rounds, seed=seed),
+        key=figures_key(what, campaign=campaign, dataset=dataset, run=run, rounds=rounds, seed=seed),
         defaults={"what": what, "campaign": campaign, "dataset": dataset, "run": run, "rounds": rounds, "seed": seed},
     )
     return stored_figures_read(

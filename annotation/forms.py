@@ -5,8 +5,15 @@ from typing import cast
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.models import Campaign
 from annotation.selectors import annotator_choices
-from annotation.services import MAX_GOLD_EVERY, MAX_SECONDS_PER_ITEM, MAX_VOTES_PER_PAIR
+from annotation.services import (
+    DEFAULT_UNIFORM_SHARE,
+    MAX_BUDGET,
+    MAX_GOLD_EVERY,
+    MAX_SECONDS_PER_ITEM,
+    MAX_VOTES_PER_PAIR,
+)
 from core.forms import NoLabelSuffix
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
@@ -35,8 +42,41 @@ class CampaignForm(NoLabelSuffix, forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("At least two."),
     )
-    question_count = forms.IntegerField(label=_("Questions"), min_value=1)
-    pairs_per_question = forms.IntegerField(label=_("Pairs per question"), min_value=1, initial=1)
+    sampling = forms.ChoiceField(
+        label=_("Sampling"),
+        choices=Campaign.Sampling.choices,
+        initial=Campaign.Sampling.FIXED,
+        widget=forms.RadioSelect,
+        # A post without it (a script written before adaptive sampling) is a fixed campaign.
+        required=False,
+        help_text=_(
+            "Fixed: every pair is drawn now, balanced over the model pairs. Adaptive: each new pair is "
+            "chosen from the votes so far, favouring close and little-measured models, until the vote "
+            "budget is spent."
+        ),
+    )
+    question_count = forms.IntegerField(
+        label=_("Questions"), min_value=1, required=False, help_text=_("Fixed sampling: how many questions to draw.")
+    )
+    pairs_per_question = forms.IntegerField(label=_("Pairs per question"), min_value=1, initial=1, required=False)
+    budget = forms.IntegerField(
+        label=_("Vote budget"),
+        min_value=1,
+        max_value=MAX_BUDGET,
+        required=False,
+        help_text=_("Adaptive sampling: the votes on ordinary pairs to ask for in all."),
+    )
+    uniform_share = forms.FloatField(
+        label=_("Share of uniformly drawn pairs"),
+        min_value=0,
+        max_value=1,
+        initial=DEFAULT_UNIFORM_SHARE,
+        required=False,
+        help_text=_(
+            "Adaptive sampling: this share of the pairs is drawn uniformly over the model pairs, so "
+            "that every pair of models keeps being compared. Above 0, at most 1."
+        ),
+    )
     votes_per_pair = forms.IntegerField(
         label=_("Votes per pair"),
         min_value=1,
@@ -99,9 +139,38 @@ class CampaignForm(NoLabelSuffix, forms.Form):
                 CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
             )
 
+    def clean_sampling(self):
+        return self.cleaned_data["sampling"] or Campaign.Sampling.FIXED
+
     def clean_min_seconds_per_item(self):
         # Left empty: no speed check.
         return self.cleaned_data["min_seconds_per_item"] or 0
+
+    def clean(self):
+        """Each design asks for its own numbers: questions for a fixed campaign, a budget for an
+        adaptive one; the other design's fields are left aside."""
+        cleaned = super().clean()
+        adaptive = cleaned.get("sampling") == Campaign.Sampling.ADAPTIVE
+        if adaptive:
+            if cleaned.get("budget") is None and "budget" not in self.errors:
+                self.add_error("budget", _("An adaptive campaign needs a vote budget."))
+            share = cleaned.get("uniform_share")
+            if share is None and "uniform_share" not in self.errors:
+                cleaned["uniform_share"] = DEFAULT_UNIFORM_SHARE
+            elif share == 0:
+                self.add_error(
+                    "uniform_share",
+                    _("Keep some pairs uniform: a share above 0, so that every pair of models is compared."),
+                )
+            cleaned["question_count"] = None
+            cleaned["pairs_per_question"] = 1
+        else:
+            if cleaned.get("question_count") is None and "question_count" not in self.errors:
+                self.add_error("question_count", _("A fixed campaign needs the number of questions to draw."))
+            cleaned["pairs_per_question"] = cleaned.get("pairs_per_question") or 1
+            cleaned["budget"] = 0
+            cleaned["uniform_share"] = DEFAULT_UNIFORM_SHARE
+        return cleaned
 
 
 class GoldPairForm(NoLabelSuffix, forms.Form):

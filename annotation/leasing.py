@@ -9,6 +9,10 @@ locks: there the project opens every transaction IMMEDIATE, so writers take turn
 
 A pair's slots: it wants `votes_per_pair` votes, and an assignment holds one of its slots
 while it is VOTED, or LEASED with time left.
+
+Adaptive campaigns (annotation/adaptive.py) add three: a slot of the budget taken under the
+campaign's row lock (so concurrent draws take turns), given back when nothing could be drawn,
+and an unused question for a model pair.
 """
 
 from functools import cache
@@ -104,7 +108,8 @@ def _statements(vendor: str) -> dict[str, str]:
         "mine": f"""
             SELECT s.*, p.item_id AS pair_item_id, p.model_a_id AS pair_model_a_id,
                    p.model_b_id AS pair_model_b_id, p.campaign_id AS pair_campaign_id,
-                   p.is_gold AS pair_is_gold, c.votes_per_pair AS votes_per_pair,
+                   p.is_gold AS pair_is_gold, p.choice_probability AS pair_choice_probability,
+                   c.votes_per_pair AS votes_per_pair,
                    c.is_open AS campaign_is_open
             FROM {table["assignment"]} s
             JOIN {table["pair"]} p ON p.id = s.pair_id
@@ -116,6 +121,28 @@ def _statements(vendor: str) -> dict[str, str]:
             WHERE s.pair_id = %s AND s.id <> %s AND {holding_a_slot}""",
         # The pair's row lock, waited for (not skipped): whoever holds it is changing its slots.
         "lock_pair": f"""SELECT p.id FROM {table["pair"]} p WHERE p.id = %s{" FOR UPDATE" if lock_free_pair else ""}""",
+        # Adaptive campaigns: one more pair of the budget, under the campaign's row lock (held to
+        # the end of the transaction, so draws take turns); its number, or no row when spent.
+        "take_slot": f"""
+            UPDATE {table["campaign"]} SET pairs_drawn = pairs_drawn + 1
+            WHERE id = %s AND pairs_drawn < %s
+            RETURNING pairs_drawn""",
+        "return_slot": f"""UPDATE {table["campaign"]} SET pairs_drawn = pairs_drawn - 1 WHERE id = %s""",
+        # A question of the dataset that both models answered and that no pair of the campaign
+        # shows with these two models (in either order, gold pairs included), with both answers:
+        # the first in the order (item id * a + b) mod prime, a random order drawn per call.
+        "unused_question": f"""
+            SELECT x.item_id, i.question, i.language, x.text, y.text
+            FROM {table["answer"]} x
+            JOIN {table["answer"]} y ON y.item_id = x.item_id AND y.model_id = %s
+            JOIN {table["item"]} i ON i.id = x.item_id
+            WHERE x.model_id = %s AND i.dataset_id = %s
+              AND NOT EXISTS (SELECT 1 FROM {table["pair"]} p
+                              WHERE p.campaign_id = %s AND p.item_id = x.item_id
+                                AND ((p.model_a_id = %s AND p.model_b_id = %s)
+                                     OR (p.model_a_id = %s AND p.model_b_id = %s)))
+            ORDER BY (x.item_id * %s + %s) %% %s
+            LIMIT 1""",
     }
 
 
@@ -202,3 +229,41 @@ def slots_taken(*, pair_id: int, now, other_than: int = 0) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_sql("taken"), [pair_id, other_than, connection.ops.adapt_datetimefield_value(now)])
         return cursor.fetchone()[0]
+
+
+def budget_slot_take(*, campaign_id: int, pairs_planned: int) -> int | None:
+    """Count one more pair drawn by an adaptive campaign, unless it has drawn `pairs_planned`
+    already: the new number of pairs drawn (which seeds the draw), or None when the budget is
+    spent. Takes the campaign's row lock to the end of the transaction: call inside one."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("take_slot"), [campaign_id, pairs_planned])
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def budget_slot_return(*, campaign_id: int) -> None:
+    """Give back the slot budget_slot_take counted when no pair could be drawn after all."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("return_slot"), [campaign_id])
+
+
+def unused_question_pair(
+    *, campaign_id: int, dataset_id: int, model_a_id: int, model_b_id: int, order: tuple[int, int, int]
+) -> ComparisonPair | None:
+    """A new (unsaved) ordinary pair of the two models on a question of the dataset that both
+    answered and that the campaign has never shown with them, with its question and both answers'
+    texts; None when there is no such question. `order` is (a, b, prime): the question taken is
+    the first in the order (item id * a + b) mod prime, so the caller's random a and b make it a
+    random one. Call inside the transaction that takes the budget's slot."""
+    multiplier, offset, prime = order
+    params = [model_b_id, model_a_id, dataset_id, campaign_id, model_a_id, model_b_id, model_b_id, model_a_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("unused_question"), [*params, multiplier, offset, prime])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    item_id, question, language, text_a, text_b = row
+    pair = ComparisonPair(item_id=item_id, model_a_id=model_a_id, model_b_id=model_b_id)
+    pair.item = Item.from_db(connection.alias, _ITEM_FIELDS, [item_id, question, language])
+    pair.answer_a_text, pair.answer_b_text = text_a, text_b
+    return pair

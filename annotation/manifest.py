@@ -1,14 +1,32 @@
 """A campaign's manifest: what its pairs were drawn from, recorded at creation, as a run's
 (judging/runs/manifest.py) is: the dataset version and its content hash, each candidate's answers and
-their hash, the design and its seed, the Userbench version and the time."""
+their hash, the design (fixed, or adaptive with its budget, uniform share and criterion) and its
+seed, the Userbench version and the time."""
 
 from django.utils import timezone
 
+from annotation.design import CRITERION
 from annotation.models import Campaign
 from core import __version__
 from judging.runs.manifest import dataset_entry, model_entry, text_hash
+from stats.pairing import PRIOR_SD
 
 FORMAT = "userbench-campaign-manifest/1"
+
+
+def _adaptive_design(campaign: Campaign) -> dict:
+    """How an adaptive campaign chooses its pairs: what stats/pairing.py needs to be re-created."""
+    return {
+        "budget": campaign.budget,
+        "pairs_planned": campaign.pairs_planned,
+        "uniform_share": campaign.uniform_share,
+        "criterion": CRITERION,
+        "prior_sd": PRIOR_SD,
+        "refresh": "after votes, in the background (debounced, as the stored figures)",
+        "question_order": "(item id * a + b) mod 2147483647, a and b drawn per pair",
+        "draw_seed": "random.Random(f'{seed}:{number of the pair drawn}')",
+        "probabilities_recorded": "per pair (choice_probability, chosen_by) and per vote (choice_probability)",
+    }
 
 
 def campaign_manifest_build(*, campaign: Campaign) -> dict:
@@ -29,6 +47,8 @@ def campaign_manifest_build(*, campaign: Campaign) -> dict:
             "min_gold_accuracy": campaign.min_gold_accuracy,
             "lease_seconds": campaign.lease_seconds,
             "annotators": campaign.annotators.count(),
+            "sampling": campaign.sampling,
+            **(_adaptive_design(campaign) if campaign.is_adaptive else {}),
         },
         "instructions_hash": {"en": text_hash(campaign.instructions_en), "zh": text_hash(campaign.instructions_zh)},
         "seeds": {"pairs": campaign.seed},

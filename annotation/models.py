@@ -14,6 +14,12 @@ from judging.models import CandidateModel
 
 
 class Campaign(models.Model):
+    class Sampling(models.TextChoices):
+        # Every pair drawn when the campaign is made, balanced over the model pairs.
+        FIXED = "fixed", _("Fixed: pairs drawn at creation")
+        # Each new pair chosen from the votes so far, within a vote budget (annotation/adaptive.py).
+        ADAPTIVE = "adaptive", _("Adaptive: pairs chosen from the votes so far")
+
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
     # Shown on Chinese pages; the title above while empty.
@@ -43,6 +49,11 @@ class Campaign(models.Model):
     min_gold_accuracy = models.FloatField(default=0.7)
     # Annotators whose median time per item is below this many seconds are flagged (0: no check).
     min_seconds_per_item = models.FloatField(default=0)
+    sampling = models.CharField(max_length=16, choices=Sampling.choices, default=Sampling.FIXED)
+    # Adaptive campaigns: the votes on ordinary pairs they may ask for in all (0 for fixed ones),
+    # and the share of new pairs drawn uniformly over the model pairs (stats/pairing.py).
+    budget = models.PositiveIntegerField(default=0)
+    uniform_share = models.FloatField(default=0.2)
     # What the campaign was drawn from, recorded at creation (annotation/manifest.py).
     manifest = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -61,10 +72,27 @@ class Campaign(models.Model):
                 condition=Q(min_seconds_per_item__gte=0, min_seconds_per_item__lte=3600),
                 name="campaign_min_seconds_range",
             ),
+            models.CheckConstraint(
+                condition=Q(sampling="fixed", budget=0) | Q(sampling="adaptive", budget__gte=F("votes_per_pair")),
+                name="campaign_budget_fits_sampling",
+            ),
+            models.CheckConstraint(
+                condition=Q(uniform_share__gt=0, uniform_share__lte=1), name="campaign_uniform_share_range"
+            ),
         ]
 
     def __str__(self):
         return self.slug
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.sampling == self.Sampling.ADAPTIVE
+
+    @property
+    def pairs_planned(self) -> int:
+        """The ordinary pairs the campaign asks votes for: those drawn at creation, or as many as
+        an adaptive campaign's budget allows (it draws them as annotators come)."""
+        return self.budget // self.votes_per_pair if self.is_adaptive else self.pairs_drawn
 
     @property
     def title_shown(self) -> str:
@@ -82,6 +110,11 @@ class ComparisonPair(models.Model):
     # Gold pairs have a known answer; every annotator sees them and they stay out of the statistics.
     is_gold = models.BooleanField(default=False)
     gold_winner = models.CharField(max_length=20, blank=True)
+    # Pairs of adaptive campaigns: the probability with which this model pair was the one chosen
+    # when the pair was drawn, and which part of the design chose it ("uniform" or "information",
+    # stats/pairing.py). Null and empty for pairs drawn at creation and for gold pairs.
+    choice_probability = models.FloatField(null=True, blank=True)
+    chosen_by = models.CharField(max_length=12, blank=True, default="")
 
     # Not columns: both answers' texts, read along with the pair by annotation.leasing and
     # annotation.services (None when a model has no answer); set only on the pairs they return.
@@ -96,6 +129,16 @@ class ComparisonPair(models.Model):
                 condition=Q(is_gold=False, gold_winner="")
                 | Q(is_gold=True, gold_winner__in=["model_a", "model_b", "tie"]),
                 name="gold_pair_has_winner",
+            ),
+            models.CheckConstraint(
+                condition=Q(choice_probability__isnull=True, chosen_by="")
+                | Q(
+                    choice_probability__isnull=False,
+                    choice_probability__gt=0,
+                    choice_probability__lte=1,
+                    chosen_by__in=["uniform", "information"],
+                ),
+                name="pair_choice_recorded_whole",
             ),
         ]
 
@@ -141,6 +184,7 @@ class Assignment(models.Model):
     pair_model_b_id: int
     pair_campaign_id: int
     pair_is_gold: int
+    pair_choice_probability: float | None
     votes_per_pair: int
     campaign_is_open: int
 
@@ -177,6 +221,9 @@ class Vote(models.Model):
     # Imported votes name their annotator as the source file does.
     annotator_label = models.CharField(max_length=100, blank=True)
     comment = models.TextField(blank=True, max_length=2000)
+    # The probability with which an adaptive campaign chose this model pair (its pair's
+    # choice_probability, copied when the vote is cast); null for other votes.
+    choice_probability = models.FloatField(null=True, blank=True)
     # Time from the lease to the vote, for quality checks; null for imported votes.
     seconds_spent = models.FloatField(null=True, blank=True)
     # Imported votes: a digest of the source line, so importing a file again adds nothing twice.
@@ -206,6 +253,7 @@ class StoredFigures(models.Model):
 
     class What(models.TextChoices):
         CAMPAIGN = "campaign", _("Campaign results")
+        DESIGN = "design", _("Pairing design of an adaptive campaign")
         STYLE = "style", _("Style-controlled Bradley-Terry of a campaign")
         BT = "bt", _("Bradley-Terry over a dataset's votes")
         AGREEMENT = "agreement", _("Agreement over a dataset's votes")
@@ -227,8 +275,8 @@ class StoredFigures(models.Model):
         verbose_name_plural = "stored figures"
         constraints = [
             models.CheckConstraint(
-                condition=Q(what__in=["campaign", "style"], campaign__isnull=False)
-                | (~Q(what__in=["campaign", "style"]) & Q(dataset__isnull=False)),
+                condition=Q(what__in=["campaign", "style", "design"], campaign__isnull=False)
+                | (~Q(what__in=["campaign", "style", "design"]) & Q(dataset__isnull=False)),
                 name="stored_figures_have_a_scope",
             ),
         ]

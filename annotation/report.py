@@ -126,6 +126,14 @@ def _counted_rows(*, dataset, campaign: Campaign | None, exclude_flagged: bool) 
     return list(rows), sorted(excluded)
 
 
+def counted_outcomes(*, campaign: Campaign) -> list[tuple[str, str, str]]:
+    """The campaign's votes that its Bradley-Terry figures count, as (model_a, model_b, winner)
+    with winner "a", "b" or "tie": gold pairs, cannot-determine votes and flagged annotators'
+    votes left out, as bt_report leaves them (an adaptive campaign's design fits these)."""
+    rows, _excluded = _counted_rows(dataset=None, campaign=campaign, exclude_flagged=True)
+    return [(row[1], row[2], _TO_RANKING[row[3]]) for row in rows if row[3] in _TO_RANKING]
+
+
 def bt_report(
     *,
     dataset=None,

@@ -50,7 +50,7 @@ def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
-        .only("slug", "title", "title_zh", "pairs_drawn")
+        .only("slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair")
         .order_by("title")
     )
 
@@ -92,14 +92,15 @@ def annotator_progress(*, campaign: Campaign, annotator: User) -> dict:
     voted, gold_voted, waiting, skipped, campaign_votes = leasing.votes_and_waiting(
         campaign_id=campaign.pk, annotator_id=annotator.pk
     )
-    wanted = campaign.pairs_drawn * campaign.votes_per_pair
+    # An adaptive campaign draws its pairs as it goes: its budget says how many it will have.
+    wanted = campaign.pairs_planned * campaign.votes_per_pair
     return {
         "voted": voted,
         # Apart, for the end screen: gold pairs are quality checks, not the campaign's pairs.
         "gold_voted": gold_voted,
         "pairs_voted": voted - gold_voted,
         "skipped": skipped,
-        "pairs": campaign.pairs_drawn,
+        "pairs": campaign.pairs_planned,
         "can_undo": voted > 0 and waiting == 0,
         "campaign_votes": campaign_votes,
         "wanted": wanted,

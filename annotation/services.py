@@ -27,8 +27,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
+from annotation.adaptive import pair_draw
+from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT
 from annotation.errors import AnnotationError
-from annotation.figures import figures_votes_changed
+from annotation.figures import figures_read, figures_votes_changed
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
@@ -44,6 +46,10 @@ CHOICES = ("left", "right", "tie", "cannot_determine")
 
 MAX_VOTES_PER_PAIR = 100
 MAX_GOLD_EVERY = 1000
+# The most votes an adaptive campaign may ask for.
+MAX_BUDGET = 1_000_000
+# An adaptive campaign's default share of pairs drawn uniformly over the model pairs.
+DEFAULT_UNIFORM_SHARE = 0.2
 # The largest "least time per item" a campaign accepts: an hour.
 MAX_SECONDS_PER_ITEM = 3600
 
@@ -63,6 +69,9 @@ def _check_design(
     min_gold_accuracy,
     lease_seconds,
     min_seconds_per_item,
+    sampling=Campaign.Sampling.FIXED,
+    budget=0,
+    uniform_share=DEFAULT_UNIFORM_SHARE,
     workspace_id=None,
 ):
     """Refuse a campaign design that cannot be stored or can never be finished, before writing."""
@@ -92,6 +101,18 @@ def _check_design(
         raise AnnotationError(
             _("The least time per item must be from 0 (no check) to %(max)d seconds.") % {"max": MAX_SECONDS_PER_ITEM}
         )
+    if sampling not in Campaign.Sampling.values:
+        raise AnnotationError(_("Sampling is fixed or adaptive; %(sampling)r is neither.") % {"sampling": sampling})
+    if sampling == Campaign.Sampling.ADAPTIVE:
+        if not votes_per_pair <= budget <= MAX_BUDGET:
+            raise AnnotationError(
+                _("An adaptive campaign needs a budget from %(low)d (the votes per pair) to %(max)d votes.")
+                % {"low": votes_per_pair, "max": MAX_BUDGET}
+            )
+        if not 0 < uniform_share <= 1:
+            raise AnnotationError(_("The share of uniformly drawn pairs must be above 0 and at most 1."))
+    elif budget:
+        raise AnnotationError(_("A vote budget is for adaptive campaigns; a fixed campaign draws its pairs at once."))
     for person in annotators:
         # The role counts in the campaign's workspace: an annotator of another team is not one here.
         if not holds(person, Role.ANNOTATOR.value, workspace_id):
@@ -112,7 +133,7 @@ def campaign_create(
     title_zh: str = "",
     dataset: Dataset,
     candidates: list[CandidateModel],
-    question_count: int,
+    question_count: int | None = None,
     pairs_per_question: int = 1,
     votes_per_pair: int = 1,
     annotators=(),
@@ -125,13 +146,20 @@ def campaign_create(
     seed: int = 0,
     gold_pairs=(),
     created_by: User | None = None,
+    sampling: str = Campaign.Sampling.FIXED,
+    budget: int = 0,
+    uniform_share: float = DEFAULT_UNIFORM_SHARE,
 ) -> Campaign:
-    """Create a campaign and draw its pairs.
+    """Create a campaign and draw its pairs (fixed sampling), or its design (adaptive sampling).
 
     `question_count` questions are drawn at random among those with answers from at
     least two candidates; each gets `pairs_per_question` pairs of candidates that
     both answered it, choosing the model pairs used least so far so that every
     model pair is compared about equally often. The same seed draws the same pairs.
+    An adaptive campaign draws no pair now: annotation/adaptive.py draws each as annotators come,
+    from every question of the dataset that two candidates answered, until `budget` votes are
+    asked for; `uniform_share` of them uniformly over the model pairs (question_count and
+    pairs_per_question are not used; question_count records the questions it may draw from).
     `gold_pairs` are (item, model_a, model_b, winner) with a known winner, added with
     gold_pair_add; one that cannot be added refuses the whole campaign.
     Annotators whose median time per item is under `min_seconds_per_item` (0: no check) are
@@ -149,21 +177,29 @@ def campaign_create(
         min_gold_accuracy=min_gold_accuracy,
         lease_seconds=lease_seconds,
         min_seconds_per_item=min_seconds_per_item,
+        sampling=sampling,
+        budget=budget,
+        uniform_share=uniform_share,
     )
+    adaptive = sampling == Campaign.Sampling.ADAPTIVE
     title = title.strip()
     # The same model named twice is one candidate.
     candidates = sorted({model.pk: model for model in candidates}.values(), key=lambda model: model.pk)
     if len(candidates) < 2:
         raise AnnotationError(_("A campaign needs at least two candidate models."))
-    if question_count < 1 or pairs_per_question < 1 or votes_per_pair < 1:
+    answered = questions_answered(dataset=dataset, candidates=candidates)
+    eligible = sorted(answered)
+    if adaptive:
+        question_count = len(eligible)
+        if not eligible:
+            raise AnnotationError(_("No question of this dataset has answers from two of these candidates."))
+    if question_count is None or question_count < 1 or pairs_per_question < 1 or votes_per_pair < 1:
         raise AnnotationError(_("Questions, pairs per question and votes per pair must all be at least 1."))
     max_pairs = len(candidates) * (len(candidates) - 1) // 2
     if pairs_per_question > max_pairs:
         raise AnnotationError(
             _("%(n)d candidates make at most %(max)d pairs per question.") % {"n": len(candidates), "max": max_pairs}
         )
-    answered = questions_answered(dataset=dataset, candidates=candidates)
-    eligible = sorted(answered)
     if question_count > len(eligible):
         raise AnnotationError(
             _("Only %(n)d questions of this dataset have answers from two or more of these candidates.")
@@ -190,6 +226,9 @@ def campaign_create(
                 min_gold_accuracy=min_gold_accuracy,
                 min_seconds_per_item=min_seconds_per_item,
                 created_by=created_by,
+                sampling=sampling,
+                budget=budget,
+                uniform_share=uniform_share,
             )
     except IntegrityError as error:
         raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug}) from error
@@ -198,7 +237,8 @@ def campaign_create(
     rng = random.Random(seed)
     used: Counter = Counter()
     pairs = []
-    for item_id in sorted(rng.sample(eligible, question_count)):
+    # An adaptive campaign draws its pairs one by one as annotators come (annotation/adaptive.py).
+    for item_id in [] if adaptive else sorted(rng.sample(eligible, question_count)):
         possible = [pair for pair in combinations(sorted(answered[item_id]), 2)]
         rng.shuffle(possible)
         possible.sort(key=lambda pair: used[pair])
@@ -225,13 +265,16 @@ def campaign_create(
             ) from None
         except AnnotationError as error:
             raise AnnotationError(_("Gold pair %(n)d: %(error)s") % {"n": number, "error": error}) from None
+    if adaptive:
+        # Its first pairs need a design: with no votes yet, every model pair alike.
+        figures_read(what=DESIGN_WHAT, campaign=campaign, rounds=DESIGN_ROUNDS, seed=0, compute="missing")
     campaign.manifest = campaign_manifest_build(campaign=campaign)
     campaign.save(update_fields=["manifest"])
     audit_record(
         actor=created_by,
         action=AuditAction.CAMPAIGN_CHANGED,
         target=f"campaign:{slug}",
-        details={"created": True, "pairs": len(pairs), "annotators": len(annotators)},
+        details={"created": True, "pairs": len(pairs), "annotators": len(annotators), "sampling": sampling},
         workspace=campaign.workspace_id,
     )
     return campaign
@@ -255,7 +298,7 @@ def campaign_create_by_names(
     found, candidates, people = campaign_parts_by_name(
         dataset=dataset, models=list(models), annotators=list(annotators), user=design.get("created_by")
     )
-    if question_count is None:
+    if question_count is None and design.get("sampling", Campaign.Sampling.FIXED) == Campaign.Sampling.FIXED:
         question_count = len(questions_answered(dataset=found, candidates=candidates))
     return campaign_create(
         slug=slug,
@@ -347,6 +390,8 @@ def _unseen_gold(campaign: Campaign, annotator: User):
 def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None = None) -> Assignment | None:
     """The annotator's current lease, or a new one on a pair that still needs votes; None when done.
 
+    An adaptive campaign draws a new pair (annotation/adaptive.py) when no pair drawn so far has
+    a free slot for the annotator, until its budget is spent.
     A lease the annotator let run out is renewed if its pair still has room,
     otherwise it is released. One item in every `gold_every` is a gold pair, at an
     unpredictable position, on a question they have not seen. Nobody ever gets the same
@@ -375,6 +420,15 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
         if gold is not None:
             return _lease(gold, annotator, campaign, now)
 
+    pair = _pair_with_a_free_slot(campaign, annotator, now)
+    if pair is None and campaign.is_adaptive:
+        # Pairs drawn earlier come first (their overlap, skips and expired leases); then a new one.
+        pair = pair_draw(campaign=campaign)
+    return None if pair is None else _lease(pair, annotator, campaign, now)
+
+
+def _pair_with_a_free_slot(campaign: Campaign, annotator: User, now) -> ComparisonPair | None:
+    """The first ordinary pair the annotator never had that has a free slot, row-locked; None."""
     after_id = 0
     # Locked rows are skipped, so a few tries are enough even when the counts moved under us.
     for _attempt in range(5):
@@ -388,7 +442,7 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
         if pair is None:
             return None
         if leasing.slots_taken(pair_id=pair.pk, now=now) < campaign.votes_per_pair:
-            return _lease(pair, annotator, campaign, now)
+            return pair
         after_id = pair.pk
     return None
 
@@ -464,6 +518,9 @@ def vote_cast(
         assignment=assignment,
         annotator=annotator,
         comment=comment,
+        # An adaptive campaign's pairs record the probability they were chosen with: kept with
+        # the vote, so that an analysis may weight by it (README, "Adaptive campaigns").
+        choice_probability=assignment.pair_choice_probability,
         seconds_spent=max(0.0, (now - (assignment.undone_at or assignment.created_at)).total_seconds()),
     )
     assignment.status = Assignment.Status.VOTED

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
@@ -126,10 +127,17 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     run = run or default_run_for(dataset=campaign.dataset)
     payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
     style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
+    design, design_figures = (
+        figures_read(what=DESIGN_WHAT, campaign=campaign, rounds=DESIGN_ROUNDS, seed=0)
+        if campaign.is_adaptive
+        else (None, None)
+    )
     context = {
         "campaign": campaign,
         "run": run,
         "figures": figures,
+        "design": design_summary(campaign=campaign, payload=design),
+        "design_figures": design_figures,
         # Live, not stored: four small queries however many votes.
         "pair_status": campaign_pair_status(campaign=campaign),
         "figures_rounds": rounds,
@@ -248,11 +256,17 @@ def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             except AnnotationError as error:
                 form.add_error(None, str(error))
             else:
-                messages.success(
-                    request,
-                    _("Campaign %(slug)s created with %(n)d pairs.")
-                    % {"slug": campaign.slug, "n": campaign.pairs.count()},
-                )
+                if campaign.is_adaptive:
+                    created = _("Campaign %(slug)s created: it chooses up to %(n)d pairs as the votes come in.") % {
+                        "slug": campaign.slug,
+                        "n": campaign.pairs_planned,
+                    }
+                else:
+                    created = _("Campaign %(slug)s created with %(n)d pairs.") % {
+                        "slug": campaign.slug,
+                        "n": campaign.pairs.count(),
+                    }
+                messages.success(request, created)
                 return redirect(reverse("annotation:results", args=[campaign.slug]))
     failed = request.method == "POST" and not adding_row
     return render(

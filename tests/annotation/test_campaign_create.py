@@ -236,7 +236,11 @@ def test_api_creates_a_campaign_and_refuses_bad_input(world, client):
         "question_count": 3,
         "pairs_per_question": 1,
         "votes_per_pair": 2,
+        "sampling": "fixed",
+        "budget": 0,
+        "uniform_share": 0.2,
         "pair_count": 3,
+        "pairs_planned": 3,
         "annotators": ["ann1", "ann2"],
     }
     again = client.post(url, good, content_type="application/json")

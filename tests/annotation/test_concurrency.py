@@ -69,3 +69,44 @@ def test_many_annotators_at_once(build_campaign):
     assert Counter(created_flags) == {True: 60, False: 60}
     assert Assignment.objects.filter(pair__campaign=campaign).count() == 60
     assert Assignment.objects.filter(pair__campaign=campaign, status="voted").count() == 60
+
+
+def test_many_annotators_at_once_on_an_adaptive_campaign(build_campaign):
+    """Annotators drawing new pairs at the same moment take turns on the budget: exactly the
+    budget's pairs are drawn, no question is shown twice with the same two models, and every
+    pair gets its votes from different annotators."""
+    from annotation.models import Campaign, ComparisonPair
+
+    campaign, _, _, people = build_campaign(
+        questions=12, models=4, annotators=12, sampling=Campaign.Sampling.ADAPTIVE, budget=40, votes_per_pair=2
+    )
+    errors = []
+    start = threading.Barrier(len(people))
+
+    def work(person):
+        try:
+            start.wait()
+            while (assignment := assignment_next(campaign=campaign, annotator=person)) is not None:
+                vote_cast(token=assignment.token, annotator=person, choice="tie")
+        except Exception as error:  # noqa: BLE001 - recorded and asserted below
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(person,)) for person in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    pairs = list(
+        ComparisonPair.objects.filter(campaign=campaign).values_list("pk", "item_id", "model_a_id", "model_b_id")
+    )
+    assert len(pairs) == 20
+    assert len({(item, frozenset((a, b))) for _pk, item, a, b in pairs}) == 20
+    campaign.refresh_from_db()
+    assert campaign.pairs_drawn == 20
+    voters = Counter(Vote.objects.filter(campaign=campaign).values_list("assignment__pair_id", "annotator_id"))
+    assert set(voters.values()) == {1}
+    per_pair = Counter(pair for pair, _annotator in voters)
+    assert set(per_pair.values()) == {2} and len(per_pair) == 20

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import campaign_create_by_names
+from annotation.models import Campaign
+from annotation.services import DEFAULT_UNIFORM_SHARE, campaign_create_by_names
 from core.errors import UserbenchError
 
 
@@ -11,14 +12,33 @@ def _names(text: str) -> list[str]:
 class Command(BaseCommand):
     help = (
         "Create a blind pairwise campaign on a dataset: draw N questions, K balanced model pairs per "
-        "question, V votes wanted per pair. Nothing is created when any argument is wrong."
+        "question, V votes wanted per pair (--sampling fixed); or choose each pair from the votes so "
+        "far until --budget votes are asked for (--sampling adaptive). Nothing is created when any "
+        "argument is wrong."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
         parser.add_argument("--slug", required=True, help="Campaign slug (letters, digits, - and _).")
         parser.add_argument("--models", required=True, type=_names, help="Candidate model names, comma-separated.")
-        parser.add_argument("--questions", type=int, default=None, help="Questions to draw (default: all eligible).")
+        parser.add_argument(
+            "--sampling",
+            choices=Campaign.Sampling.values,
+            default=Campaign.Sampling.FIXED,
+            help="fixed: every pair drawn now (default); adaptive: each pair chosen from the votes so far.",
+        )
+        parser.add_argument(
+            "--budget", type=int, default=0, help="Adaptive sampling: the votes on ordinary pairs to ask for in all."
+        )
+        parser.add_argument(
+            "--uniform-share",
+            type=float,
+            default=DEFAULT_UNIFORM_SHARE,
+            help="Adaptive sampling: the share of pairs drawn uniformly over the model pairs (default %(default)s).",
+        )
+        parser.add_argument(
+            "--questions", type=int, default=None, help="Fixed sampling: questions to draw (default: all eligible)."
+        )
         parser.add_argument("--pairs-per-question", type=int, default=1)
         parser.add_argument("--votes-per-pair", type=int, default=1, help="Overlap: votes wanted per pair.")
         parser.add_argument("--annotators", type=_names, default=[], help="Usernames, comma-separated.")
@@ -50,9 +70,21 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 instructions_en=options["instructions_en"],
                 instructions_zh=options["instructions_zh"],
+                sampling=options["sampling"],
+                budget=options["budget"],
+                uniform_share=options["uniform_share"],
             )
         except UserbenchError as error:
             raise CommandError(str(error)) from None
+        if campaign.is_adaptive:
+            self.stdout.write(
+                f"Created adaptive campaign {campaign.slug} on {campaign.dataset.name}: up to "
+                f"{campaign.pairs_planned} pairs ({campaign.budget} votes, {campaign.votes_per_pair} per pair) "
+                f"chosen from the votes so far among {campaign.question_count} questions, "
+                f"{campaign.candidates.count()} models, {campaign.annotators.count()} annotators, "
+                f"{campaign.uniform_share:.0%} of the pairs drawn uniformly."
+            )
+            return
         self.stdout.write(
             f"Created campaign {campaign.slug} on {campaign.dataset.name}: {campaign.pairs.count()} pairs over "
             f"{campaign.question_count} questions, {campaign.candidates.count()} models, "
