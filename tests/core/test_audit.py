@@ -157,7 +157,7 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
             "study:s1",
             {"created": False, "fields": ["title_en"], "changes": {"title_en": ["One", "One, renamed"]}},
         ),
-        ("res", "campaign_changed", "campaign:c1", {"created": True, "pairs": 1, "annotators": 0}),
+        ("res", "campaign_changed", "campaign:c1", {"created": True, "pairs": 1, "annotators": 0, "sampling": "fixed"}),
         ("res", "template_changed", "template:t", {"version": 2, "from_version": 1}),
         (
             "boss",
