@@ -424,6 +424,12 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
     if pair is None and campaign.is_adaptive:
         # Pairs drawn earlier come first (their overlap, skips and expired leases); then a new one.
         pair = pair_draw(campaign=campaign)
+        if pair is None:
+            # The budget's last slot may have gone, while this request waited for the campaign's
+            # row lock, to a draw the first look could not see yet: its pair is committed now, and
+            # may need this annotator's vote. Without this second look, annotators arriving
+            # together at the end were all told "done" with that pair one vote short.
+            pair = _pair_with_a_free_slot(campaign, annotator, now)
     return None if pair is None else _lease(pair, annotator, campaign, now)
 
 

@@ -110,3 +110,63 @@ def test_many_annotators_at_once_on_an_adaptive_campaign(build_campaign):
     assert set(voters.values()) == {1}
     per_pair = Counter(pair for pair, _annotator in voters)
     assert set(per_pair.values()) == {2} and len(per_pair) == 20
+
+
+def test_the_last_pair_of_the_budget_is_offered_to_whoever_waited_for_it(build_campaign):
+    """The interleaving behind a campaign ending one vote short, made to happen: annotator A draws
+    the budget's last pair and has not committed; B finds no pair yet, so B waits for the
+    campaign's row lock to draw one. When A commits, the budget is spent, and B must be offered
+    A's pair (it wants two votes) instead of being told that the campaign is done."""
+    from django.db import transaction
+
+    from annotation.models import Campaign
+
+    campaign, _, _, (first, second) = build_campaign(
+        questions=6, models=3, annotators=2, sampling=Campaign.Sampling.ADAPTIVE, budget=12, votes_per_pair=2
+    )
+    Campaign.objects.filter(pk=campaign.pk).update(pairs_drawn=campaign.pairs_planned - 1)
+    drawn, commit, offered, errors = threading.Event(), threading.Event(), [], []
+
+    def draw_and_hold():
+        try:
+            with transaction.atomic():
+                offered.append(("first", assignment_next(campaign=campaign, annotator=first)))
+                drawn.set()
+                commit.wait(30)
+        except Exception as error:  # noqa: BLE001 - recorded and asserted below
+            errors.append(repr(error))
+            drawn.set()
+        finally:
+            connection.close()
+
+    def wait_for_a_pair():
+        try:
+            offered.append(("second", assignment_next(campaign=campaign, annotator=second)))
+        except Exception as error:  # noqa: BLE001
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=draw_and_hold)
+    holder.start()
+    assert drawn.wait(30)
+    waiter = threading.Thread(target=wait_for_a_pair)
+    waiter.start()
+    # B is blocked on the campaign's row lock once PostgreSQL says so; then A commits.
+    with connection.cursor() as cursor:
+        for _ in range(3000):
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                break
+            threading.Event().wait(0.01)
+        else:
+            pytest.fail("the second annotator never waited for the campaign's lock")
+    commit.set()
+    holder.join()
+    waiter.join()
+    assert errors == []
+    by_whom = dict(offered)
+    assert by_whom["first"] is not None and by_whom["second"] is not None
+    assert by_whom["second"].pair_id == by_whom["first"].pair_id

@@ -12,7 +12,12 @@
     }
     function update() {
       fetch(article.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (response) {
+          if (response.ok) return response.json();
+          // A busy server (429, 5xx) is asked again later; a page that lost access stops asking.
+          if (response.status === 429 || response.status >= 500) window.setTimeout(update, 5000);
+          return null;
+        })
         .then(function (data) {
           if (!data) return;
           article.querySelectorAll("[data-field]").forEach(function (node) {

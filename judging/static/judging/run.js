@@ -10,7 +10,12 @@
   }
   function update() {
     fetch(section.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (response) {
+        if (response.ok) return response.json();
+        // A busy server (429, 5xx) is asked again later; a page that lost access stops asking.
+        if (response.status === 429 || response.status >= 500) window.setTimeout(update, 5000);
+        return null;
+      })
       .then(function (data) {
         if (!data) return;
         section.querySelectorAll("[data-field]").forEach(function (node) {
@@ -26,10 +31,11 @@
         bar.value = data.done;
         if (data.status === "running" || data.status === "pending") {
           window.setTimeout(update, 2000);
-        } else if (bar.dataset.wasRunning === "1") {
+        } else if (data.status !== section.dataset.status) {
+          // The run ended since the page was drawn (perhaps before the first poll answered):
+          // the page is drawn again, with its results and the actions a finished run offers.
           window.location.reload();
         }
-        bar.dataset.wasRunning = data.status === "running" ? "1" : "0";
       })
       .catch(function () { window.setTimeout(update, 5000); });
   }
