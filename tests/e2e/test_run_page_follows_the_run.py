@@ -19,7 +19,10 @@ def a_running_run() -> JudgeRun:
     dataset = simulated.build_dataset("follow", {"north": [100, 200]})
     run = run_create(
         spec=RunSpec(
-            dataset=dataset, mode="pointwise", judge_model="judge-m", candidates=[CandidateModel.objects.get(name="north")]
+            dataset=dataset,
+            mode="pointwise",
+            judge_model="judge-m",
+            candidates=[CandidateModel.objects.get(name="north")],
         )
     )
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING)
