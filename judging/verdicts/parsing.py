@@ -452,8 +452,13 @@ def _copied(text: str, start: int, end: int, marks: _TemplateMarks, squashed_ans
         return "answer"
     # Within the prompt (with what precedes it, so that a bare "Final Score: 7" is not matched
     # against the template's example by accident): e.g. an echo cut off inside the example dict.
+    # The built-in templates count too: a run's template may be another set's, or edited, while
+    # the judge copied the example it learnt from a built-in one (an unclosed `{..., '综合得分': 7`).
     before = _squash_clean(text[max(0, start - 48) : start])[-16:]
-    return "prompt" if len(before) >= 8 and before + body in marks.squashed else ""
+    if len(before) < 8:
+        return ""
+    quoted = before + body
+    return "prompt" if quoted in marks.squashed or quoted in _template_marks("").squashed else ""
 
 
 def _echoes_prompt(clean: str, marks: _TemplateMarks) -> bool:

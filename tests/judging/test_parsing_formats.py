@@ -5,6 +5,7 @@ an exception."""
 import pytest
 
 from judging.models import Judgment
+from judging.prompts.building import criteria_for_template, default_templates
 from judging.verdicts import parsing
 from judging.verdicts.judgments import judgment_fields_from_reply
 from judging.verdicts.parsing import (
@@ -41,6 +42,24 @@ def test_the_corpus_covers_both_languages_and_every_final_name():
             assert f"{language}: dict with {final_name!r}" in names
             assert f"{language}: phrase {final_name!r}" in names
     assert len(POINTWISE) == 108 and len(PAIRWISE) == 11
+
+
+def test_the_corpus_reads_as_intended_under_every_built_in_template():
+    """Every reply of the corpus, judged under every built-in pointwise template (each URS intent
+    in both languages, URS's released code, AlignBench's question types): the same final score,
+    and a parse failure exactly where one is intended. An example dict the judge copied, cut off
+    before its closing bracket, used to read as a score of 7 under every template but the one it
+    was copied from (68 of 2,376)."""
+    templates = [template for template in default_templates() if template.mode == "pointwise"]
+    wrong = []
+    for template in templates:
+        criteria = criteria_for_template(template.name)
+        for reply in POINTWISE:
+            parsed = parse_pointwise(reply.text, criteria=criteria, template=template.text, answer=reply.answer)
+            if parsed.final_score != reply.final or (parsed.error is None) != (reply.error is None):
+                wrong.append((template.name, reply.name, parsed.final_score, parsed.error))
+    assert len(templates) * len(POINTWISE) == 22 * 108
+    assert wrong == []
 
 
 @pytest.mark.parametrize(
