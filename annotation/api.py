@@ -324,13 +324,13 @@ class CampaignStyleBtApi(APIView):
 
     permission_classes = [ResearcherPermission]
 
-    @extend_schema(parameters=[ROUNDS, SEED], responses=StyleBTReportSerializer)
+    @extend_schema(parameters=[ROUNDS, SEED, ANCHOR], responses=StyleBTReportSerializer)
     def get(self, request, slug):
         campaign = researcher_campaign(slug, request.user)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         payload, figures = figures_read(what="style", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
-        return _figures_response(StyleBTReportSerializer(payload).data, figures)
+        return _figures_response(StyleBTReportSerializer(_on_elo(request, payload)).data, figures)
 
 
 class CampaignAlignmentApi(APIView):
@@ -364,9 +364,17 @@ class CampaignAlignmentApi(APIView):
             what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
         )
         if payload["report"] is None:
-            # The alignment could not be computed from these votes; the other figures were.
-            raise NotFound(payload.get("report_reason") or "No alignment figures for this run.")
-        report = {**payload["report"], "bt": _on_elo(request, payload["report"]["bt"])}
+            # The alignment could not be computed from these votes; the other figures were. An
+            # answer, not an error: a script reads why, as the style fit's "not estimable" says it.
+            report = {
+                "dataset": campaign.dataset.name,
+                "run": run.pk,
+                "estimable": False,
+                "reason": payload.get("report_reason") or "No alignment figures for this run.",
+                **dict.fromkeys(("bt", "judge_scores", "bt_vs_judge", "satisfaction_vs_judge", "agreement")),
+            }
+        else:
+            report = {**payload["report"], "bt": _on_elo(request, payload["report"]["bt"])}
         return _figures_response(AlignmentReportSerializer(report).data, figures)
 
 

@@ -156,11 +156,17 @@ class AlignmentReportSerializer(serializers.Serializer):
 
     dataset = serializers.CharField()
     run = serializers.IntegerField()
-    bt = BTReportSerializer()
-    judge_scores = serializers.DictField(child=serializers.FloatField(), help_text="Mean judge score per model.")
-    bt_vs_judge = BTVersusJudgeSerializer()
-    satisfaction_vs_judge = SatisfactionVersusJudgeSerializer()
-    agreement = AgreementReportSerializer()
+    estimable = serializers.BooleanField(
+        default=True, help_text="False when these votes and this run give no alignment figures: the rest is null."
+    )
+    reason = serializers.CharField(allow_null=True, default=None, help_text="Why not estimable.")
+    bt = BTReportSerializer(allow_null=True)
+    judge_scores = serializers.DictField(
+        child=serializers.FloatField(), allow_null=True, help_text="Mean judge score per model."
+    )
+    bt_vs_judge = BTVersusJudgeSerializer(allow_null=True)
+    satisfaction_vs_judge = SatisfactionVersusJudgeSerializer(allow_null=True)
+    agreement = AgreementReportSerializer(allow_null=True)
 
 
 class AnnotatorQualitySerializer(serializers.Serializer):
@@ -192,6 +198,9 @@ class StyleScoreSerializer(serializers.Serializer):
     upper = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, upper end.")
     rank = serializers.IntegerField(help_text="Rank by interval overlap; equal ranks cannot be told apart.")
     note = serializers.CharField(allow_null=True, help_text="Why the interval is missing or has zero width.")
+    elo = serializers.FloatField(help_text="The score on Arena's Elo scale (400 / ln 10 points per unit).")
+    elo_lower = serializers.FloatField(allow_null=True, help_text="The interval's lower end in Elo points.")
+    elo_upper = serializers.FloatField(allow_null=True, help_text="The interval's upper end in Elo points.")
 
 
 class StyleCoefficientSerializer(serializers.Serializer):
@@ -244,3 +253,8 @@ class StyleBTReportSerializer(serializers.Serializer):
         default=dict,
         help_text="Per style feature, its variance inflation factor against model identity (null: infinite).",
     )
+    elo_anchor = serializers.CharField(
+        allow_null=True, help_text="Model that reads exactly elo_rating on the Elo scale; null: the mean model."
+    )
+    elo_rating = serializers.FloatField(help_text="Rating of the anchor (or of the mean model).")
+    elo_points_per_unit = serializers.FloatField(help_text="Elo points per unit of score: 400 / ln 10.")

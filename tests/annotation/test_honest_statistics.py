@@ -228,3 +228,29 @@ def test_bootstrap_rounds_out_of_range_are_named_by_the_api_and_the_page_still_s
         assert list(response.json()) == ["rounds"], raw
     page = client.get(reverse("annotation:results", args=[campaign.slug]), {"rounds": 9000})
     assert page.status_code == 200
+
+
+def test_an_alignment_that_cannot_be_computed_is_an_answer_with_its_reason(client, monkeypatch, three_models):
+    """When a correlation cannot be computed (here the numerics fail, as scipy can on degenerate
+    input), the BT fit still stands and the alignment API answers 200 with the reason, as the
+    style fit's "not estimable" does; it answered 404, which a script reads as "no such campaign"."""
+    from stats import correlation
+    from tests.factories import UserFactory
+
+    campaign, run = three_models
+
+    def degenerate(*_args, **_kwargs):
+        raise ArithmeticError("the correlation's variance is zero")
+
+    monkeypatch.setattr(correlation, "correlations", degenerate)
+    client.force_login(UserFactory(roles=["researcher"]))
+    url = reverse("api-campaign-alignment", args=[campaign.slug])
+    response = get_computed(client, url, {"rounds": 5})
+    assert response.status_code == 200
+    data = response.json()
+    assert (data["estimable"], data["run"], data["dataset"]) == (False, run.pk, "tiny")
+    assert data["reason"] == "not estimable: the correlation's variance is zero"
+    assert data["bt"] is None and data["agreement"] is None and data["bt_vs_judge"] is None
+    # The plain BT fit, computed all the same, is on its own endpoint.
+    bt = client.get(reverse("api-campaign-bt", args=[campaign.slug]), {"rounds": 5}).json()
+    assert [row["label"] for row in bt["scores"]] == ["alpha", "beta", "gamma"]

@@ -106,6 +106,17 @@ def test_results_page_api_and_bt_command_show_style_beside_plain(styled_campaign
     assert data["bootstrap_rounds"] == 20 and data["without_answers"] == 1
     assert [row["label"] for row in data["scores"]][0] == "sharp"
     assert data["coefficients"][0]["feature"] == "length"
+    # Arena's Elo scale beside the style-held scores, as beside the plain ones: the mean model at
+    # 1000 by default, or the model named by `anchor`, 400 / ln 10 points per unit.
+    points = 400 / math.log(10)
+    mean = sum(row["score"] for row in data["scores"]) / len(data["scores"])
+    for row in data["scores"]:
+        assert row["elo"] == pytest.approx(1000 + points * (row["score"] - mean), abs=1e-9)
+        assert row["elo_lower"] == pytest.approx(1000 + points * (row["lower"] - mean), abs=1e-9)
+    assert (data["elo_anchor"], data["elo_rating"]) == (None, 1000)
+    anchored = client.get(reverse("api-campaign-bt-style", args=["styled"]) + "?rounds=20&seed=3&anchor=wordy").json()
+    assert [row["elo"] for row in anchored["scores"] if row["label"] == "wordy"] == [pytest.approx(1000)]
+    assert client.get(reverse("api-campaign-bt-style", args=["styled"]) + "?anchor=nobody").status_code == 400
     assert client.get(reverse("api-campaign-bt-style", args=["styled"]) + "?rounds=9999").status_code == 400
 
     out = io.StringIO()
