@@ -14,7 +14,7 @@ from annotation.services import (
     MAX_SECONDS_PER_ITEM,
     MAX_VOTES_PER_PAIR,
 )
-from core.forms import NoLabelSuffix
+from core.forms import ErrorSummary, NoLabelSuffix
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
 
@@ -23,7 +23,7 @@ GOLD_ROWS = 3
 MAX_GOLD_ROWS = 50
 
 
-class CampaignForm(NoLabelSuffix, forms.Form):
+class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
     title = forms.CharField(label=_("Title"), max_length=200)
     title_zh = forms.CharField(
         label=_("Title (Chinese)"),

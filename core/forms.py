@@ -1,6 +1,6 @@
 """What every form of the researcher's pages shares."""
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -9,6 +9,32 @@ from django.utils.translation import gettext_lazy as _
 from core.models import Workspace
 from core.roles import Role
 from core.workspaces import workspace_for_new, workspaces_of
+
+
+class ErrorSummary:
+    """A form that says everything wrong at once: after a failed submit its first wrong field has
+    the focus (the autofocus attribute: it works without JavaScript), and error_summary() lists
+    every error, linked to its field, for the top of the page (templates/includes/error_summary.html)."""
+
+    def full_clean(self):
+        super().full_clean()  # type: ignore[misc]
+        form = cast(forms.BaseForm, self)
+        if first := next((name for name in form.fields if name in form._errors), None):
+            form.fields[first].widget.attrs["autofocus"] = True
+
+    def error_summary(self) -> list[dict]:
+        form = cast(forms.BaseForm, self)
+        rows = [{"anchor": "", "label": "", "message": message} for message in form.non_field_errors()]
+        for name in form.fields:
+            if name in form.errors:
+                field = form[name]
+                # A group of radios or checkboxes is reached through its first input.
+                several = isinstance(field.field.widget, forms.RadioSelect | forms.CheckboxSelectMultiple)
+                anchor = f"{field.auto_id}_0" if several else field.auto_id
+                # An ErrorList hands out its messages as text.
+                messages = cast(list[str], form.errors[name])
+                rows.append({"anchor": anchor, "label": field.label, "message": " ".join(messages)})
+        return rows
 
 
 class NoLabelSuffix:

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix
+from core.forms import ErrorSummary, NoLabelSuffix
 from core.roles import Role
 from home.services import INVITATION_DAYS_DEFAULT, INVITATION_DAYS_MAX
 
@@ -19,7 +19,7 @@ def role_field(*, label, required: bool, initial=()) -> forms.MultipleChoiceFiel
     )
 
 
-class AccountForm(NoLabelSuffix, UserCreationForm):
+class AccountForm(ErrorSummary, NoLabelSuffix, UserCreationForm):
     """Username and password twice (Django's checks: unique name, password validators), plus roles."""
 
     roles = role_field(label=_("Roles"), required=False, initial=[Role.ANNOTATOR])
@@ -36,7 +36,7 @@ class AccountForm(NoLabelSuffix, UserCreationForm):
             self.fields[name].widget.attrs["autocomplete"] = "new-password"
 
 
-class InvitationForm(NoLabelSuffix, forms.Form):
+class InvitationForm(ErrorSummary, NoLabelSuffix, forms.Form):
     roles = role_field(label=_("Roles of the invitee"), required=True, initial=[Role.ANNOTATOR])
     note = forms.CharField(
         label=_("Note for yourself"),
@@ -49,13 +49,13 @@ class InvitationForm(NoLabelSuffix, forms.Form):
     )
 
 
-class RolesForm(NoLabelSuffix, forms.Form):
+class RolesForm(ErrorSummary, NoLabelSuffix, forms.Form):
     roles = role_field(label=_("Roles"), required=False)
     # Shown (and then sent, with the "admin_shown" marker) only to those who may change it.
     admin = forms.BooleanField(label=_("Admin of this workspace"), required=False)
 
 
-class AcceptInvitationForm(NoLabelSuffix, UserCreationForm):
+class AcceptInvitationForm(ErrorSummary, NoLabelSuffix, UserCreationForm):
     """The invitee chooses a username and a password; the roles come with the invitation."""
 
     class Meta(UserCreationForm.Meta):

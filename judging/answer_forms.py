@@ -6,7 +6,7 @@ from typing import cast
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix, UploadField
+from core.forms import ErrorSummary, NoLabelSuffix, UploadField
 from judging.answers.generation import GENERATION_PRESETS
 from judging.forms import EndpointChoiceField, batch_field
 from judging.models import CandidateModel
@@ -20,7 +20,7 @@ PRESET_LABELS = {
 }
 
 
-class AnswerUploadForm(NoLabelSuffix, forms.Form):
+class AnswerUploadForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """One model's answers from a JSONL or CSV file."""
 
     model = forms.CharField(
@@ -37,7 +37,7 @@ class AnswerUploadForm(NoLabelSuffix, forms.Form):
     )
 
 
-class GenerationForm(NoLabelSuffix, forms.Form):
+class GenerationForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """A generation of one model's answers to the items it has not answered."""
 
     model = forms.CharField(

@@ -5,7 +5,7 @@ from typing import cast
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix
+from core.forms import ErrorSummary, NoLabelSuffix
 from core.params import ParameterError, int_param
 from curation.models import Dataset
 from judging.models import CandidateModel, JudgeMode
@@ -61,7 +61,7 @@ def batch_field() -> BatchChoiceField:
     )
 
 
-class DatasetChoiceForm(NoLabelSuffix, forms.Form):
+class DatasetChoiceForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """The first step: which dataset the run judges."""
 
     dataset = forms.ModelChoiceField(
@@ -85,7 +85,7 @@ class ReferenceChoiceField(forms.ModelChoiceField):
         return _("%(name)s (%(count)d answers)") % {"name": obj.name, "count": obj.answer_count}
 
 
-class RunForm(NoLabelSuffix, forms.Form):
+class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """A judge run on one dataset: its candidates are the models that answered it."""
 
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), to_field_name="name", widget=forms.HiddenInput)

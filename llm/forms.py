@@ -3,7 +3,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix, WorkspaceChoice
+from core.forms import ErrorSummary, NoLabelSuffix, WorkspaceChoice
 from llm.config import max_tokens_problem
 from llm.models import Endpoint
 
@@ -25,7 +25,7 @@ ENDPOINT_FIELDS = [
 ]
 
 
-class EndpointForm(WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
+class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
     """An endpoint's settings; a new one's workspace too (`creator`: see WorkspaceChoice)."""
 
     class Meta:
@@ -123,7 +123,7 @@ class EndpointForm(WorkspaceChoice, NoLabelSuffix, forms.ModelForm):
         return value
 
 
-class ConnectionTestForm(NoLabelSuffix, forms.Form):
+class ConnectionTestForm(ErrorSummary, NoLabelSuffix, forms.Form):
     model = forms.CharField(
         label=_("Model to ask"),
         max_length=128,

@@ -5,7 +5,7 @@ from django import forms
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from core.forms import NoLabelSuffix, UploadField, WorkspaceChoice
+from core.forms import ErrorSummary, NoLabelSuffix, UploadField, WorkspaceChoice
 from curation.datasets.public_formats import ALIGNBENCH_FIELDS, ALPACAEVAL_FIELDS, PUBLIC_FORMATS, URS_COLUMNS
 from curation.models import Dataset
 
@@ -18,7 +18,7 @@ FORMAT_LABELS = {
 FORMAT_FIELDS = {"urs": URS_COLUMNS, "alignbench": ALIGNBENCH_FIELDS, "alpacaeval": ALPACAEVAL_FIELDS}
 
 
-class DatasetImportForm(WorkspaceChoice, NoLabelSuffix, forms.Form):
+class DatasetImportForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.Form):
     """A public file, the format it is in, and the new dataset's name (and workspace)."""
 
     name = forms.CharField(

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from core.forms import WorkspaceChoice
+from core.forms import ErrorSummary, WorkspaceChoice
 from curation.choices import SATISFACTION_INTENTS, Intent, intent_label
 from curation.conversation import parse_turns
 from curation.models import Study
@@ -136,28 +136,9 @@ CONVERSATION_PROBLEMS = {
 }
 
 
-class ParticipantForm(forms.Form):
-    """A questionnaire form. After a failed submit its first wrong answer has the focus (the
-    autofocus attribute: it works without JavaScript), and error_summary() lists every error,
-    linked to its field, for the top of the page."""
-
-    def full_clean(self):
-        super().full_clean()
-        if first := next((name for name in self.fields if name in self._errors), None):
-            self.fields[first].widget.attrs["autofocus"] = True
-
-    def error_summary(self) -> list[dict]:
-        rows = [{"anchor": "", "label": "", "message": message} for message in self.non_field_errors()]
-        for name in self.fields:
-            if name in self.errors:
-                field = self[name]
-                # A group of radios or checkboxes is reached through its first input.
-                several = isinstance(field.field.widget, forms.RadioSelect)
-                anchor = f"{field.auto_id}_0" if several else field.auto_id
-                # An ErrorList hands out its messages as text.
-                messages = cast(list[str], self.errors[name])
-                rows.append({"anchor": anchor, "label": field.label, "message": " ".join(messages)})
-        return rows
+class ParticipantForm(ErrorSummary, forms.Form):
+    """A questionnaire form: every error at once, in a summary at the top, the first wrong answer
+    focused (core.forms.ErrorSummary)."""
 
 
 class ConsentForm(ParticipantForm):
@@ -368,7 +349,7 @@ class UsageForm(ParticipantForm):
         }
 
 
-class StudyForm(WorkspaceChoice, forms.ModelForm):
+class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
     """The researcher's study set-up. Lists are edited one entry per line; a new study's workspace
     (`creator`: see WorkspaceChoice)."""
 
