@@ -189,8 +189,8 @@ def test_a_plan_the_service_refuses_is_explained(client_as, researcher, answered
     data = form(dataset, [models[2]], mode="pairwise", reference_model=lonely.pk)
     response = client_as(researcher).post(reverse("judging:run-new"), data)
     assert response.status_code == 400
-    alert = response.text.index('class="form-errors" role="alert"')
-    assert "None of gamma has answers on dataset “d4”" in response.text[alert : alert + 300]
+    alert = response.text.index('data-testid="error-summary"')
+    assert "None of gamma has answers on dataset “d4”" in response.text[alert : alert + 500]
     assert JudgeRun.objects.count() == 0
 
 
