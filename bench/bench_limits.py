@@ -84,7 +84,10 @@ def one(args, workers: int) -> dict:
     dataset = Dataset.objects.create(name=tag)
     model = CandidateModel.objects.create(name=tag)
     items = Item.objects.bulk_create(
-        [Item(dataset=dataset, external_id=f"q{n}", question=f"question {n}") for n in range(args.calls)]
+        [
+            Item(dataset=dataset, external_id=f"q{n}", question=f"question {n}", reference=f"reference {n}")
+            for n in range(args.calls)
+        ]
     )
     Answer.objects.bulk_create([Answer(item=item, model=model, text=f"answer {n}") for n, item in enumerate(items)])
     run = run_create(

@@ -106,9 +106,14 @@ class Gates:
     async def _ask(self, in_use: int, estimates: list[int]) -> None:
         try:
             now = time.monotonic()
-            for budget in self.budgets:
-                if now < budget.wait_until:
-                    estimates = []  # woken when the wait is over (call_later)
+            # Budgets that only count calls in flight are asked first: a request or token of the
+            # minute, once granted, is spent whether it is sent or not, while a slot that goes
+            # unused is given back. Asked the other way round, a worker granted the minute's
+            # calls by the endpoint could then get fewer slots from its run and waste the rest.
+            if any(now < budget.wait_until for budget in self.budgets):
+                estimates = []  # woken when the wait is over (call_later)
+            for budget in sorted(self.budgets, key=lambda budget: budget.limits.paced):
+                if not estimates:
                     break
                 room = budget.room(in_use, now)
                 if room >= len(estimates):

@@ -147,3 +147,26 @@ def test_a_429_and_the_ratelimit_headers_slow_every_call_not_just_the_one_refuse
     # were refused when each refused call backed off alone). 4-8 on a quiet machine; the bound
     # leaves room for a busy one's late calls and still tells pacing from a storm.
     assert server.limits.refused <= 16
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
+    """A run's calls in flight (here 1) and its endpoint's requests per minute (here 10): a stream
+    that asks for 5 calls is granted 1 of the minute, not 5 of which 4 are spent unsent. With four
+    workers this waste made a run at its provider's limits take 1.31x the time they allow."""
+    from llm.gate import Gates
+    from llm.models import BudgetSpend
+
+    endpoint = BudgetLimits(key="endpoint:paced", requests_per_minute=10)
+    run = BudgetLimits(key="run:narrow", in_flight=1)
+
+    async def ask_for_five():
+        gates = Gates(endpoint, lambda: None, [run])
+        gates.ask(0, [10] * 5)
+        await gates.asking
+        room = gates.room(0)
+        await gates.close()
+        return room
+
+    assert async_to_sync(ask_for_five)() == 1
+    assert sum(BudgetSpend.objects.values_list("requests", flat=True)) == 1
