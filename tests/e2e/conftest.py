@@ -70,6 +70,32 @@ def log_in(page, live_server):
     return sign_in
 
 
+@pytest.fixture
+def signed_in_page(browser, live_server):
+    """signed_in_page(username, language, viewport) -> a page of a new browser context of that
+    size and language, signed in through the real log-in form (password "pw-for-tests"); its
+    context is closed after the test."""
+    contexts = []
+
+    def open_page(username, language, viewport, permissions=()):
+        context = browser.new_context(viewport=viewport)
+        contexts.append(context)
+        if permissions:
+            context.grant_permissions(list(permissions), origin=live_server.url)
+        context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
+        page = context.new_page()
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.locator("#id_username").fill(username)
+        page.locator("#id_password").fill("pw-for-tests")
+        page.get_by_role("button", name="Log in").or_(page.get_by_role("button", name="登录")).click()
+        expect(page.locator("form.logout")).to_be_visible()
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
 @pytest.fixture(autouse=True)
 def role_groups(request):
     """Browser tests use transactional databases, whose flush after each test also removes

@@ -56,7 +56,7 @@ def fake_llm():
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_answers_are_uploaded_and_generated_in_the_browser(
-    browser, live_server, settings, fake_llm, tmp_path, language, viewport
+    signed_in_page, live_server, settings, fake_llm, tmp_path, language, viewport
 ):
     settings.TASKS = IMMEDIATE
     words = WORDS[language]
@@ -65,14 +65,7 @@ def test_answers_are_uploaded_and_generated_in_the_browser(
     for n in range(2):
         ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"Question {n}?")
     Endpoint.objects.create(name="fake", base_url=fake_llm.base_url, default_model="gen-m", max_in_flight=2)
-    context = browser.new_context(viewport=viewport)
-    context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
-    page = context.new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.locator("#id_username").fill("res")
-    page.locator("#id_password").fill("pw-for-tests")
-    page.get_by_role("button", name="Log in").or_(page.get_by_role("button", name="登录")).click()
-    expect(page.locator("form.logout")).to_be_visible()
+    page = signed_in_page("res", language, viewport)
 
     page.goto(f"{live_server.url}/runs/new/?dataset=d2")
     page.get_by_role("link", name=words["link"]).click()
@@ -105,7 +98,6 @@ def test_answers_are_uploaded_and_generated_in_the_browser(
         "answer to Question 1?",
     ]
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-    context.close()
 
 
 def test_a_generation_is_followed_live_cancelled_and_resumed(browser, live_server, settings, fake_llm):

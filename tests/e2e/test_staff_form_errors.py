@@ -16,19 +16,6 @@ HEADING = {"en": "problems to fix", "zh-hans": "处需要修改"}
 SAVE_STUDY = {"en": "Save study", "zh-hans": "保存研究"}
 
 
-def signed_in_page(browser, live_server, language, viewport):
-    UserFactory(username="res", roles=["researcher"])
-    context = browser.new_context(viewport=viewport)
-    context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
-    page = context.new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.locator("#id_username").fill("res")
-    page.locator("#id_password").fill("pw-for-tests")
-    page.get_by_role("button", name="Log in").or_(page.get_by_role("button", name="登录")).click()
-    expect(page.locator("form.logout")).to_be_visible()
-    return page
-
-
 def check_summary(page, language):
     """Every error is in the summary, each linked to a field that exists; the first is focused."""
     summary = page.get_by_test_id("error-summary")
@@ -51,8 +38,9 @@ def check_summary(page, language):
 @pytest.mark.parametrize(
     ("language", "viewport"), [("en", DESKTOP), ("zh-hans", PHONE)], ids=["en-desktop", "zh-phone"]
 )
-def test_a_new_study_with_several_mistakes_says_all_of_them(browser, live_server, language, viewport):
-    page = signed_in_page(browser, live_server, language, viewport)
+def test_a_new_study_with_several_mistakes_says_all_of_them(signed_in_page, live_server, language, viewport):
+    UserFactory(username="res", roles=["researcher"])
+    page = signed_in_page("res", language, viewport)
     page.goto(f"{live_server.url}/studies/new/")
     page.locator("#id_slug").fill("Not a slug!")
     page.locator("#id_consent_en").fill("Consent I typed and want to keep.")
@@ -65,12 +53,13 @@ def test_a_new_study_with_several_mistakes_says_all_of_them(browser, live_server
 @pytest.mark.parametrize(
     ("language", "viewport"), [("en", PHONE), ("zh-hans", DESKTOP)], ids=["en-phone", "zh-desktop"]
 )
-def test_a_new_campaign_with_several_mistakes_says_all_of_them(browser, live_server, language, viewport):
+def test_a_new_campaign_with_several_mistakes_says_all_of_them(signed_in_page, live_server, language, viewport):
     dataset = DatasetFactory(name="pilot")
     for name in ("north", "south"):
         model = CandidateModelFactory(name=name)
         AnswerFactory(item=ItemFactory(dataset=dataset, external_id=f"q-{name}"), model=model)
-    page = signed_in_page(browser, live_server, language, viewport)
+    UserFactory(username="res", roles=["researcher"])
+    page = signed_in_page("res", language, viewport)
     page.goto(f"{live_server.url}/campaigns/new/?dataset=pilot")
     page.locator("#id_slug").fill("Not a slug!")
     page.locator("form button[type=submit].primary").last.click()
