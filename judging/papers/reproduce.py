@@ -195,7 +195,7 @@ def reproduction_answers(
     data_dir: Path | None,
     models: list[str],
     endpoint_name: str | None,
-    concurrency: int | None = None,
+    concurrency: int | str | None = None,
     on_progress: Callable[[str, int, int, int], None] | None = None,
     batch: bool = False,
 ) -> list[dict]:
@@ -289,7 +289,7 @@ def reproduction_run(
     models: list[str],
     reference_model: str | None,
     endpoint_name: str | None,
-    concurrency: int,
+    concurrency: int | str | None,
     template_set: str | None = None,
     seed: int = 0,
     exclude_missing_references: bool = False,

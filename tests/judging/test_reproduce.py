@@ -592,6 +592,10 @@ def test_from_the_command_line_the_table_and_manifest_follow_the_run(shared_data
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "ChineseAlpacaEval Table 1" in done.stdout and "Manifest: " in done.stdout
     assert json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))["run"]["judgments"] == 3
+    # With no --concurrency and an endpoint that states no limit, the window finds the server's
+    # capacity from one call in flight (a fixed 8 sent a one-slot llama.cpp eight at once).
+    run = JudgeRun.objects.get()
+    assert (run.concurrency_auto, run.concurrency) == (True, settings.LLM_AUTO_MAX_IN_FLIGHT)
 
 
 def test_a_reproduction_naming_a_model_without_answers_says_so_and_makes_no_run():

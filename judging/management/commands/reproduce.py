@@ -20,6 +20,7 @@ from judging.papers.reproduce import (
     reproduction_table,
 )
 from judging.prompts.building import TEMPLATE_SETS
+from llm.cli import concurrency_option
 
 
 class Command(BaseCommand):
@@ -61,7 +62,12 @@ class Command(BaseCommand):
             choices=[name for name in TEMPLATE_SETS if name.startswith("urs")],
             help="URS: urs (the paper's prompts, default) or urs-code (the Chinese prompt of the authors' code)",
         )
-        parser.add_argument("--concurrency", type=int, default=8, help="calls in flight (default 8)")
+        parser.add_argument(
+            "--concurrency",
+            type=concurrency_option,
+            help="calls in flight: a number, or auto (the default when the endpoint states no limit: the window "
+            "finds the server's capacity, so a one-slot local server is never sent more than it can take)",
+        )
         parser.add_argument("--seed", type=int, default=0, help="ChineseAlpacaEval: seed of the side order (default 0)")
         parser.add_argument(
             "--manifest",
@@ -125,8 +131,6 @@ class Command(BaseCommand):
         place = workspace_for_command(workspace, required=False)
         if template_set and chosen.name != "urs":
             raise CommandError("--template-set is for the URS benchmark.")
-        if concurrency < 1:
-            raise CommandError("--concurrency must be at least 1.")
         names = list(dict.fromkeys(name.strip() for name in models.split(",") if name.strip()))
         if not names:
             raise CommandError("Name at least one model with --models.")
