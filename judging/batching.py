@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Protocol
@@ -373,6 +373,20 @@ class StopWaiting:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
         return False
+
+
+def passes_until_done(one_pass: Callable[[], str], on_progress: Callable[[], None] | None = None) -> str:
+    """A command waiting on its batches: `one_pass()` every LLM_BATCH_POLL_SECONDS until it says
+    anything but "waiting" (returned), or Ctrl-C between two passes ("interrupted")."""
+    with StopWaiting() as stop:
+        while True:
+            status = one_pass()
+            if on_progress is not None:
+                on_progress()
+            if status != "waiting":
+                return status
+            if stop.asked.wait(float(settings.LLM_BATCH_POLL_SECONDS)) or stop.asked.is_set():
+                return "interrupted"
 
 
 def batch_jobs_progress(jobs: Iterable[BatchJob], *, now=None) -> dict:

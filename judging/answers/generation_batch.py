@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
 from judging.answers.generation import answers_save, generation_preset, generation_request
-from judging.batching import BatchUnit, StopWaiting, batch_pass, batch_pass_defer
+from judging.batching import BatchUnit, batch_pass, batch_pass_defer, passes_until_done
 from judging.models import AnswerGeneration, BatchJob
 from llm.calls import ChatRequest, Outcome
 from llm.config import CallKind, max_tokens_for
@@ -178,16 +177,10 @@ def generation_batch_wait(*, generation: AnswerGeneration, on_progress: Callable
     """Passes from this process until no batch is out (`generate --batch`), every
     LLM_BATCH_POLL_SECONDS. Ctrl-C ends the waiting between two passes, never the batches: the
     same command picks them up. Returns the generation's status, or "interrupted"."""
-    with StopWaiting() as stop:
-        while True:
-            status = (
-                generation_batch_pass(generation_id=generation.pk)
-                if generation_batch_claim(generation_id=generation.pk)
-                else AnswerGeneration.objects.values_list("status", flat=True).get(pk=generation.pk)
-            )
-            if on_progress is not None:
-                on_progress()
-            if status != "waiting":
-                return status
-            if stop.asked.wait(float(settings.LLM_BATCH_POLL_SECONDS)) or stop.asked.is_set():
-                return "interrupted"
+
+    def one_pass() -> str:
+        if generation_batch_claim(generation_id=generation.pk):
+            return generation_batch_pass(generation_id=generation.pk)
+        return AnswerGeneration.objects.values_list("status", flat=True).get(pk=generation.pk)
+
+    return passes_until_done(one_pass, on_progress)

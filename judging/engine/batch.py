@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from judging.batching import BatchUnit, StopWaiting, batch_pass
+from judging.batching import BatchUnit, batch_pass, passes_until_done
 from judging.engine.dispatch import batch_poll_schedule
 from judging.engine.execution import (
     Unit,
@@ -162,12 +161,4 @@ def run_batch_inline(*, run: JudgeRun, on_progress: Callable[[], None] | None = 
     JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.FAILED]).update(
         status=JudgeRun.Status.RUNNING, finished_at=None, error=""
     )
-    with StopWaiting() as stop:
-        while True:
-            status = run_batch_pass(run_id=run.pk)
-            if on_progress is not None:
-                on_progress()
-            if status != "waiting":
-                return status
-            if stop.asked.wait(float(settings.LLM_BATCH_POLL_SECONDS)) or stop.asked.is_set():
-                return "interrupted"
+    return passes_until_done(lambda: run_batch_pass(run_id=run.pk), on_progress)
