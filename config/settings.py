@@ -322,6 +322,11 @@ LLM_MAX_TOKENS = {
     "translation": int(os.environ.get("LLM_MAX_TOKENS_TRANSLATION", "2048")),
 }
 LLM_AUTO_MAX_IN_FLIGHT = int(os.environ.get("LLM_AUTO_MAX_IN_FLIGHT", "64"))
+# An endpoint that states no timeout gives each call long enough to write the reply it asked
+# for at this pace (a small model on a CPU writes 5-20 tokens a second), and never less than
+# LLM_MIN_CALL_SECONDS: 2,048 tokens get 410 s, a 1,024-token judgment 205 s (llm.config.call_deadline).
+LLM_SLOWEST_TOKENS_PER_SECOND = float(os.environ.get("LLM_SLOWEST_TOKENS_PER_SECOND", "5"))
+LLM_MIN_CALL_SECONDS = float(os.environ.get("LLM_MIN_CALL_SECONDS", "120"))
 # An endpoint's limits are one budget in the database for every worker and run (llm/budget.py):
 # the provider's minute for requests and tokens per minute, and how long a worker's lease of
 # calls in flight lasts unless renewed (a killed worker's slots come back after it).

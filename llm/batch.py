@@ -85,10 +85,13 @@ def batch_line(custom_id: str, request: ChatRequest) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def _client(endpoint: EndpointConfig):
+def _transfer_seconds(endpoint: EndpointConfig) -> float:
     # Files are larger and slower than one reply: the transfer timeout, if longer, applies.
-    seconds = max(endpoint.timeout_seconds, float(settings.LLM_BATCH_TRANSFER_SECONDS))
-    return make_client(replace(endpoint, timeout_seconds=seconds), 2)
+    return max(endpoint.timeout_seconds or 0.0, float(settings.LLM_BATCH_TRANSFER_SECONDS))
+
+
+def _client(endpoint: EndpointConfig):
+    return make_client(replace(endpoint, timeout_seconds=_transfer_seconds(endpoint)), 2)
 
 
 def _run(endpoint: EndpointConfig, step: str, work) -> Any:
@@ -106,7 +109,7 @@ def _run(endpoint: EndpointConfig, step: str, work) -> Any:
     except EndpointError:
         raise  # already in words (BatchCallError among them)
     except Exception as error:  # noqa: BLE001 - classified into words a researcher can act on
-        failure = classify(error, endpoint)
+        failure = classify(error, endpoint, deadline=_transfer_seconds(endpoint))
         raise BatchCallError(
             redact_secrets(_("%(step)s failed: %(reason)s") % {"step": step, "reason": failure.reason}),
             retryable=failure.retryable,

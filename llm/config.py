@@ -41,7 +41,9 @@ class EndpointConfig:
     requests_per_minute: int | None = None
     # Prompt tokens (estimated before sending) plus max_tokens per minute, as providers count them.
     tokens_per_minute: int | None = None
-    timeout_seconds: float = 120.0
+    # The deadline of each call (connect, wait and read together); None: one that fits the reply
+    # asked (`call_deadline`).
+    timeout_seconds: float | None = None
     max_retries: int = 6
     # The endpoint's own max_tokens for every kind of call; None: each kind's default.
     max_tokens: int | None = None
@@ -98,6 +100,17 @@ def max_tokens_for(kind: str, *, endpoint: EndpointConfig, override: int | None 
         return int(endpoint.max_tokens)
     defaults = settings.LLM_MAX_TOKENS
     return int(defaults.get(kind) or defaults[CallKind.GENERATION])
+
+
+def call_deadline(endpoint: EndpointConfig, max_tokens: int | None) -> float:
+    """Seconds a call may take, all told: the endpoint's timeout when it states one, else long
+    enough for the reply asked written at LLM_SLOWEST_TOKENS_PER_SECOND, and never less than
+    LLM_MIN_CALL_SECONDS. A fixed 120 s gave up on a small local model that was still writing
+    its 2,048 tokens at 12-20 a second, and the server's work was paid for nothing."""
+    if endpoint.timeout_seconds:
+        return float(endpoint.timeout_seconds)
+    writing = (max_tokens or 0) / float(settings.LLM_SLOWEST_TOKENS_PER_SECOND)
+    return max(float(settings.LLM_MIN_CALL_SECONDS), writing)
 
 
 def endpoint_signature(endpoint: EndpointConfig, model: str, max_tokens: int | None = None) -> str:

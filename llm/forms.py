@@ -63,7 +63,10 @@ class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm
                 "Calls in flight across a run's workers. Empty: auto, the window finds the server's capacity "
                 "(a local server with a few slots is best left on auto)."
             ),
-            "timeout_seconds": _("Counted from when a call is sent, not while it waits for its turn."),
+            "timeout_seconds": _(
+                "Counted from when a call is sent, not while it waits for its turn. Empty: long enough for "
+                "the reply asked (max tokens at 5 a second, at least 120 s), which suits a slow local model."
+            ),
             "max_tokens": _(
                 "Longest reply of every call. Empty: each kind of call's default (judging, generation, "
                 "reference drafting, translation)."
@@ -105,7 +108,7 @@ class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm
 
     def clean_timeout_seconds(self):
         value = self.cleaned_data["timeout_seconds"]
-        if value is None or value < 0.1:
+        if value is not None and value < 0.1:
             raise forms.ValidationError(_("A timeout is at least 0.1 seconds."))
         return value
 

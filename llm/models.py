@@ -31,8 +31,9 @@ class Endpoint(models.Model):
     # Prompt tokens (estimated before sending) plus the max_tokens asked, per minute, as
     # providers count them; shared, like the two limits above, by every worker and run (llm.budget).
     tokens_per_minute = models.PositiveIntegerField(null=True, blank=True)
-    # Counted from when a call is sent; a call waiting for its turn in the window is not sent yet.
-    timeout_seconds = models.FloatField(default=120.0)
+    # Each call's deadline, counted from when it is sent (a call waiting for its turn in the
+    # window is not sent yet). Blank: long enough for the reply asked (llm.config.call_deadline).
+    timeout_seconds = models.FloatField(null=True, blank=True)
     max_retries = models.PositiveSmallIntegerField(default=6)
     # Blank: each kind of call (judging, generation, reference drafting, translation) has its own default.
     max_tokens = models.PositiveIntegerField(null=True, blank=True)

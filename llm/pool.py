@@ -8,7 +8,7 @@ and its transport (llm.egress_transport) which addresses a call may connect to.
 
 from __future__ import annotations
 
-from llm.config import EndpointConfig
+from llm.config import EndpointConfig, call_deadline
 from llm.egress import EgressRefused, endpoint_key
 from llm.sdk import sdk_modules
 
@@ -37,6 +37,8 @@ def make_sender(endpoint: EndpointConfig, connections: int):
     from llm.sending import ChatSender
 
     client, transport = _client_and_transport(endpoint, connections)
+    # Each call's own deadline (llm.config.call_deadline) bounds it whole; the sender's socket
+    # timeouts only back up a deadline the endpoint states.
     return ChatSender(client, transport, timeout_seconds=endpoint.timeout_seconds)
 
 
@@ -60,13 +62,16 @@ def _client_and_transport(endpoint: EndpointConfig, connections: int):
         verify=not endpoint.base_url.lower().startswith("http://"),
         limits=connection_limits,
     )
+    # What the SDK itself sends (the Batch API's files) gets the endpoint's timeout, else the
+    # shortest call's deadline.
+    timeout = call_deadline(endpoint, None)
     client = openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=key or NO_KEY_PLACEHOLDER,
         max_retries=0,
-        timeout=endpoint.timeout_seconds,
+        timeout=timeout,
         http_client=openai.DefaultAioHttpClient(
-            timeout=endpoint.timeout_seconds,
+            timeout=timeout,
             follow_redirects=False,
             # No proxy from the environment: a request goes straight to the address checked.
             trust_env=False,

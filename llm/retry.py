@@ -160,8 +160,9 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
-def classify(error: Exception, endpoint: EndpointConfig) -> Failure:
-    """How a failed attempt is handled, with a reason that names what the researcher can fix."""
+def classify(error: Exception, endpoint: EndpointConfig, *, deadline: float | None = None) -> Failure:
+    """How a failed attempt is handled, with a reason that names what the researcher can fix.
+    `deadline`: the seconds the call was given (llm.config.call_deadline), named in a timeout."""
     url = endpoint.base_url
     refused = egress_refusal(error)
     if refused is not None:
@@ -181,7 +182,8 @@ def classify(error: Exception, endpoint: EndpointConfig) -> Failure:
             True,
             True,
             "failed",
-            _("timeout (no reply within %(seconds)s s)") % {"seconds": f"{endpoint.timeout_seconds:g}"},
+            _("timeout (no reply within %(seconds)s s)")
+            % {"seconds": f"{deadline or endpoint.timeout_seconds or 0:g}"},
         )
     if isinstance(error, openai.APIConnectionError):
         # Imported here, not at the top: aiohttp comes with the SDK, which is loaded on first use (llm.sdk).

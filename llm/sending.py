@@ -66,10 +66,12 @@ class ChatSender:
     """POSTs chat completions for one SDK client, through its transport. `post(payload)` returns
     the reply's body (read up to its cap) and headers, or raises the SDK's error."""
 
-    def __init__(self, client: openai.AsyncOpenAI, transport: GuardedTransport, *, timeout_seconds: float):
+    def __init__(self, client: openai.AsyncOpenAI, transport: GuardedTransport, *, timeout_seconds: float | None):
         self.client = client
         self.transport = transport
-        self.timeout = aiohttp.ClientTimeout(sock_connect=timeout_seconds, sock_read=timeout_seconds)
+        # None: no socket timeout of aiohttp's own (its default would end every call at 300 s);
+        # the caller's deadline bounds the call (llm.stream).
+        self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_seconds, sock_read=timeout_seconds)
         self._template: _Template | None = None
 
     def template(self) -> _Template:

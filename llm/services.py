@@ -140,7 +140,7 @@ def endpoint_connection_test(*, config: EndpointConfig, model: str = "") -> Conn
         max_in_flight=None,
         requests_per_minute=None,
         tokens_per_minute=None,
-        timeout_seconds=min(config.timeout_seconds, TEST_TIMEOUT_SECONDS),
+        timeout_seconds=min(config.timeout_seconds or TEST_TIMEOUT_SECONDS, TEST_TIMEOUT_SECONDS),
     )
     request = ChatRequest(
         model=model,

@@ -32,7 +32,7 @@ from django.utils.translation import gettext as _
 from llm.budget import BudgetLimits, request_tokens
 from llm.cache import CACHE_FLUSH_SECONDS, CacheRow, cache_key, cache_lookup, cache_store
 from llm.calls import ChatRequest, ChatResult, Outcome, chat_body, read_reply
-from llm.config import EndpointConfig
+from llm.config import EndpointConfig, call_deadline
 from llm.errors import EndpointUnusable, LLMCallError
 from llm.gate import Gates, endpoint_budget
 from llm.pool import ClientPool
@@ -102,6 +102,7 @@ async def _call_with_retries(
 ) -> ChatResult:
     attempt = 0
     text_cap = reply_text_cap(request.max_tokens)
+    deadline = call_deadline(endpoint, request.max_tokens)
     while True:
         epoch = window.epoch
         n = clients.take()
@@ -110,7 +111,7 @@ async def _call_with_retries(
             payload = chat_body(request)
             # One deadline for the whole call (connect, wait and read): a server dripping a byte a
             # second never holds a call past it. The body is read up to its cap (llm.sending).
-            async with asyncio.timeout(endpoint.timeout_seconds):
+            async with asyncio.timeout(deadline):
                 content, headers = await clients.senders[n].post(payload)
             result = read_reply(content, started, text_cap=text_cap)
             wait = ratelimit_wait(headers)
@@ -119,7 +120,7 @@ async def _call_with_retries(
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - every failure is classified, none escapes raw
-            failure = classify(error, endpoint)
+            failure = classify(error, endpoint, deadline=deadline)
             if failure.overload:
                 window.on_overload(epoch=epoch)
             if failure.retry_after:

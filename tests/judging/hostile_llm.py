@@ -5,7 +5,8 @@ of deadlines and caps (tests/judging/test_hostile_upstreams.py). Each mode is on
   no gap is long enough for a read timeout to fire);
 - "gzip-bomb": a small gzip body that inflates to `bomb_bytes` (memory must stay bounded);
 - "huge": a reply `huge_chars` long, whatever max_tokens was asked (nothing of it stored);
-- "usage": a good reply whose usage counts are `usage` (negative, huge, a list...).
+- "usage": a good reply whose usage counts are `usage` (negative, huge, a list...);
+- "slow": a good reply after `slow_seconds` of silence, as a slow model computing a long reply.
 
 Every request is counted (`count`), so a test can tell what a resume paid again.
 """
@@ -48,6 +49,7 @@ class HostileLLM:
         self.mode = mode
         self.count = 0
         self.drip_seconds = 0.5
+        self.slow_seconds = 1.0
         self.bomb_bytes = 300 * 1024 * 1024
         self.huge_chars = 40 * 1024 * 1024
         self.usage: object = {"prompt_tokens": -5, "completion_tokens": 2**40}
@@ -104,6 +106,12 @@ class HostileLLM:
                                 return
                             self.wfile.write(bytes([byte]))
                             self.wfile.flush()
+                    elif mode == "slow":
+                        if hostile.stopping.wait(hostile.slow_seconds):
+                            return
+                        payload = _completion(body, default_reply(body), {"prompt_tokens": 1, "completion_tokens": 1})
+                        self._head(len(payload))
+                        self.wfile.write(payload)
                     elif mode == "gzip-bomb":
                         assert hostile._bomb is not None
                         self._head(len(hostile._bomb), {"Content-Encoding": "gzip"})

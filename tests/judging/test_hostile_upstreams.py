@@ -93,6 +93,21 @@ def test_a_server_dripping_a_byte_a_second_ends_at_the_calls_deadline(hostile):
     assert time.monotonic() - started < 20
 
 
+def test_without_a_stated_timeout_a_call_gets_long_enough_for_the_reply_it_asks(hostile, settings):
+    # At 10 tokens a second, 600 tokens may take 60 s, far past the 1 s this server computes;
+    # one token gets the 0.2 s floor, which the server's silence always outlasts.
+    settings.LLM_MIN_CALL_SECONDS = 0.2
+    settings.LLM_SLOWEST_TOKENS_PER_SECOND = 10
+    server = hostile("slow")
+    long_reply = ask(endpoint_on(server, timeout_seconds=None), max_tokens=600)
+    assert not isinstance(long_reply, LLMCallError), long_reply
+    short_reply = ask(endpoint_on(server, timeout_seconds=None), max_tokens=1)
+    assert isinstance(short_reply, LLMCallError) and "no reply within 0.2 s" in short_reply.reason
+    # A timeout the endpoint states is the deadline, whatever the reply asked.
+    stated = ask(endpoint_on(server, timeout_seconds=0.3), max_tokens=600)
+    assert isinstance(stated, LLMCallError) and "no reply within 0.3 s" in stated.reason
+
+
 def test_a_gzip_bomb_does_not_inflate_in_memory(hostile):
     server = hostile("gzip-bomb")
     with PeakMemory() as memory:

@@ -1,9 +1,11 @@
 """The default endpoint comes from the environment, its limits included."""
 
+from dataclasses import replace
+
 import pytest
 
 from llm.calls import ChatRequest
-from llm.config import EndpointConfig
+from llm.config import EndpointConfig, call_deadline
 from llm.errors import EndpointError
 from llm.selectors import endpoint_config
 from llm.stream import chat_one
@@ -68,3 +70,14 @@ def test_the_environment_timeout_and_retries_govern_real_calls(monkeypatch, sett
         assert server.count == 2
     finally:
         server.stop()
+
+
+def test_a_call_without_a_stated_timeout_gets_long_enough_for_its_reply(settings):
+    settings.LLM_MIN_CALL_SECONDS = 120
+    settings.LLM_SLOWEST_TOKENS_PER_SECOND = 5
+    unstated = EndpointConfig("e", "http://127.0.0.1:1/v1", "", "m")
+    assert call_deadline(unstated, 2048) == pytest.approx(409.6)
+    assert call_deadline(unstated, 1024) == pytest.approx(204.8)
+    assert call_deadline(unstated, 16) == 120
+    assert call_deadline(unstated, None) == 120
+    assert call_deadline(replace(unstated, timeout_seconds=30), 2048) == 30
