@@ -42,6 +42,8 @@ class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ["run", "item", "model", "order", "final_score", "outcome", "parse_error"]
     list_filter = ["run"]
     list_select_related = ["run", "item__dataset", "model"]
+    # The reply wherever it is stored (raw_text is empty when the cache row holds it).
+    readonly_fields = ["reply"]
 
 
 @admin.register(JudgeShard)

@@ -311,7 +311,9 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
                 custom_id = record.get("custom_id")
                 # Only the lines this batch holds, the first of each (an upstream may send others).
                 if isinstance(custom_id, str) and custom_id in lines and custom_id not in found:
-                    found[custom_id] = result_outcome(record, max_tokens=requests[custom_id].max_tokens)
+                    found[custom_id] = result_outcome(
+                        record, max_tokens=requests[custom_id].max_tokens, key=keys[custom_id]
+                    )
     missing = _("the batch ended %(status)s without a result for this request") % {"status": state.status}
     if state.errors:
         missing += f" ({state.errors})"

@@ -12,10 +12,16 @@ from judging.models import Answer, Judgment
 @item_eraser
 def judging_item_copies_erase(item_ids: list[int]) -> list[str]:
     """Replace the answers to these items and blank the judge replies about them; return the
-    texts removed (the LLM response cache holds the same replies)."""
+    texts removed: the replies the judgments refer to in the LLM response cache are among them,
+    and leave it with the rest (the judgments' reference then goes too)."""
     answers = Answer.objects.filter(item_id__in=item_ids)
-    judgments = Judgment.objects.filter(item_id__in=item_ids).exclude(raw_text="")
-    removed = list(answers.values_list("text", flat=True)) + list(judgments.values_list("raw_text", flat=True))
+    judgments = Judgment.objects.filter(item_id__in=item_ids)
+    copies = judgments.exclude(raw_text="")
+    removed = (
+        list(answers.values_list("text", flat=True))
+        + list(copies.values_list("raw_text", flat=True))
+        + list(judgments.filter(response__isnull=False).values_list("response__text", flat=True))
+    )
     answers.update(text=WITHDRAWN)
-    judgments.update(raw_text="")
+    copies.update(raw_text="")
     return removed

@@ -4,7 +4,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils.translation import gettext_lazy as _
 
 from core.models import default_workspace_id
@@ -207,6 +208,13 @@ class JudgmentQuerySet(models.QuerySet):
         """Every judgment without a verdict: failed calls, cut-off replies and parse failures."""
         return self.exclude(SCORED)
 
+    def with_reply_text(self):
+        """Each judgment's reply as `reply_text`, wherever it is stored: its own copy, else the
+        response cache row it refers to (Judgment.reply for one judgment)."""
+        return self.annotate(
+            reply_text=Coalesce(NullIf("raw_text", Value("")), "response__text", Value(""), output_field=models.TextField())
+        )
+
 
 class Judgment(models.Model):
     """One judge call's outcome. A parse failure keeps its raw text and reason."""
@@ -223,7 +231,22 @@ class Judgment(models.Model):
     # 0: the candidate is shown first (pairwise) or the only order (pointwise); 1: swapped.
     order = models.PositiveSmallIntegerField(default=0)
     template = models.ForeignKey(JudgeTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # A reply is stored once: in the response cache row it came from (`response`), which the
+    # judgment refers to. `raw_text` holds it only when no cache row holds this very text (a
+    # re-run that asked again a prompt the cache had answered otherwise), and for judgments
+    # saved before replies were stored once. Read it as `reply`.
     raw_text = models.TextField(blank=True)
+    response = models.ForeignKey(
+        "llm.LLMResponse",
+        to_field="key",
+        db_column="response_key",
+        null=True,
+        blank=True,
+        # A withdrawn participant's replies leave the cache (core.erasure): the judgment keeps
+        # its scores and loses the text.
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     scores = models.JSONField(default=dict, blank=True)
     final_score = models.PositiveSmallIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=8, choices=Outcome.choices, blank=True)
@@ -262,6 +285,14 @@ class Judgment(models.Model):
 
     def __str__(self):
         return f"{self.run_id}/{self.item_id}/{self.model_id}/{self.order}"
+
+    @property
+    def reply(self) -> str:
+        """The judge's reply as it came back: the cache row's text, or the judgment's own copy
+        (select_related("response") where many are read)."""
+        if self.raw_text or self.response_id is None:
+            return self.raw_text
+        return self.response.text if self.response is not None else ""
 
 
 def stale_after() -> timedelta:

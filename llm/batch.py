@@ -263,7 +263,7 @@ def result_lines(stream: IO[bytes]) -> Iterator[dict]:
             yield record
 
 
-def result_outcome(record: dict, *, max_tokens: int | None) -> Outcome:
+def result_outcome(record: dict, *, max_tokens: int | None, key: str = "") -> Outcome:
     """A result line as a live call's outcome: the reply (parsed as llm.calls reads one, its text
     capped as a live reply's), or the error the provider gave for the line."""
     error = record.get("error")
@@ -279,7 +279,7 @@ def result_outcome(record: dict, *, max_tokens: int | None) -> Outcome:
     body = response.get("body")
     if status == 200:
         try:
-            return reply_from_data(body, 0, text_cap=reply_text_cap(max_tokens))
+            return reply_from_data(body, 0, text_cap=reply_text_cap(max_tokens), key=key)
         except (ReplyTooLarge, ValueError) as problem:
             return LLMCallError(str(problem))
     message = _body_message(body)

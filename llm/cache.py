@@ -43,7 +43,13 @@ def cache_lookup(keys: list[str]) -> dict[str, ChatResult]:
             "key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"
         ):
             found[row.key] = ChatResult(
-                row.text, row.prompt_tokens, row.completion_tokens, row.latency_ms, True, row.finish_reason or None
+                row.text,
+                row.prompt_tokens,
+                row.completion_tokens,
+                row.latency_ms,
+                True,
+                row.finish_reason or None,
+                key=row.key,
             )
     return found
 

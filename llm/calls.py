@@ -32,6 +32,9 @@ class ChatResult:
     finish_reason: str | None = None
     # The model name the server put in its reply ("" when it gave none, or for a cached reply).
     model: str = ""
+    # The response cache key of the request this answers ("" when not known): a judgment
+    # refers to the cache row instead of storing the reply a second time.
+    key: str = ""
 
     def __post_init__(self):
         # A reply is stored (cache, judgment, draft) and shown: an upstream that repeats the
@@ -75,13 +78,13 @@ def chat_body(request: ChatRequest) -> dict[str, Any]:
     return body
 
 
-def read_reply(content: bytes, started: float, *, text_cap: int | None = None) -> ChatResult:
+def read_reply(content: bytes, started: float, *, text_cap: int | None = None, key: str = "") -> ChatResult:
     """A chat completion's body as a result; ValueError when it holds no message and was not cut
     off, ReplyTooLarge (llm.reading) when its text is longer than `text_cap`."""
-    return reply_from_data(json.loads(content), int((time.monotonic() - started) * 1000), text_cap=text_cap)
+    return reply_from_data(json.loads(content), int((time.monotonic() - started) * 1000), text_cap=text_cap, key=key)
 
 
-def reply_from_data(data: object, latency_ms: int, *, text_cap: int | None = None) -> ChatResult:
+def reply_from_data(data: object, latency_ms: int, *, text_cap: int | None = None, key: str = "") -> ChatResult:
     """A chat completion already read as JSON (a live reply, or a batch result line's body) as a
     result; the same errors as `read_reply`."""
     choices = data.get("choices") if isinstance(data, dict) else None
@@ -107,4 +110,5 @@ def reply_from_data(data: object, latency_ms: int, *, text_cap: int | None = Non
         cached=False,
         finish_reason=finish_reason,
         model=reported[:128] if isinstance(reported, str) else "",
+        key=key,
     )

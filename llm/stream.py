@@ -99,6 +99,7 @@ async def _call_with_retries(
     window: AdaptiveWindow,
     slot: _Slot,
     gates: Gates,
+    key: str,
 ) -> ChatResult:
     attempt = 0
     text_cap = reply_text_cap(request.max_tokens)
@@ -113,7 +114,7 @@ async def _call_with_retries(
             # second never holds a call past it. The body is read up to its cap (llm.sending).
             async with asyncio.timeout(deadline):
                 content, headers = await clients.senders[n].post(payload)
-            result = read_reply(content, started, text_cap=text_cap)
+            result = read_reply(content, started, text_cap=text_cap, key=key)
             wait = ratelimit_wait(headers)
             if wait:
                 gates.hold_back(wait)
@@ -336,7 +337,7 @@ class CallStream:
         slot = _Slot(self, request)
         try:
             outcome: Outcome = await _call_with_retries(
-                self._clients, self.endpoint, request, self.window, slot, self._gates
+                self._clients, self.endpoint, request, self.window, slot, self._gates, key
             )
         except LLMCallError as error:
             outcome = error
@@ -381,6 +382,7 @@ def _shared(outcome: Outcome) -> Outcome:
             True,
             outcome.finish_reason,
             outcome.model,
+            outcome.key,
         )
     return outcome
 

@@ -62,10 +62,12 @@ from judging.prompts.building import (
 from judging.prompts.templates import item_template_name, run_template_family
 from judging.verdicts.judgments import judgment_fields_from_reply
 from llm.budget import BudgetLimits
+from llm.cache import CACHE_CHUNK
 from llm.calls import ChatRequest, ChatResult
 from llm.config import CallKind, EndpointConfig, endpoint_signature, max_tokens_for
 from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
 from llm.errors import LLMCallError
+from llm.models import LLMResponse
 from llm.selectors import endpoint_config
 from llm.window import AdaptiveWindow
 
@@ -185,10 +187,27 @@ def unit_request(run: JudgeRun, unit: Unit, *, max_tokens: int | None) -> ChatRe
 
 def judgments_save(*, run_id: int, judgments: list[Judgment]) -> None:
     """Store judgments and add them to the run's running counts, in one transaction."""
+    replies_stored_once(judgments)
     with transaction.atomic():
         # ignore_conflicts: the unique (run, item, model, order) constraint makes a duplicate a no-op.
         Judgment.objects.bulk_create(judgments, ignore_conflicts=True, batch_size=500)
         run_counters_add(run_id=run_id, judgments=judgments)
+
+
+def replies_stored_once(judgments: list[Judgment]) -> None:
+    """A judgment whose reply the response cache holds word for word (stored there just before,
+    or the reply came from it) refers to that row and keeps no copy of its own; one that the
+    cache holds otherwise (a re-run asking again: the cache keeps its first reply) keeps its own."""
+    keyed = [(judgment.response_id, judgment) for judgment in judgments if judgment.response_id]
+    keys = sorted({key for key, _judgment in keyed})
+    held: dict[str, str] = {}
+    for start in range(0, len(keys), CACHE_CHUNK):
+        held.update(LLMResponse.objects.filter(key__in=keys[start : start + CACHE_CHUNK]).values_list("key", "text"))
+    for key, judgment in keyed:
+        if held.get(key) == judgment.raw_text:
+            judgment.raw_text = ""
+        else:
+            judgment.response_id = None
 
 
 def judgment_for(
@@ -212,6 +231,8 @@ def judgment_for(
         )
     reply = dict(
         raw_text=outcome.text,
+        # Kept only until `judgments_save` finds the same text in the cache row (stored once).
+        response_id=outcome.key or None,
         prompt_tokens=outcome.prompt_tokens,
         completion_tokens=outcome.completion_tokens,
         latency_ms=outcome.latency_ms,

@@ -118,14 +118,14 @@ def judgments_export(*, dataset=None, study=None, run=None, workspaces: set[int]
         "parse_error",
         "call_error",
         "flags",
-        "raw_text",
+        "reply_text",
         "prompt_tokens",
         "completion_tokens",
         "latency_ms",
         "cached",
         "created_at",
     ]
-    rows = judgments.order_by("pk").values_list(*keys).iterator(chunk_size=EXPORT_CHUNK)
+    rows = judgments.with_reply_text().order_by("pk").values_list(*keys).iterator(chunk_size=EXPORT_CHUNK)
     return ExportTable(fields=JUDGMENT_FIELDS, rows=(dict(zip(JUDGMENT_FIELDS, row)) for row in rows))
 
 

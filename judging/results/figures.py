@@ -64,7 +64,7 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
                 "item": j.item.external_id,
                 "model": j.model.name,
                 "reason": j.call_error or j.parse_error,
-                "raw_text": j.raw_text[:400],
+                "raw_text": j.reply[:400],
             }
             for j in run_judgments(run=run, failures_only=True)[:LISTED]
         ],

@@ -138,7 +138,7 @@ def run_reparse(*, run: JudgeRun) -> int:
         run.judgments.replied()
         .exclude(CUT_OFF)
         .filter(item__withdrawn_at__isnull=True)
-        .select_related("item", "template")
+        .select_related("item", "template", "response")
     )
     answers = {
         (a.item_id, a.model_id): a.text
@@ -150,7 +150,7 @@ def run_reparse(*, run: JudgeRun) -> int:
         _prompt, side = build_prompt(run, judgment.template, judgment.item, answer, reference, judgment.order)
         fields = judgment_fields_from_reply(
             mode=run.mode,
-            text=judgment.raw_text,
+            text=judgment.reply,
             candidate_side=side,
             criteria=criteria_for_template(judgment.template.name) if judgment.template else [],
             template=judgment.template.text if judgment.template else "",

@@ -65,13 +65,15 @@ def pipeline(reviewer):
     version = dataset_freeze(dataset=working, confirm_missing_references=True)
     model = CandidateModelFactory(name="m")
     run = JudgeRunFactory(dataset=version)
-    for item in version.items.all():
+    for n, item in enumerate(version.items.order_by("pk")):
         answer = AnswerFactory(item=item, model=model, text=f"About {item.question[:30]}: restart it.")
-        judgment = JudgmentFactory(
-            run=run, item=item, model=model, raw_text=f"The answer to '{item.question}' is fine. 8", final_score=8
-        )
+        reply = f"The answer to '{item.question}' is fine. 8"
+        cached = LLMResponse.objects.create(key=f"j{item.pk}", base_url="x", model="m", text=reply)
+        # A reply is stored once, in the cache row the judgment refers to; a judgment saved
+        # before that kept a copy of its own.
+        stored = {"raw_text": reply} if n == 0 else {"raw_text": "", "response": cached}
+        JudgmentFactory(run=run, item=item, model=model, final_score=8, **stored)
         LLMResponse.objects.create(key=f"a{item.pk}", base_url="x", model="m", text=answer.text)
-        LLMResponse.objects.create(key=f"j{item.pk}", base_url="x", model="m", text=judgment.raw_text)
     first_working = working.items.get(source_case=mine[0])
     draft = ReferenceDraft.objects.create(
         job=CurationJob.objects.create(kind="reference", dataset=working, model="m"),
@@ -119,7 +121,9 @@ def test_withdrawing_erases_the_participant_wherever_they_were_copied(pipeline, 
     # Scores stay; the words made from the question go.
     tombstones = version.items.filter(withdrawn_at__isnull=False)
     assert set(Answer.objects.filter(item__in=tombstones).values_list("text", flat=True)) == {WITHDRAWN}
-    assert set(Judgment.objects.filter(item__in=tombstones).values_list("raw_text", "final_score")) == {("", 8)}
+    assert set(Judgment.objects.filter(item__in=tombstones).values_list("raw_text", "response", "final_score")) == {
+        ("", None, 8)
+    }
     assert LLMResponse.objects.count() == 2 and report["cached_replies"] == 5
     assert ReferenceDraft.objects.count() == 0
     # The other participant's items and history are untouched.

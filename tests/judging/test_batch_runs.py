@@ -160,8 +160,8 @@ def test_batched_replies_take_the_live_path_parsing_caching_and_cut_off(server, 
         assert "1 of 4 replies could not be parsed into a score" in out
         run = JudgeRun.objects.get(endpoint__name=kind)
         results[kind] = sorted(
-            run.judgments.values_list(
-                "item__external_id", "raw_text", "final_score", "parse_error", "finish_reason", "call_error"
+            run.judgments.with_reply_text().values_list(
+                "item__external_id", "reply_text", "final_score", "parse_error", "finish_reason", "call_error"
             )
         )
         assert (run.parse_failures, run.cut_off, run.replied) == (1, 1, 4)

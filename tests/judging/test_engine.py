@@ -166,7 +166,7 @@ def test_a_reply_cut_off_by_max_tokens_is_recorded_as_cut_off_and_counted(many, 
         None,
         "the reply was cut off at max_tokens (300)",
     )
-    assert cut.raw_text  # kept as it came back, never scored
+    assert cut.reply  # kept as it came back, never scored
     progress = run_progress(run=run)
     assert (progress["done"], progress["cut_off"], progress["parse_failures"]) == (4, 1, 0)
 

@@ -133,12 +133,12 @@ def test_nul_bytes_in_replies_and_errors_are_stored_on_every_database(fast_retri
             spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
         )
         run_execute_inline(run=run)
-        judgments = list(run.judgments.all())
-        assert [(j.final_score, j.raw_text, j.reported_model) for j in judgments] == [
+        judgments = list(run.judgments.select_related("response"))
+        assert [(j.final_score, j.reply, j.reported_model) for j in judgments] == [
             (8, "Fine.\ufffd\n{'Factuality': 8, 'Final Score': 8}", "judge\ufffdmodel")
         ] * 3
         # The response cache kept them too: a resume would not pay for them again.
-        assert list(LLMResponse.objects.values_list("text", flat=True)) == [judgments[0].raw_text] * 3
+        assert list(LLMResponse.objects.values_list("text", flat=True)) == [judgments[0].reply] * 3
         # An upstream error quoting a NUL becomes a call error that can be stored as well.
         assert LLMCallError("HTTP 500: bad\x00news").reason == "HTTP 500: bad\ufffdnews"
     finally:

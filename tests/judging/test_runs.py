@@ -128,7 +128,7 @@ def test_parse_failures_are_kept_and_reparsed_without_calls(judged, fake_llm):
     run_execute_inline(run=run)
     assert run.judgments.exclude(parse_error="").count() == 8
     failure = run.judgments.first()
-    assert failure.raw_text == "Overall decent. Final score = seven"
+    assert failure.reply == "Overall decent. Final score = seven"
     assert failure.parse_error == "no score dict and no final-score phrase in the reply"
     Judgment.objects.filter(pk=failure.pk).update(raw_text="Overall decent. Final Score: 6")
     assert run_reparse(run=run) == 1
