@@ -212,7 +212,9 @@ class JudgmentQuerySet(models.QuerySet):
         """Each judgment's reply as `reply_text`, wherever it is stored: its own copy, else the
         response cache row it refers to (Judgment.reply for one judgment)."""
         return self.annotate(
-            reply_text=Coalesce(NullIf("raw_text", Value("")), "response__text", Value(""), output_field=models.TextField())
+            reply_text=Coalesce(
+                NullIf("raw_text", Value("")), "response__text", Value(""), output_field=models.TextField()
+            )
         )
 
 
