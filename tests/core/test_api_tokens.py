@@ -95,9 +95,13 @@ def test_the_menu_links_to_the_tokens_page(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_hashes_the_tokens_made_in_the_admin():
+    # Back to just before core's token migration (nothing depends on it), not further: taking every
+    # app back to core's first migration took minutes on a loaded machine, for the same check.
     executor = MigrationExecutor(connection)
-    executor.migrate([("core", "0001_initial")])
-    old = executor.loader.project_state([("core", "0001_initial"), ("authtoken", "0004_alter_tokenproxy_options")]).apps
+    executor.migrate([("core", "0002_workspaces")])
+    old = executor.loader.project_state(
+        [("core", "0002_workspaces"), ("authtoken", "0004_alter_tokenproxy_options")]
+    ).apps
     user = old.get_model("auth", "User").objects.create(username="script-owner")
     old.get_model("authtoken", "Token").objects.create(key="a" * 40, user=user)
 
