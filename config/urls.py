@@ -27,6 +27,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("me/", MeApi.as_view(), name="api-me"),
     path("", include("curation.api_urls")),
     path("", include("judging.api_urls")),
+    path("", include("llm.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include(home_urls.api_urlpatterns)),
     # The schema and its docs describe every endpoint: signed-in people only.

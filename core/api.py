@@ -24,6 +24,7 @@ class ApiRootApi(APIView):
                 "studies": link("api-studies"),
                 "datasets": link("api-datasets"),
                 "runs": link("api-runs"),
+                "endpoints": link("api-endpoints"),
                 "campaigns": link("api-campaigns"),
                 "schema": link("api-schema"),
                 "docs": link("api-docs"),

@@ -84,7 +84,7 @@ def test_wrong_password_is_refused_with_a_message(client):
     assert b"Please enter a correct username and password" in response.content
 
 
-API_LISTS = ["api-studies", "api-datasets", "api-runs", "api-campaigns"]
+API_LISTS = ["api-studies", "api-datasets", "api-runs", "api-campaigns", "api-endpoints"]
 
 
 @pytest.mark.parametrize("url_name", API_LISTS + ["api-me", "api-root"])

@@ -150,6 +150,7 @@ LISTS = {
     "api-datasets": {},
     "api-runs": {},
     "api-campaigns": {},
+    "api-endpoints": {},
     "llm:endpoints": {},
     "llm:endpoint-new": {},
     "core:audit": {},
@@ -310,7 +311,7 @@ def test_b_lists_show_nothing_of_a(client, world):
         assert response.status_code == 200, name
         _nothing_of_a(response, name)
     # Lists of the API come back empty, not merely without the mark.
-    for name in ("api-studies", "api-datasets", "api-runs", "api-campaigns"):
+    for name in ("api-studies", "api-datasets", "api-runs", "api-campaigns", "api-endpoints"):
         assert client.get(reverse(name)).json()["results"] == [], name
 
 
