@@ -171,3 +171,20 @@ def test_a_withdrawal_names_one_participant(pipeline):
     with pytest.raises(WithdrawalError, match="by a Prolific ID or by a submission number"):
         participant_withdraw(study=study)
     assert Dataset.objects.filter(amended_at__isnull=False).count() == 0
+
+
+def test_another_questions_reply_in_the_same_words_is_kept(pipeline, researcher):
+    """The cache is purged by text, and short verdicts repeat word for word across questions: a
+    judgment of another participant's question that refers to a row with the same words keeps it."""
+    study, _mine, _theirs, _working, version = pipeline
+    judgments = list(Judgment.objects.filter(item__dataset=version).select_related("item"))
+    kept = next(j for j in judgments if j.item.question == "What is a kettle for?")
+    gone = next(j for j in judgments if j.item.question != "What is a kettle for?" and j.response_id)
+    LLMResponse.objects.filter(key=gone.response_id).update(text="[[A]]")
+    Judgment.objects.filter(pk=kept.pk).update(
+        raw_text="", response=LLMResponse.objects.create(key="kettle", base_url="x", model="m", text="[[A]]")
+    )
+    participant_withdraw(study=study, prolific_pid="pid-withdrawn", actor=researcher)
+    assert Judgment.objects.select_related("response").get(pk=kept.pk).reply == "[[A]]"
+    assert Judgment.objects.filter(pk=gone.pk).values_list("raw_text", "response").get() == ("", None)
+    assert not LLMResponse.objects.filter(text="[[A]]").exists()
