@@ -66,7 +66,8 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
                 "reason": j.call_error or j.parse_error,
                 "raw_text": j.reply[:400],
             }
-            for j in run_judgments(run=run, failures_only=True)[:LISTED]
+            # The reply is read only here: its cache row comes with the failures, not with every list.
+            for j in run_judgments(run=run, failures_only=True).select_related("response")[:LISTED]
         ],
         "flagged": [
             {

@@ -216,9 +216,7 @@ def judgment_rows(*, run: JudgeRun):
 
 def run_judgments(*, run: JudgeRun, failures_only: bool = False) -> QuerySet[Judgment]:
     """The run's judgments with item and model, for the run page's table and exports."""
-    queryset = run.judgments.select_related("item", "model", "template", "response").order_by(
-        "item_id", "model__name", "order"
-    )
+    queryset = run.judgments.select_related("item", "model", "template").order_by("item_id", "model__name", "order")
     if failures_only:
         queryset = queryset.unscored()
     return queryset
