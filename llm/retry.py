@@ -160,7 +160,7 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
-def classify(error: Exception, endpoint: EndpointConfig, *, deadline: float | None = None) -> Failure:
+def classify(error: Exception, endpoint: EndpointConfig, *, deadline: float) -> Failure:
     """How a failed attempt is handled, with a reason that names what the researcher can fix.
     `deadline`: the seconds the call was given (llm.config.call_deadline), named in a timeout."""
     url = endpoint.base_url
@@ -183,7 +183,7 @@ def classify(error: Exception, endpoint: EndpointConfig, *, deadline: float | No
             True,
             "failed",
             _("timeout (no reply within %(seconds)s s)")
-            % {"seconds": f"{deadline or endpoint.timeout_seconds or 0:g}"},
+            % {"seconds": f"{deadline:g}"},
         )
     if isinstance(error, openai.APIConnectionError):
         # Imported here, not at the top: aiohttp comes with the SDK, which is loaded on first use (llm.sdk).
