@@ -182,8 +182,7 @@ def classify(error: Exception, endpoint: EndpointConfig, *, deadline: float) -> 
             True,
             True,
             "failed",
-            _("timeout (no reply within %(seconds)s s)")
-            % {"seconds": f"{deadline:g}"},
+            _("timeout (no reply within %(seconds)s s)") % {"seconds": f"{deadline:g}"},
         )
     if isinstance(error, openai.APIConnectionError):
         # Imported here, not at the top: aiohttp comes with the SDK, which is loaded on first use (llm.sdk).
