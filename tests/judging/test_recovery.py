@@ -20,6 +20,7 @@ from judging.engine.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.queue import shard_claim
 from judging.engine.watchdog import run_watch
 from judging.engine.workers import worker_is_gone, worker_name
+from judging.management.commands import judge_resume as judge_resume_command
 from judging.models import JudgeRun, JudgeShard
 from judging.runs.creation import run_create
 from judging.runs.resume import run_resume
@@ -118,13 +119,24 @@ def test_a_live_worker_elsewhere_keeps_its_shard_until_its_heartbeat_is_stale(cr
     assert run_resume(run=run, enqueue=False) == 1
 
 
-def test_judge_resume_inline_waits_for_a_shard_held_elsewhere_and_takes_it_over_once_stale(crashed, fake_llm, settings):
-    settings.JUDGING_STALE_SECONDS = 1
+def test_judge_resume_inline_waits_for_a_shard_held_elsewhere_and_takes_it_over_once_stale(
+    crashed, fake_llm, settings, monkeypatch
+):
+    settings.JUDGING_STALE_SECONDS = 30
     settings.JUDGING_TICK_SECONDS = 0.05
     run = crashed(f"not-{socket.gethostname()}:4242:1")
+
+    def resume_then_the_holder_falls_silent(**kwargs):
+        # The other worker's heartbeat goes stale only once the resume has looked at it (fresh),
+        # however long a loaded machine takes to get there.
+        count = run_resume(**kwargs)
+        run.shards.update(heartbeat_at=timezone.now() - timedelta(seconds=60))
+        return count
+
+    monkeypatch.setattr(judge_resume_command, "run_resume", resume_then_the_holder_falls_silent)
     out = StringIO()
     # Nothing to re-queue yet; the command follows the run here, and takes the shard over once
-    # the other worker's heartbeat is a second old: it neither gives up nor hangs.
+    # the other worker's heartbeat is stale: it neither gives up nor hangs.
     call_command("judge_resume", str(run.pk), "--inline", stdout=out)
     assert "0 shard(s) queued again." in out.getvalue()
     run.refresh_from_db()
