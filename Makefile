@@ -10,6 +10,10 @@ PYTHON := $(shell for p in python3.13 python3.12 python3; do \
 LOCAL_ENV := .env
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist load)
+# The suites write bytecode even where the environment says not to: otherwise every pytest worker
+# rewrites every test module's assertions again (about 7 s each) and every server, worker and
+# command a test starts compiles the project again. It goes to __pycache__ (git-ignored).
+SUITE := env -u PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint lint-fix typecheck test-sqlite test-postgres test-browser install browser messages bench clean
 
@@ -60,7 +64,7 @@ lint-fix: install
 
 test-sqlite: install
 	@echo "== SQLite"
-	env -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright $(XDIST)
+	$(SUITE) -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright $(XDIST)
 
 # Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it). Every test
 # that touches the database runs here again; the ones that never reach one (pure statistics,
@@ -69,16 +73,17 @@ test-sqlite: install
 test-postgres: install
 	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
 		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
-		$(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST); \
+		$(SUITE) $(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST); \
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser
 	@echo "== Browser (Chromium)"
-	env -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(XDIST)
+	$(SUITE) -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(XDIST)
 
-# Playwright drives Debian's Chromium (browsers cannot be downloaded here); the Chinese pages need a CJK font.
+# Playwright drives Debian's Chromium in the headless build it uses for headless runs (browsers cannot
+# be downloaded here; tests/e2e/conftest.py); the Chinese pages need a CJK font.
 browser:
-	@command -v chromium >/dev/null 2>&1 || scripts/apt-install chromium
+	@command -v chromium-headless-shell >/dev/null 2>&1 || scripts/apt-install chromium-headless-shell
 	@fc-list 2>/dev/null | grep -qi 'Noto.*CJK' || scripts/apt-install fonts-noto-cjk
 
 # Each app keeps its own catalogue in <app>/locale; the project one covers config/ and templates/.
