@@ -2,6 +2,7 @@
 still needs its SECRET_KEY from the real environment."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -114,6 +115,10 @@ def serve_demo(tmp_path, *, delay: float, fail: bool = False):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # Ctrl-C reaches `make run` from a terminal. A suite started in the background by a script
+        # (`.ci/run &`) inherits SIGINT ignored, and a shell cannot trap a signal ignored at its
+        # start: the stop below then waited for the fake worker's minute of sleep.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     return process, port
 
