@@ -44,9 +44,12 @@ $(LOCAL_ENV): | install
 # transactional ones, whose flush would remove what the migrations seeded); `make test
 # PYTEST_WORKERS=0` runs each suite in one process. Each stage's output is printed whole as it
 # ends (--output-sync), and `make test` fails if any stage failed (-k lets the others finish
-# first).
+# first). The SQLite and browser stages share one migrated test database through a folder of
+# their own (USERBENCH_TEST_SHARED, tests/migrated_once.py), removed afterwards.
 test: lint
-	@$(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser
+	@shared=$$(mktemp -d); \
+	USERBENCH_TEST_SHARED=$$shared $(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser; \
+	status=$$?; rm -rf "$$shared"; exit $$status
 
 # ruff.toml: lint (pyflakes, import order, bugbear, Django rules) and the formatter's check.
 lint: install

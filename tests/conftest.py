@@ -1,6 +1,10 @@
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.factories import UserFactory
+from tests.migrated_once import drop_postgres_template, migrate_once_per_run
 
 
 @pytest.fixture
@@ -82,3 +86,20 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory, django_db_blocker):
+    """pytest-django's hook just before the test databases are built: with several workers, the
+    test database is migrated by the first and copied by the others (tests/migrated_once.py),
+    through the folder `make test` gives its stages (USERBENCH_TEST_SHARED), or else the run's:
+    the parent of each worker's temporary folder."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    shared = os.environ.get("USERBENCH_TEST_SHARED")
+    folder = Path(shared) if shared else tmp_path_factory.getbasetemp().parent
+    migrate_once_per_run(folder)
+    yield
+    with django_db_blocker.unblock():
+        drop_postgres_template(folder)
