@@ -3,7 +3,7 @@
 
 import pytest
 
-from tests.conftest import is_transactional, touches_the_database
+from tests.conftest import touches_the_database
 
 
 def test_sample_pure():
@@ -28,11 +28,6 @@ def test_sample_with_a_live_server(live_server):
     assert live_server.url
 
 
-@pytest.mark.processes
-def test_sample_that_would_start_processes(transactional_db):
-    pass
-
-
 def test_only_tests_that_never_reach_a_database_are_left_to_the_sqlite_stage(request):
     siblings = {item.name: item for item in request.session.items if item.module is request.module}
     verdicts = {name: touches_the_database(item) for name, item in siblings.items() if name.startswith("test_sample")}
@@ -42,23 +37,4 @@ def test_only_tests_that_never_reach_a_database_are_left_to_the_sqlite_stage(req
         "test_sample_marked": True,
         "test_sample_with_a_skip_condition": True,
         "test_sample_with_a_live_server": True,
-        "test_sample_that_would_start_processes": True,
     }
-
-
-def test_the_tests_that_start_processes_lead_the_transactional_ones_and_follow_the_others(request):
-    """pytest-django's order holds (database tests, then transactional ones, whose flush would
-    remove what the migrations seeded); among the transactional ones, the longest go first."""
-    kinds = []
-    for item in request.session.items:
-        if item.get_closest_marker("processes"):
-            kinds.append("processes")
-        elif is_transactional(item):
-            kinds.append("transactional")
-        elif item.get_closest_marker("django_db") or "db" in item.fixturenames:
-            kinds.append("database")
-    assert "processes" in kinds and "transactional" in kinds
-    first_processes, last_processes = kinds.index("processes"), len(kinds) - 1 - kinds[::-1].index("processes")
-    assert "database" not in kinds[first_processes:]
-    assert set(kinds[first_processes : last_processes + 1]) == {"processes"}
-    assert "transactional" not in kinds[:first_processes]
