@@ -10,8 +10,6 @@ PYTHON := $(shell for p in python3.13 python3.12 python3; do \
 LOCAL_ENV := .env
 PYTEST_WORKERS ?= 2
 XDIST := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist load)
-# The PostgreSQL stage has the most to do and ends last: it gets one process more.
-XDIST_POSTGRES := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(shell expr $(PYTEST_WORKERS) + 1) --dist load)
 # The suites write bytecode even where the environment says not to: otherwise every pytest worker
 # rewrites every test module's assertions again (about 7 s each) and every server, worker and
 # command a test starts compiles the project again. It goes to __pycache__ (git-ignored).
@@ -78,7 +76,7 @@ test-sqlite: install
 test-postgres: install
 	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
 		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
-		$(SUITE) $(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST_POSTGRES); \
+		$(SUITE) $(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST); \
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser

@@ -70,27 +70,6 @@ def pytest_addoption(parser):
     )
 
 
-def start_processes_first(items) -> None:
-    """The tests that start real servers and workers (marked `processes`, the longest, and all
-    transactional) go first among the transactional tests, which pytest-django sends after the
-    other database tests: started last, the longest of them left one worker running alone while
-    the others had finished. Nothing else moves."""
-    slow = [item for item in items if item.get_closest_marker("processes")]
-    if not slow:
-        return
-    first_transactional = next(n for n, item in enumerate(items) if is_transactional(item))
-    rest = [item for item in items if not item.get_closest_marker("processes")]
-    items[:] = rest[:first_transactional] + slow + rest[first_transactional:]
-
-
-def is_transactional(item) -> bool:
-    """As pytest-django orders tests: marked transaction=True, or asking for a fixture that is."""
-    marker = item.get_closest_marker("django_db")
-    if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
-        return True
-    return bool({"transactional_db", "live_server", "django_db_reset_sequences"} & set(item.fixturenames))
-
-
 def touches_the_database(item) -> bool:
     """A test touches the database if it is marked django_db or asks for a fixture that opens it;
     a test with a skip condition is kept too (it may be one that only runs on this database)."""
@@ -100,7 +79,6 @@ def touches_the_database(item) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    start_processes_first(items)
     if not config.getoption("--database-tests-only"):
         return
     kept = [item for item in items if touches_the_database(item)]
