@@ -83,8 +83,8 @@ test-browser: install browser
 	@echo "== Browser (Chromium)"
 	$(SUITE) -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(XDIST)
 
-# Playwright drives Debian's Chromium in the headless build it uses for headless runs (browsers cannot
-# be downloaded here; tests/e2e/conftest.py); the Chinese pages need a CJK font.
+# Playwright drives Debian's Chromium in the build it uses for headless runs (browsers cannot be
+# downloaded here; tests/e2e/conftest.py); the Chinese pages need a CJK font.
 browser:
 	@command -v chromium-headless-shell >/dev/null 2>&1 || scripts/apt-install chromium-headless-shell
 	@fc-list 2>/dev/null | grep -qi 'Noto.*CJK' || scripts/apt-install fonts-noto-cjk
