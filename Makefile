@@ -45,11 +45,11 @@ $(LOCAL_ENV): | install
 # PYTEST_WORKERS=0` runs each suite in one process. Each stage's output is printed whole as it
 # ends (--output-sync), and `make test` fails if any stage failed (-k lets the others finish
 # first). The SQLite and browser stages share one migrated test database through a folder of
-# their own (USERBENCH_TEST_SHARED, tests/migrated_once.py), removed afterwards.
+# their own (USERBENCH_TEST_SHARED, tests/migrated_once.py), removed afterwards, also when a stage
+# fails or Ctrl-C stops the run.
 test: lint
-	@shared=$$(mktemp -d); \
-	USERBENCH_TEST_SHARED=$$shared $(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser; \
-	status=$$?; rm -rf "$$shared"; exit $$status
+	@shared=$$(mktemp -d); trap 'rm -rf "$$shared"' EXIT; \
+	USERBENCH_TEST_SHARED=$$shared $(MAKE) --no-print-directory -j 4 -k --output-sync=target typecheck test-sqlite test-postgres test-browser
 
 # ruff.toml: lint (pyflakes, import order, bugbear, Django rules) and the formatter's check.
 lint: install
