@@ -6,6 +6,8 @@ Chromium. Run this folder in its own pytest process (see Makefile `test-browser`
 
 import os
 import shutil
+from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -45,6 +47,19 @@ def browser_type_launch_args(browser_type_launch_args):
             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
         ],
     }
+
+
+@contextmanager
+def sent_to(page, url):
+    """Around the click that sends the browser to `url` outside the live server (Prolific's
+    completion link): the request for it is what shows where it was sent, since a redirect's
+    target is never routed to a stand-in in the headless build, and no name but the live server's
+    resolves. Returns once the page it was sent to (a stand-in or the browser's error page) loaded,
+    so that the next navigation is not cut short by it."""
+    here = urlsplit(page.url).netloc
+    with page.expect_request(lambda request: request.url == url):
+        yield
+    page.wait_for_url(lambda now: urlsplit(now).netloc != here)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from curation.models import Case, Submission
+from tests.e2e.conftest import sent_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,15 +21,10 @@ def demo_study(db):
     call_command("loaddata", str(settings.BASE_DIR / "fixtures" / "demo.json"), verbosity=0)
 
 
-def sent_to(url):
-    return lambda request: request.url == url
-
-
 @pytest.fixture
 def prolific(page):
     """Stand in for app.prolific.com where the browser routes a redirect's target (the desktop
-    Chromium does, the headless shell does not: there it fails, as no name resolves in tests but
-    the live server's). Either way the request shows where the participant was sent."""
+    Chromium does; tests/e2e/conftest.py `sent_to`)."""
     page.route(
         re.compile(r"^https://app\.prolific\.com/.*"),
         lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Prolific</h1>"),
@@ -125,9 +121,8 @@ def test_english_flow_from_a_prolific_link_with_errors_and_a_language_switch(
 
     expect(page.get_by_role("heading", level=1)).to_have_text("Review and submit")
     expect(page.get_by_text("Question: 半句话")).to_be_visible()
-    with page.expect_request(sent_to("https://app.prolific.com/submissions/complete?cc=C1USERB")):
+    with sent_to(page, "https://app.prolific.com/submissions/complete?cc=C1USERB"):
         page.get_by_role("button", name="Submit my answers").click()
-    page.wait_for_url(lambda url: not url.startswith(live_server.url))  # the page it was sent to has loaded
 
     submission = Submission.objects.get(prolific_pid="e2e-pid-1")
     assert (submission.prolific_study_id, submission.prolific_session_id) == ("st-1", "se-1")
@@ -172,9 +167,8 @@ def test_chinese_flow_with_a_failed_attention_check_ends_with_the_screen_out_cod
     # Failing the check never stops anyone: the review page comes as usual.
     expect(page.get_by_role("heading", level=1)).to_have_text("检查并提交")
     expect(page.get_by_text("豆包")).to_be_visible()
-    with page.expect_request(sent_to("https://app.prolific.com/submissions/complete?cc=S0USERB")):
+    with sent_to(page, "https://app.prolific.com/submissions/complete?cc=S0USERB"):
         page.get_by_role("button", name="提交我的回答").click()
-    page.wait_for_url(lambda url: not url.startswith(live_server.url))  # the page it was sent to has loaded
 
     submission = Submission.objects.get(prolific_pid="e2e-pid-2")
     assert submission.excluded is True and submission.language == "zh"

@@ -27,7 +27,7 @@ from core.exports import EXPORTERS
 from core.workspaces import membership_set
 from curation.models import Dataset
 from judging.models import Answer, JudgeRun
-from tests.e2e.conftest import EXPECT_TIMEOUT_MS
+from tests.e2e.conftest import EXPECT_TIMEOUT_MS, sent_to
 from tests.factories import UserFactory
 from tests.judging.fake_llm import FakeLLM
 
@@ -468,8 +468,7 @@ def test_a_whole_study_from_an_empty_database_through_the_pages(
         )
         take_part(participant, words)
         fits_the_screen(participant, width)
-        completion = "https://app.prolific.com/submissions/complete?cc=C0PILOT"
-        with participant.expect_request(lambda request: request.url == completion):
+        with sent_to(participant, "https://app.prolific.com/submissions/complete?cc=C0PILOT"):
             participant.get_by_role("button", name=words["submit"]).click()
         page.reload()
         expect(page.locator("#stat-submitted")).to_have_text("1")
