@@ -5,7 +5,10 @@ Chromium. Run this folder in its own pytest process (see Makefile `test-browser`
 """
 
 import os
+import select
 import shutil
+import threading
+import time
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
@@ -133,15 +136,66 @@ def role_groups(request):
         Group.objects.get_or_create(name=role.value)
 
 
+class ServerQuiet:
+    """Tells when the live server has nothing left to answer: no connection accepted and not yet
+    closed, and none waiting in the listening socket's backlog (one the browser opened just before
+    its page closed, which the server has not accepted yet). Django's test server answers in
+    daemon threads, which socketserver does not keep, so they cannot be joined instead. The server's loop takes a lock
+    around each accept, so a look under the same lock never falls between a request leaving the
+    backlog and being counted."""
+
+    def __init__(self, httpd):
+        self.httpd = httpd
+        self.lock = threading.RLock()  # the loop closes refused requests while it holds it
+        self.being_answered = 0
+        handle_next, accept, close = httpd._handle_request_noblock, httpd.get_request, httpd.shutdown_request
+
+        def handle_next_under_the_lock():
+            with self.lock:
+                handle_next()
+
+        def counted_accept():
+            connection = accept()
+            self.being_answered += 1
+            return connection
+
+        def counted_close(connection):
+            try:
+                close(connection)
+            finally:
+                with self.lock:
+                    self.being_answered -= 1
+
+        httpd._handle_request_noblock = handle_next_under_the_lock
+        httpd.get_request = counted_accept
+        httpd.shutdown_request = counted_close
+
+    def wait(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                waiting, _, _ = select.select([self.httpd.socket], [], [], 0)
+                if not waiting and self.being_answered == 0:
+                    return
+            time.sleep(0.01)
+        raise AssertionError(f"the live server was still answering {self.being_answered} request(s) after {timeout} s")
+
+
 @pytest.fixture(autouse=True)
 def requests_answered_before_the_flush(request, role_groups):
     """The live server answers in threads of this process, on the test's own connection to the
-    in-memory database: a request still being answered when a test ends (a page's last progress
-    poll) reads the tables the flush after the test is emptying ("database table is locked").
-    Its pages are closed by the time this runs; wait for what they had asked to be answered."""
-    server = request.getfixturevalue("live_server") if "live_server" in request.fixturenames else None
+    in-memory database: a request still being answered when a test ends (a page's next progress
+    poll) reads the tables the flush after the test is emptying ("database table is locked"), and
+    a page left open keeps polling into the next test. So every browser context a test opened is
+    closed when it ends (pytest-playwright closes only its own), and the flush waits until the
+    server has answered everything they sent and their connections are closed."""
+    fixtures = request.fixturenames
+    server = request.getfixturevalue("live_server") if "live_server" in fixtures else None
+    browser = request.getfixturevalue("browser") if "browser" in fixtures else None
+    if server is not None and not hasattr(server.thread.httpd, "quiet"):
+        server.thread.httpd.quiet = ServerQuiet(server.thread.httpd)
     yield
+    for context in browser.contexts if browser is not None else ():
+        context.close()
     if server is not None:
-        # socketserver keeps the threads of requests being answered (block_on_close).
-        for thread in list(server.thread.httpd._threads):
-            thread.join(timeout=60)
+        server.thread.httpd.quiet.wait()
