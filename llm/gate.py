@@ -104,6 +104,11 @@ class Gates:
             self.asking = asyncio.create_task(self._ask(in_use, estimates))
 
     async def _ask(self, in_use: int, estimates: list[int]) -> None:
+        # An ask that only finds a budget waiting (the provider's wait, or starved a moment ago)
+        # and asks the database nothing changes nothing: it does not wake the stream, the timer
+        # set when the wait began does. Woken at once, the stream would ask again at once, and so
+        # on until the timer: a worker waiting at its limit spun a core doing nothing.
+        asked_database = waiting = False
         try:
             now = time.monotonic()
             # Budgets that only count calls in flight are asked first: a request or token of the
@@ -112,6 +117,7 @@ class Gates:
             # calls by the endpoint could then get fewer slots from its run and waste the rest.
             if any(now < budget.wait_until for budget in self.budgets):
                 estimates = []  # woken when the wait is over (call_later)
+                waiting = True
             for budget in sorted(self.budgets, key=lambda budget: budget.limits.paced):
                 if not estimates:
                     break
@@ -120,7 +126,9 @@ class Gates:
                     continue
                 if now < budget.starved_until:
                     estimates = estimates[: int(room)]
+                    waiting = True
                     break
+                asked_database = True
                 if budget.id is None:
                     budget.id = await sync_to_async(budget_row)(budget.limits.key)
                 grant = await sync_to_async(budget_acquire)(
@@ -153,7 +161,8 @@ class Gates:
                     break
         finally:
             self.asking = None
-            self.on_change()
+            if asked_database or not waiting:
+                self.on_change()
 
     async def renew(self, *, in_use: int, wanted: int) -> None:
         """Renew the leases (a few times per lease), giving back the slots not needed now."""

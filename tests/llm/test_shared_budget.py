@@ -170,3 +170,31 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
 
     assert async_to_sync(ask_for_five)() == 1
     assert sum(BudgetSpend.objects.values_list("requests", flat=True)) == 1
+
+
+def test_a_stream_at_its_limit_waits_without_asking_again_and_again(server, quick, monkeypatch):
+    """A window wider than the endpoint's one slot: most of the run the stream is starved. It
+    asks again when a call ends or a quarter-second timer fires, never in a loop: each ask used to
+    wake the stream, which asked again at once, and a worker at its limit spun a core."""
+    import time
+
+    from llm.gate import STARVED_SECONDS, Gates
+
+    asks = []
+    original = Gates._ask
+
+    async def counted(self, in_use, estimates):
+        asks.append(in_use)
+        await original(self, in_use, estimates)
+
+    monkeypatch.setattr(Gates, "_ask", counted)
+    server.latency = 0.2
+    started = time.monotonic()
+    results = async_to_sync(chat_many)(endpoint_for(server, max_in_flight=1), requests(5), in_flight=5, use_cache=False)
+    elapsed = time.monotonic() - started
+    assert all(isinstance(outcome, ChatResult) for outcome in results)
+    assert server.peak_busy == 1
+    # An ask per call that ended and per timer that fired, with room to spare; a spinning stream
+    # asks thousands of times in a second. (The bound grows with the time the run took, so a slow
+    # machine cannot fail it.)
+    assert len(asks) <= 2 * (len(results) + elapsed / STARVED_SECONDS) + 10, len(asks)
