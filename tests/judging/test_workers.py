@@ -59,7 +59,9 @@ def test_a_killed_worker_resumes_without_repeating_a_finished_call(big_run, fake
     fake_llm.latency = 0.05
     run = big_run(items=150)
     run_enqueue(run=run)
-    worker = start_worker(shared_database, "first")
+    # Its share of the endpoint's calls in flight comes back when its lease lapses: in seconds
+    # here, rather than the 30 a deployment waits (the slots are not what this test is about).
+    worker = start_worker(shared_database, "first", LLM_BUDGET_LEASE_SECONDS="2")
     try:
         wait_for(lambda: run.judgments.count() >= 80, processes=[worker], what="80 judgments")
     finally:
