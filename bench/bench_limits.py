@@ -9,7 +9,9 @@ the database (llm/budget.py). For each number of workers it prints:
   - the peak of calls in flight at the server (never above the endpoint's limit);
   - the wall time, from the first call's arrival to the last reply, against the time the
     limits allow: full windows of what the minute allows, the last one taking as long as
-    its calls take at the in-flight limit (target: within 1.15x).
+    its calls take at the in-flight limit (target: within 1.15x);
+  - the CPU the workers used, in all and per second of the run: a worker waiting at a limit
+    should wait, not spin (target: a small share of one core per worker).
 
 The "minute" is --window seconds (60 is a provider's; shorter keeps the benchmark short: the
 workers read it from LLM_RATE_WINDOW_SECONDS). SQLite in a temporary file unless
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -107,6 +110,10 @@ def one(args, workers: int) -> dict:
         "LLM_RATE_WINDOW_SECONDS": str(args.window),
         "LOG_LEVEL": "WARNING",
     }
+    # The workers' CPU: what this process's reaped children used, before and after.
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = children.ru_utime + children.ru_stime
+    started = time.monotonic()
     processes = [start_worker(f"{tag}-{n}", env) for n in range(workers)]
     try:
         time.sleep(3)  # the workers start (import Django and the SDK) before the run is queued
@@ -122,6 +129,9 @@ def one(args, workers: int) -> dict:
         for process in processes:
             process.wait(timeout=60)
         server.stop()
+    lifetime = time.monotonic() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker_cpu = children.ru_utime + children.ru_stime - cpu_before
     run.refresh_from_db()
     # The calls' tokens as the server counted them: what the minute's tokens allow per window.
     tokens_per_call = sum(provider_tokens(body) for body in server.requests) / max(1, server.count)
@@ -137,6 +147,9 @@ def one(args, workers: int) -> dict:
         "wall_s": wall,
         "allowed_s": allowed,
         "ratio": wall / allowed,
+        "worker_cpu_s": worker_cpu,
+        # Cores the workers kept busy over their lifetime (start-up included), per worker.
+        "cores_per_worker": worker_cpu / lifetime / workers,
     }
 
 
@@ -160,13 +173,15 @@ def main(argv=None) -> int:
         f"{args.in_flight} in flight; latency {args.latency:g} s; database {os.environ['DATABASE_URL'].split(':')[0]}"
     )
     print(
-        f"{'workers':>7} {'status':>9} {'requests':>8} {'429 %':>6} {'peak':>5} {'wall s':>7} {'allowed s':>9} {'ratio':>6}"
+        f"{'workers':>7} {'status':>9} {'requests':>8} {'429 %':>6} {'peak':>5} {'wall s':>7} {'allowed s':>9} "
+        f"{'ratio':>6} {'worker CPU s':>12} {'cores/worker':>12}"
     )
     for workers in [int(part) for part in args.workers.split(",")]:
         row = one(args, workers)
         print(
             f"{row['workers']:>7} {row['status']:>9} {row['requests']:>8} {100 * row['429_share']:>6.2f} "
-            f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f}"
+            f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f} "
+            f"{row['worker_cpu_s']:>12.1f} {row['cores_per_worker']:>12.2f}"
         )
     return 0
 
