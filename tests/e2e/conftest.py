@@ -140,14 +140,14 @@ class ServerQuiet:
     """Tells when the live server has nothing left to answer: no connection accepted and not yet
     closed, and none waiting in the listening socket's backlog (one the browser opened just before
     its page closed, which the server has not accepted yet). Django's test server answers in
-    daemon threads, which socketserver does not keep, so they cannot be joined instead. The server's loop takes a lock
-    around each accept, so a look under the same lock never falls between a request leaving the
-    backlog and being counted."""
+    daemon threads, which socketserver does not keep, so they cannot be joined instead. The
+    server's loop takes a lock around each accept, so a look under the same lock never falls
+    between a connection leaving the backlog and being counted."""
 
     def __init__(self, httpd):
         self.httpd = httpd
         self.lock = threading.RLock()  # the loop closes refused requests while it holds it
-        self.being_answered = 0
+        self.open_connections = 0
         handle_next, accept, close = httpd._handle_request_noblock, httpd.get_request, httpd.shutdown_request
 
         def handle_next_under_the_lock():
@@ -156,7 +156,7 @@ class ServerQuiet:
 
         def counted_accept():
             connection = accept()
-            self.being_answered += 1
+            self.open_connections += 1
             return connection
 
         def counted_close(connection):
@@ -164,7 +164,7 @@ class ServerQuiet:
                 close(connection)
             finally:
                 with self.lock:
-                    self.being_answered -= 1
+                    self.open_connections -= 1
 
         httpd._handle_request_noblock = handle_next_under_the_lock
         httpd.get_request = counted_accept
@@ -175,10 +175,10 @@ class ServerQuiet:
         while time.monotonic() < deadline:
             with self.lock:
                 waiting, _, _ = select.select([self.httpd.socket], [], [], 0)
-                if not waiting and self.being_answered == 0:
+                if not waiting and self.open_connections == 0:
                     return
             time.sleep(0.01)
-        raise AssertionError(f"the live server was still answering {self.being_answered} request(s) after {timeout} s")
+        raise AssertionError(f"the live server still had {self.open_connections} connection(s) open after {timeout} s")
 
 
 @pytest.fixture(autouse=True)
