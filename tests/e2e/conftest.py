@@ -178,7 +178,10 @@ class ServerQuiet:
                 if not waiting and self.open_connections == 0:
                     return
             time.sleep(0.01)
-        raise AssertionError(f"the live server still had {self.open_connections} connection(s) open after {timeout} s")
+        raise AssertionError(
+            f"the live server still had {self.open_connections} connection(s) open, or one waiting to be "
+            f"accepted, after {timeout} s"
+        )
 
 
 @pytest.fixture(autouse=True)
