@@ -99,12 +99,10 @@ def log_in(page, live_server):
 def signed_in_page(browser, live_server):
     """signed_in_page(username, language, viewport) -> a page of a new browser context of that
     size and language, signed in through the real log-in form (password "pw-for-tests"); its
-    context is closed after the test."""
-    contexts = []
+    context is closed after the test (requests_answered_before_the_flush)."""
 
     def open_page(username, language, viewport, permissions=()):
         context = browser.new_context(viewport=viewport)
-        contexts.append(context)
         if permissions:
             context.grant_permissions(list(permissions), origin=live_server.url)
         context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
@@ -116,9 +114,7 @@ def signed_in_page(browser, live_server):
         expect(page.locator("form.logout")).to_be_visible()
         return page
 
-    yield open_page
-    for context in contexts:
-        context.close()
+    return open_page
 
 
 @pytest.fixture(autouse=True)

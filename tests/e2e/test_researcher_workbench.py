@@ -270,14 +270,12 @@ def test_researcher_sets_up_and_runs_everything_from_the_browser(
     width = viewport["width"]
     server = FakeLLM(reply=judge_reply).start()
     outside = []
-    contexts = []
 
     def new_page():
         context = browser.new_context(viewport=viewport)
         context.add_cookies(
             [{"name": "django_language", "value": "zh-hans" if language == "zh" else "en", "url": live_server.url}]
         )
-        contexts.append(context)
         fresh = context.new_page()
         guard(fresh, live_server, outside)
         return fresh
@@ -413,6 +411,4 @@ def test_researcher_sets_up_and_runs_everything_from_the_browser(
         assert outside == []
         assert page.context.request.get(f"{live_server.url}/admin/").url.endswith("/admin/login/?next=/admin/")
     finally:
-        for context in contexts:
-            context.close()
-        server.stop()
+        server.stop()  # the pages' contexts are closed after the test (tests/e2e/conftest.py)
