@@ -4,6 +4,7 @@ requests and tokens per minute, shared by every stream of every worker, and a pr
 enforces the limits with 429s (tests/judging/rate_limits.py)."""
 
 import asyncio
+import time
 from datetime import timedelta
 
 import pytest
@@ -13,6 +14,7 @@ from django.utils import timezone
 from llm.budget import BudgetLimits, budget_acquire, budget_hold_back, budget_renew, budget_row, request_tokens
 from llm.calls import ChatRequest, ChatResult
 from llm.config import EndpointConfig
+from llm.gate import STARVED_SECONDS, Gates
 from llm.models import BudgetLease
 from llm.stream import chat_many
 from tests.judging.fake_llm import FakeLLM
@@ -154,7 +156,6 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
     """A run's calls in flight (here 1) and its endpoint's requests per minute (here 10): a stream
     that asks for 5 calls is granted 1 of the minute, not 5 of which 4 are spent unsent. With four
     workers this waste made a run at its provider's limits take 1.31x the time they allow."""
-    from llm.gate import Gates
     from llm.models import BudgetSpend
 
     endpoint = BudgetLimits(key="endpoint:paced", requests_per_minute=10)
@@ -172,29 +173,49 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
     assert sum(BudgetSpend.objects.values_list("requests", flat=True)) == 1
 
 
-def test_a_stream_at_its_limit_waits_without_asking_again_and_again(server, quick, monkeypatch):
-    """A window wider than the endpoint's one slot: most of the run the stream is starved. It
-    asks again when a call ends or a quarter-second timer fires, never in a loop: each ask used to
-    wake the stream, which asked again at once, and a worker at its limit spun a core."""
-    import time
-
-    from llm.gate import STARVED_SECONDS, Gates
-
-    asks = []
+@pytest.fixture
+def asks(monkeypatch):
+    """Every time a stream asks its budgets (llm/gate.py `Gates._ask`), counted: the ask itself runs."""
+    counted = []
     original = Gates._ask
 
-    async def counted(self, in_use, estimates):
-        asks.append(in_use)
+    async def counting(self, in_use, estimates):
+        counted.append(in_use)
         await original(self, in_use, estimates)
 
-    monkeypatch.setattr(Gates, "_ask", counted)
+    monkeypatch.setattr(Gates, "_ask", counting)
+    return counted
+
+
+def asks_allowed(calls: int, elapsed: float) -> float:
+    """An ask per call that ended and per timer that fired, with room to spare. A stream that
+    spins asks thousands of times a second; the bound grows with the time the run took, so a slow
+    machine cannot fail it."""
+    return 2 * (calls + elapsed / STARVED_SECONDS) + 10
+
+
+def test_a_stream_at_its_limit_waits_without_asking_again_and_again(server, quick, asks):
+    """A window wider than the endpoint's one slot: most of the run the stream is starved. It
+    asks again when a call ends or a quarter-second timer fires, never in a loop: each ask used to
+    wake the stream, which asked again at once, and a worker at its limit spun a core (39,073 and
+    49,387 asks in two runs of about 2 s; 12 now)."""
     server.latency = 0.2
     started = time.monotonic()
     results = async_to_sync(chat_many)(endpoint_for(server, max_in_flight=1), requests(5), in_flight=5, use_cache=False)
     elapsed = time.monotonic() - started
     assert all(isinstance(outcome, ChatResult) for outcome in results)
     assert server.peak_busy == 1
-    # An ask per call that ended and per timer that fired, with room to spare; a spinning stream
-    # asks thousands of times in a second. (The bound grows with the time the run took, so a slow
-    # machine cannot fail it.)
-    assert len(asks) <= 2 * (len(results) + elapsed / STARVED_SECONDS) + 10, len(asks)
+    assert len(asks) <= asks_allowed(len(results), elapsed), len(asks)
+
+
+def test_a_stream_the_provider_holds_back_waits_without_asking_again_and_again(server, quick, asks):
+    """The provider says wait (a 429 with Retry-After): the stream waits for the timer set then,
+    not asking its budgets again and again in the meantime (82,129 asks before, in a run of about
+    3 s)."""
+    server.limits = ProviderLimits(rpm=4, window=0.5)
+    started = time.monotonic()
+    results = async_to_sync(chat_many)(endpoint_for(server, max_in_flight=4), requests(16), use_cache=False)
+    elapsed = time.monotonic() - started
+    assert all(isinstance(outcome, ChatResult) for outcome in results)
+    assert server.limits.refused > 0  # the provider did say wait
+    assert len(asks) <= asks_allowed(len(results), elapsed), len(asks)
