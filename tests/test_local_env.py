@@ -83,7 +83,7 @@ def test_env_file_is_git_ignored():
 FAKE_PYTHON = """#!{python}
 # Stands in for `.venv/bin/python manage.py ...`: the worker idles; the web server binds its
 # port only after a delay, as runserver does while it loads the project.
-import http.server, sys, time
+import http.server, os, sys, time
 command = sys.argv[2]
 if command == "runserver":
     host, port = sys.argv[3].rsplit(":", 1)
@@ -92,6 +92,9 @@ if command == "runserver":
         sys.exit(1)
     http.server.HTTPServer((host, int(port)), http.server.SimpleHTTPRequestHandler).serve_forever()
 else:
+    if os.environ.get("WORKER_PIDS"):
+        with open(os.environ["WORKER_PIDS"], "a") as pids:
+            pids.write(f"{{os.getpid()}}\\n")
     time.sleep(60)
 """
 
@@ -102,7 +105,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def serve_demo(tmp_path, *, delay: float, fail: bool = False):
+def serve_demo(tmp_path, *, delay: float, fail: bool = False, **env):
     fake = tmp_path / "python"
     fake.write_text(FAKE_PYTHON.format(python=sys.executable, delay=delay, fail=fail))
     fake.chmod(0o755)
@@ -110,7 +113,7 @@ def serve_demo(tmp_path, *, delay: float, fail: bool = False):
     process = subprocess.Popen(
         [str(ROOT / "scripts" / "serve-demo"), str(fake)],
         cwd=ROOT,
-        env={**os.environ, "HOST": "127.0.0.1", "PORT": str(port), "WAIT_SECONDS": "20"},
+        env={**os.environ, "HOST": "127.0.0.1", "PORT": str(port), "WAIT_SECONDS": "20", **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -146,3 +149,33 @@ def test_a_server_that_never_answers_is_reported(tmp_path):
     assert process.returncode == 1
     assert out == ""
     assert f"The web server stopped before it answered on 127.0.0.1:{port}" in err
+
+
+def test_a_killed_worker_is_started_again_and_the_web_server_stays_up(tmp_path):
+    pids = tmp_path / "worker-pids"
+    process, port = serve_demo(tmp_path, delay=0.2, WORKER_PIDS=str(pids), RESTART_PAUSE_SECONDS="0")
+    try:
+        assert process.stdout.readline().startswith("Userbench is serving on")
+        first = int(pids.read_text().split()[0])
+        os.kill(first, signal.SIGKILL)  # as the OOM killer would
+        # bash reports the killed job first ("... Killed ..."), then our line.
+        lines = [process.stderr.readline(), process.stderr.readline()]
+        assert "Killed" in lines[0]
+        assert lines[1] == (
+            "The background worker stopped (exit status 137); starting it again. "
+            "Runs it held resume by themselves.\n"
+        )
+        # The web server still answers, and a second worker was started (the file's second line
+        # is written by the new process itself once it runs).
+        with socket.create_connection(("127.0.0.1", port), timeout=30):
+            pass
+        deadline = time.monotonic() + 60  # a bound for a hang, not a measure
+        while len(pids.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = int(pids.read_text().split()[1])
+        assert second != first
+        os.kill(second, 0)  # alive
+    finally:
+        process.send_signal(2)
+        process.wait(timeout=60)
+    assert process.returncode == 0
