@@ -91,6 +91,7 @@ class ProgressSerializer(serializers.Serializer):
     workers = serializers.IntegerField()
     waiting_for_worker = serializers.BooleanField(help_text="Running, but no worker holds the run.")
     rate_per_second = serializers.FloatField()
+    seconds_per_call = serializers.FloatField(allow_null=True, help_text="1 / rate; null before the first reply.")
     eta_seconds = serializers.IntegerField(allow_null=True)
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()

@@ -73,6 +73,9 @@ from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 RATE_WINDOW_SECONDS = 30.0
+# The rate's window stretches back until it holds at least this many replies: a server taking
+# two minutes a call (a local model on a CPU) still shows its pace and an ETA, not 0.0/s.
+RATE_MIN_REPLIES = 3
 
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
@@ -264,11 +267,13 @@ def judgment_for(
 
 
 class RateMeter:
-    """Replies per second over the last RATE_WINDOW_SECONDS (since the start, before that).
+    """Replies per second over the last RATE_WINDOW_SECONDS, stretched back to hold at least
+    RATE_MIN_REPLIES replies (since the start, before that).
 
     A window of time rather than a smoothing per tick: a server that answers once every ten
-    seconds (a local model with one slot) still shows its pace and an ETA, instead of a rate
-    that decays to zero between two replies."""
+    seconds, or once every two minutes (a local model with one slot), still shows its pace and an
+    ETA, instead of a rate that decays to zero between two replies. After the last reply the rate
+    falls as the silence lasts."""
 
     def __init__(self, now: float | None = None):
         self.samples: deque[tuple[float, int]] = deque([(time.monotonic() if now is None else now, 0)])
@@ -276,13 +281,18 @@ class RateMeter:
 
     def update(self, count: int, now: float | None = None) -> float:
         now = time.monotonic() if now is None else now
-        if now - self.samples[-1][0] >= 0.2:
+        if count != self.samples[-1][1] and now - self.samples[-1][0] >= 0.2:
+            # Only a change is kept (the first tick at a new count): a silence of an hour is one sample.
             self.samples.append((now, count))
-            # Keep the newest sample at or before the window's start: the rate spans the whole window.
-            while len(self.samples) > 2 and self.samples[1][0] <= now - RATE_WINDOW_SECONDS:
-                self.samples.popleft()
-            since, then = self.samples[0]
-            self.rate = (count - then) / (now - since)
+        # Keep the newest sample at or before the window's start, and enough replies after it.
+        while (
+            len(self.samples) > 2
+            and self.samples[1][0] <= now - RATE_WINDOW_SECONDS
+            and count - self.samples[1][1] >= RATE_MIN_REPLIES
+        ):
+            self.samples.popleft()
+        since, then = self.samples[0]
+        self.rate = (count - then) / (now - since) if now > since else 0.0
         return self.rate
 
 
@@ -381,7 +391,7 @@ class RunSlice:
             ceiling=state.ceiling,
             in_flight=state.in_flight,
             overloads=state.overloads,
-            rate=round(self.meter.update(state.delivered), 2),
+            rate=round(self.meter.update(state.delivered), 4),
         )
         self.run_status = status
         if status != JudgeRun.Status.RUNNING:

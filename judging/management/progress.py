@@ -36,12 +36,15 @@ def progress_line(progress: dict) -> str:
     window = ""
     if progress.get("workers"):
         window = f" (window {progress['window']} of {progress['concurrency']}, {progress['workers']} worker(s))"
-    # A batch run has no window, rate or ETA: its batches say where it is.
-    pace = (
-        ""
-        if progress.get("batch")
-        else (f"{progress['in_flight']} in flight{window}, {progress['rate_per_second']}/s, ETA {eta}, ")
+    # Slower than a reply a second (a local model on a CPU): seconds a call, not "0.01/s".
+    seconds_per_call = progress.get("seconds_per_call")
+    rate = (
+        f"{seconds_per_call:g} s/call"
+        if seconds_per_call is not None and seconds_per_call > 1
+        else f"{progress['rate_per_second']}/s"
     )
+    # A batch run has no window, rate or ETA: its batches say where it is.
+    pace = "" if progress.get("batch") else f"{progress['in_flight']} in flight{window}, {rate}, ETA {eta}, "
     line = (
         f"{bar} done, "
         f"{progress['parse_failures']} unparsed, {progress.get('cut_off', 0)} cut off, "

@@ -143,6 +143,8 @@ def run_progress(*, run: JudgeRun) -> dict:
         "workers": workers["n"] if running else 0,
         "waiting_for_worker": waiting_for_worker,
         "rate_per_second": round(rate, 2),
+        # A slow server (a local model: a minute or more a call) reads better as seconds a call.
+        "seconds_per_call": round(1 / rate, 1) if rate > 0 else None,
         # Failed calls are settled until judge_resume: the ETA is for the units still to come back.
         "eta_seconds": round(unsettled / rate) if rate > 0 and unsettled else None,
         "prompt_tokens": row["prompt_tokens"],
