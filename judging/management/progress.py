@@ -83,12 +83,16 @@ def _show(command: BaseCommand, run: JudgeRun, *, end: str = "") -> dict:
 
 
 def finish(command: BaseCommand, run: JudgeRun) -> None:
-    """The run's last line: "Finished" only when every unit has a result; otherwise a summary and
-    a non-zero exit. A command whose last line this is ends with `leave_now`."""
+    """The run's last line: "Finished" only when every unit has a result and some have a score;
+    otherwise a summary and a non-zero exit. A command whose last line this is ends with `leave_now`."""
     run.refresh_from_db()
-    if run.status == JudgeRun.Status.FINISHED:
+    scored = run.replied - run.parse_failures - run.cut_off
+    if run.status == JudgeRun.Status.FINISHED and (scored > 0 or not run.total):
         command.stdout.write(f"Run {run.pk}: {run.get_status_display()}.{unscored_summary(run)}")
         return
+    if run.status == JudgeRun.Status.FINISHED:
+        # Every call came back, and none with a score: a table of nothing is no success.
+        raise CommandError(f"Run {run.pk}: Finished, but no reply has a score.{unscored_summary(run)}")
     reason = f" {run.error}" if run.error else ""
     raise CommandError(f"Run {run.pk}: {run.get_status_display()}.{reason}{unscored_summary(run)}")
 

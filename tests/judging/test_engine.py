@@ -511,3 +511,19 @@ def test_a_failed_run_also_says_which_replies_have_no_score(many, fake_llm):
         f"'judge_resume {run.pk}' sends what is missing again. 1 of 4 replies were cut off at max_tokens (300) "
         f"and have no score: 'judge_resume {run.pk} --max-tokens 600' sends them again."
     )
+
+
+def test_a_run_whose_replies_all_lack_a_score_exits_non_zero_saying_why(many, fake_llm):
+    dataset, model = many(items=3, max_tokens=300)
+    fake_llm.faults = {"<<answer 0>>": ["length"], "<<answer 1>>": ["length"]}
+    fake_llm.reply = lambda body: "No verdict."
+    judge_args = ["--dataset", "many", "--mode", "pointwise", "--judge-model", "judge-m", "--models", "m"]
+    with pytest.raises(CommandError) as raised:
+        call_command("judge", *judge_args, "--endpoint", "fake", "--inline", stdout=StringIO())
+    run = JudgeRun.objects.get()
+    assert (run.status, run.replied, run.cut_off, run.parse_failures) == (JudgeRun.Status.FINISHED, 3, 2, 1)
+    assert str(raised.value) == (
+        f"Run {run.pk}: Finished, but no reply has a score. 2 of 3 replies were cut off at max_tokens (300) and "
+        f"have no score: 'judge_resume {run.pk} --max-tokens 600' sends them again. "
+        "1 of 3 replies could not be parsed into a score."
+    )
