@@ -162,8 +162,7 @@ def test_a_killed_worker_is_started_again_and_the_web_server_stays_up(tmp_path):
         lines = [process.stderr.readline(), process.stderr.readline()]
         assert "Killed" in lines[0]
         assert lines[1] == (
-            "The background worker stopped (exit status 137); starting it again. "
-            "Runs it held resume by themselves.\n"
+            "The background worker stopped (exit status 137); starting it again. Runs it held resume by themselves.\n"
         )
         # The web server still answers, and a second worker was started (the file's second line
         # is written by the new process itself once it runs).
