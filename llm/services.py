@@ -196,7 +196,12 @@ def connection_test_failure(error: LLMCallError | EndpointError, config: Endpoin
         }
     if isinstance(cause, (ValueError, TypeError, KeyError, openai.APIResponseValidationError)):
         return _("HTTP 200, but the reply is not an OpenAI-compatible chat completion.")
-    return _("No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP.") % {"url": config.base_url}
+    # A one-slot local server busy with a run's call is silent too: saying so keeps one message
+    # for every kind of silence (the port-oracle rule) while pointing at the likely cause.
+    return _(
+        "No HTTP answer from %(url)s: nothing answered there in time, or not in HTTP. A local server "
+        "busy with a run's calls looks the same: test it again when no run is going."
+    ) % {"url": config.base_url}
 
 
 def endpoint_test_record(*, actor: AbstractBaseUser | None, result: ConnectionTest, endpoint: Endpoint | None) -> None:
