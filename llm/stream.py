@@ -134,7 +134,10 @@ async def _call_with_retries(
             delay = backoff_seconds(attempt, failure.retry_after)
         else:
             window.on_success(
-                epoch=epoch, seconds=time.monotonic() - started, completion_tokens=result.completion_tokens
+                epoch=epoch,
+                seconds=time.monotonic() - started,
+                completion_tokens=result.completion_tokens,
+                deadline=deadline,
             )
             return result
         finally:

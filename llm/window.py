@@ -17,6 +17,11 @@ is sent). So the client itself must keep calls from queueing, from what it can o
   first, like TCP slow start); over 1.5: shrink to what the server serves plus one.
   A server with N slots thus settles at N or N + 1 calls in flight: its slots stay busy and
   no call waits long enough to time out.
+- a call behind the others waits for their service before its own, and its deadline runs while
+  it waits (a client cannot start it when the server does). The window never holds more calls
+  than would let the last of them end within half its deadline: a one-slot local server
+  writing 2,048 tokens at 10 a second (200 s a call, against a deadline of about 340 s) settles
+  at one call in flight, not two, and no queued call times out while the server still computes it.
 
 Every call is tagged with the window's epoch when it is sent; only calls sent under the current
 window count towards the next decision, so a change is judged by its own effect.
@@ -24,11 +29,16 @@ window count towards the next decision, so a change is judged by its own effect.
 
 from __future__ import annotations
 
+import math
+
 # Calls per decision at least (a window of one would otherwise decide on a single call).
 ROUND_MIN = 4
 # Estimated calls waiting at the server (see above): below GROW_BELOW grow, above SHRINK_ABOVE shrink.
 GROW_BELOW = 0.5
 SHRINK_ABOVE = 1.5
+# The share of a call's deadline that its time queued behind the window's other calls, plus its
+# own service, may take.
+DEADLINE_SHARE = 0.5
 
 
 class AdaptiveWindow:
@@ -43,6 +53,8 @@ class AdaptiveWindow:
         self.unqueued_cost: float | None = None
         self.overloads = 0
         self._costs: list[float] = []
+        self._seconds: list[float] = []
+        self._deadline: float | None = None
 
     @property
     def size(self) -> int:
@@ -60,19 +72,25 @@ class AdaptiveWindow:
             self.limit = float(ceiling) if not self.auto else min(self.limit, float(ceiling))
             self._next_epoch()
 
-    def on_success(self, *, epoch: int, seconds: float, completion_tokens: int | None = None) -> None:
-        """A call sent under window `epoch` came back after `seconds`."""
+    def on_success(
+        self, *, epoch: int, seconds: float, completion_tokens: int | None = None, deadline: float | None = None
+    ) -> None:
+        """A call sent under window `epoch` came back after `seconds`; `deadline` is the seconds it
+        was allowed, all told (None: no deadline to keep queued calls within)."""
         if epoch != self.epoch:
             return
         tokens = completion_tokens if completion_tokens and completion_tokens > 0 else 1
         self._costs.append(max(seconds, 1e-6) / tokens)
+        self._seconds.append(seconds)
+        if deadline:
+            self._deadline = min(self._deadline or deadline, deadline)
         if len(self._costs) < max(ROUND_MIN, self.size):
             return
         # The mean, not the median: by Little's law the mean time in the system is what grows
         # with the calls queued (a median jumps between the waves of a busy server).
         mean = sum(self._costs) / len(self._costs)
         if self.auto:
-            self._decide_by_delay(mean)
+            self._decide_by_delay(mean, sum(self._seconds) / len(self._seconds))
         elif self.limit < self.ceiling:
             self.limit = min(float(self.ceiling), self.limit + 1)
         self._next_epoch()
@@ -86,7 +104,7 @@ class AdaptiveWindow:
         self.slow_start = False
         self._next_epoch()
 
-    def _decide_by_delay(self, cost: float) -> None:
+    def _decide_by_delay(self, cost: float, seconds: float) -> None:
         size = self.size
         if size <= 1 or self.unqueued_cost is None:
             # One call in flight queues behind nothing of ours: its cost is the unqueued cost
@@ -103,10 +121,25 @@ class AdaptiveWindow:
             self.limit = max(1.0, size * ratio + 1)
         else:
             self.slow_start = False
+        # The calls the server serves at once, and how long one takes unqueued.
+        served, service = max(1.0, size * ratio), seconds * ratio
+        if self._deadline and not self._within_deadline(int(self.limit), served, service):
+            self.slow_start = False
+            fits = max(1, math.floor(served))
+            while fits > 1 and not self._within_deadline(fits, served, service):
+                fits -= 1
+            self.limit = float(min(self.limit, fits))
+
+    def _within_deadline(self, calls: int, served: float, service: float) -> bool:
+        """Would the last of `calls` in flight, served `served` at a time, end within its share of
+        the deadline?"""
+        assert self._deadline is not None
+        return math.ceil(calls / served) * service <= DEADLINE_SHARE * self._deadline
 
     def _next_epoch(self) -> None:
         self.epoch += 1
         self._costs = []
+        self._seconds = []
 
 
 def in_flight_resolve(requested: int | str | None, *, stated: int | None, auto_ceiling: int) -> tuple[int, bool]:

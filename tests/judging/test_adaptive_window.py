@@ -58,7 +58,7 @@ def test_a_new_share_applies_at_once():
     assert auto.size == 1  # auto still finds the server's capacity by itself
 
 
-def simulate(slots: int, *, calls: int = 400, service: float = 1.0, ceiling: int = 64):
+def simulate(slots: int, *, calls: int = 400, service: float = 1.0, ceiling: int = 64, deadline: float | None = None):
     """An N-slot server with a queue (first come, first served) and a fixed service time, fed by
     a sender that keeps `window.size` calls in flight. Returns the latencies, the window sizes
     seen, and the time taken."""
@@ -79,7 +79,7 @@ def simulate(slots: int, *, calls: int = 400, service: float = 1.0, ceiling: int
         now = finish
         done += 1
         latencies.append(finish - sent_at)
-        window.on_success(epoch=epoch, seconds=finish - sent_at, completion_tokens=100)
+        window.on_success(epoch=epoch, seconds=finish - sent_at, completion_tokens=100, deadline=deadline)
         sizes.append(window.size)
     return latencies, sizes, now
 
@@ -95,6 +95,22 @@ def test_auto_settles_at_the_servers_slots_without_long_queues(slots):
     # And the server is kept busy: near its capacity of `slots` calls per service time.
     ideal = 400 * 1.0 / slots
     assert elapsed <= 1.1 * ideal
+
+
+def test_a_slow_one_slot_server_gets_one_call_at_a_time_so_no_queued_call_outlives_its_deadline():
+    # A local model writing 2,048 tokens at 10 a second: 200 s a call, against a deadline of 340 s.
+    # Two in flight (the window's usual N + 1) would make the second wait 400 s and time out while
+    # the server still computes it.
+    latencies, sizes, elapsed = simulate(1, calls=40, service=200.0, deadline=340.0)
+    assert set(sizes) == {1}
+    assert max(latencies) == 200.0
+    assert elapsed == 40 * 200.0
+
+
+@pytest.mark.parametrize("slots", [1, 4])
+def test_a_deadline_far_above_the_service_time_changes_nothing(slots):
+    with_deadline = simulate(slots, deadline=120.0)
+    assert with_deadline == simulate(slots)
 
 
 def ask(text):
