@@ -155,7 +155,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         ),
     }
 
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED_STATEMENTS", True):
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that cannot be reached must fail a request, not hold it until gunicorn kills the
+    # worker: a connection attempt gives up after DB_CONNECT_TIMEOUT seconds, and a connection
+    # whose packets stop being acknowledged (a network partition: silence, not a reset) is closed
+    # after DB_NETWORK_TIMEOUT seconds (TCP_USER_TIMEOUT; keepalives find an idle one). The
+    # request then answers 503 (core/views.py, server_error).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "connect_timeout": int(os.environ.get("DB_CONNECT_TIMEOUT", "5")),
+            "tcp_user_timeout": int(float(os.environ.get("DB_NETWORK_TIMEOUT", "10")) * 1000),
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+        }
+    )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED_STATEMENTS", True):
     # Parameters sent apart from the SQL, and a statement prepared once a connection has run
     # it 5 times: the annotation requests repeat the same few statements, and PostgreSQL then
     # plans each once per connection instead of once per request. Turn it off behind a pooler

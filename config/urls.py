@@ -22,6 +22,9 @@ api_docs = csp_override(docs_csp)(
     login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[IsAuthenticated]))
 )
 
+# A database that cannot be reached answers 503 with Retry-After, not 500 (core/views.py).
+handler500 = "core.views.server_error"
+
 api_patterns: list[URLPattern | URLResolver] = [
     path("", ApiRootApi.as_view(), name="api-root"),
     path("me/", MeApi.as_view(), name="api-me"),

@@ -1,14 +1,18 @@
 """Pages of the core app: the researcher's audit log, a person's API tokens and the page of a
 refused form."""
 
+import sys
+
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import REASON_NO_CSRF_COOKIE
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django.views.defaults import server_error as default_server_error
 
 from core.audit import AuditAction, audit_action_label, audit_detail_rows, audit_events
 from core.kept_forms import typed_fields
@@ -16,6 +20,36 @@ from core.roles import AuthenticatedHttpRequest, Role, role_required, signed_in_
 from core.tokens import MAX_NAME, TokenError, api_token_create, api_token_revoke, api_tokens_of
 
 PAGE_SIZE = 100
+# How long a client is asked to wait before trying again when the database cannot be reached.
+UNAVAILABLE_RETRY_SECONDS = 30
+# PostgreSQL's SQLSTATE classes of a lost or refused connection and of a server shutting down;
+# other operational errors (a deadlock, a serialisation failure) stay 500s.
+UNREACHABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03")
+
+UNAVAILABLE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>503</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head><body>
+<h1>Userbench is unavailable for a moment</h1>
+<p>The database cannot be reached. Nothing you sent was saved; try again in a minute.</p>
+<p lang="zh-Hans">暂时无法连接数据库，您提交的内容未保存。请稍后再试。</p></body></html>
+"""
+
+
+def database_unreachable(error: BaseException | None) -> bool:
+    """Is `error` the database being out of reach (a connection refused, timed out or lost)?"""
+    if not isinstance(error, (OperationalError, InterfaceError)):
+        return False
+    sqlstate = getattr(error.__cause__, "sqlstate", None)
+    return sqlstate is None or sqlstate.startswith(UNREACHABLE_SQLSTATES)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's 500, except when the database cannot be reached: then a 503 with Retry-After, as
+    a page that needs no database (no session, no translation catalogue lookup by user)."""
+    if database_unreachable(sys.exception()):
+        response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/html; charset=utf-8")
+        response["Retry-After"] = str(UNAVAILABLE_RETRY_SECONDS)
+        return response
+    return default_server_error(request)
 
 
 @role_required(Role.RESEARCHER)
