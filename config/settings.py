@@ -327,6 +327,10 @@ JUDGING_RETRY_CAP_SECONDS = float(os.environ.get("JUDGING_RETRY_CAP_SECONDS", "3
 # How often a worker holding a run notices a cancel, a stop and the other workers sharing the
 # run's concurrency (one cheap read); heartbeats are written every HEARTBEAT seconds.
 JUDGING_TICK_SECONDS = float(os.environ.get("JUDGING_TICK_SECONDS", "0.5"))
+# A worker whose ticks have not come back for HOLD seconds (its database is out of reach) starts
+# no new call until one does: by the time another worker takes its shards over (STALE seconds),
+# it has long stopped paying for calls whose replies it could not save. Used as at most STALE / 3.
+JUDGING_HOLD_SECONDS = float(os.environ.get("JUDGING_HOLD_SECONDS", "5"))
 
 # LLM calls (llm/stream.py, llm/config.py). Every call has a max_tokens: the run's or command's, else the
 # endpoint's, else the default of its kind. `auto` concurrency (endpoints that state no limit)

@@ -95,6 +95,7 @@ async def deliver_batched(
     tick_seconds: float = 1.0,
     use_cache: bool = True,
     budgets: Sequence[BudgetLimits] = (),
+    hold_seconds: float | None = None,
     _interrupt: _Interrupt | None = None,
 ) -> Delivered:
     """Send `requests`, then what `feed()` hands out until it returns nothing, and hand every
@@ -108,6 +109,11 @@ async def deliver_batched(
     endpoint's limit, else `auto`). `use_cache=False` asks the server again for what the cache
     holds (a re-run measuring a judge's drift) and still stores the new replies. `budgets` are
     shared limits beyond the endpoint's (a run's concurrency across its workers).
+
+    `hold_seconds` (with a `tick`): when no tick has come back for that long (the database is out
+    of reach, so the caller's hold on its work cannot be renewed and another worker may take the
+    work over), no new call starts until one does; calls in flight go on. A worker cut off from
+    its database thus pays for nothing but what it had in flight.
     """
     buffer: Batch = []
     paid: list[CacheRow] = []
@@ -158,6 +164,16 @@ async def deliver_batched(
     # database thread would drop that batch.
     stopping = asyncio.Event()
     failure: list[BaseException] = []
+    ticked_at = [loop.time()]
+
+    async def hold_watch() -> None:
+        assert hold_seconds is not None
+        while not stopping.is_set():
+            stream.hold(loop.time() - ticked_at[0] > hold_seconds)
+            try:
+                await asyncio.wait_for(stopping.wait(), min(0.25, hold_seconds / 4))
+            except TimeoutError:
+                pass
 
     async def keeper() -> None:
         next_tick = loop.time()
@@ -174,7 +190,8 @@ async def deliver_batched(
                 if tick is not None and loop.time() >= next_tick and not stopping.is_set():
                     state = TickState(result.delivered, stream.active, window.size, window.ceiling, window.overloads)
                     answer = await sync_to_async(tick)(state)
-                    next_tick = loop.time() + tick_seconds
+                    ticked_at[0] = next_tick = loop.time()
+                    next_tick += tick_seconds
                     if isinstance(answer, TickAnswer):
                         if answer.ceiling is not None:
                             window.set_ceiling(answer.ceiling)
@@ -190,11 +207,14 @@ async def deliver_batched(
                 return
 
     keeping = asyncio.create_task(keeper())
+    watching = asyncio.create_task(hold_watch()) if hold_seconds and tick is not None else None
     try:
         await stream.run(requests)
     finally:
         stopping.set()
         await keeping
+        if watching is not None:
+            await watching
         await asyncio.shield(flush())
     if failure:
         raise failure[0]

@@ -197,6 +197,9 @@ class CallStream:
         self.retrying = 0  # calls waiting to be sent again, without a place
         self._retry_queue: deque[_Slot] = deque()
         self.stopped = False
+        # Held: the caller could not renew its hold on the work (its database is out of reach):
+        # no new call and no retry starts until it can; calls in flight finish.
+        self.held = False
         self.exhausted = feed is None
         self.feed_waiting = False
         self.unusable: EndpointUnusable | None = None
@@ -215,6 +218,12 @@ class CallStream:
         """Send nothing more and cancel the calls in flight (what came back was handed over)."""
         self.stopped = True
         self._wake.set()
+
+    def hold(self, held: bool) -> None:
+        """Start no call (new or retried) while `held`; calls in flight go on."""
+        if held != self.held:
+            self.held = held
+            self._wake.set()
 
     def poke(self) -> None:
         """Ask the feed again: it said it had nothing yet (None), and something may have come."""
@@ -290,6 +299,8 @@ class CallStream:
     def _send(self) -> None:
         """Start what the window and the shared budgets allow: retries first, then new calls;
         ask the budgets for the rest."""
+        if self.held:
+            return
         gates = self._gates
         while self._retry_queue and self.active < self.window.size:
             slot = self._retry_queue[0]

@@ -412,6 +412,7 @@ class RunSlice:
             flush_seconds=FLUSH_SECONDS,
             tick=self.beat,
             tick_seconds=float(settings.JUDGING_TICK_SECONDS),
+            hold_seconds=min(float(settings.JUDGING_HOLD_SECONDS), float(settings.JUDGING_STALE_SECONDS) / 3),
             interruptible=interruptible,
             use_cache=not self.run.fresh_calls,
             # The run's concurrency is one budget for all its workers: one that joins gets only
