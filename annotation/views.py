@@ -4,6 +4,7 @@ import json
 
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,12 +17,12 @@ from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
+from annotation.pair_status import campaign_pair_status
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_by_username,
     annotator_progress,
     assignment_display,
-    campaign_pair_status,
     campaigns_for_annotator,
     gold_question_choices,
 )
@@ -109,6 +110,18 @@ def undo(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return redirect("annotation:annotate", slug=campaign.slug)
 
 
+# The agreement table lists this many pairs of annotators at a time (the export has them all).
+ANNOTATOR_PAIRS_PER_PAGE = 50
+
+
+def _page_number(request: HttpRequest, name: str) -> int:
+    """A page's number from the query (a hand-edited one that is not a number is the first)."""
+    try:
+        return int_param(request.GET.get(name), name=name, default=1) or 1
+    except ParameterError:
+        return 1
+
+
 @researcher_required
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
@@ -138,8 +151,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "figures": figures,
         "design": design_summary(campaign=campaign, payload=design),
         "design_figures": design_figures,
-        # Live, not stored: four small queries however many votes.
-        "pair_status": campaign_pair_status(campaign=campaign),
+        # Live, not stored: a few small queries however many votes, a page of waiting pairs at a time.
+        "pair_status": campaign_pair_status(campaign=campaign, page=_page_number(request, "pairs_page")),
         "figures_rounds": rounds,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
     }
@@ -166,6 +179,10 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         }
     )
     if report:
+        # Every two annotators who shared an item: a page of them, the export has them all.
+        context["annotator_pairs"] = Paginator(report["agreement"]["cohen_pairs"], ANNOTATOR_PAIRS_PER_PAGE).get_page(
+            _page_number(request, "kappa_page")
+        )
         context["bt_judge_plot"] = plots.scatter(
             [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]
         )
