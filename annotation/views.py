@@ -110,8 +110,9 @@ def undo(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return redirect("annotation:annotate", slug=campaign.slug)
 
 
-# The agreement table lists this many pairs of annotators at a time (the export has them all).
-ANNOTATOR_PAIRS_PER_PAGE = 50
+# The long tables of stored figures (pairs of annotators, each annotator against the judge, the
+# annotators) list this many rows at a time; the agreement export and the quality API have them all.
+ROWS_PER_PAGE = 50
 
 
 def _page_number(request: HttpRequest, name: str) -> int:
@@ -120,6 +121,21 @@ def _page_number(request: HttpRequest, name: str) -> int:
         return int_param(request.GET.get(name), name=name, default=1) or 1
     except ParameterError:
         return 1
+
+
+def _paged(request: HttpRequest, rows: list, name: str, anchor: str):
+    """One page of a long table, with links to the pages before and after it (the rest of the
+    query kept, the page scrolled back to the table)."""
+    page = Paginator(rows, ROWS_PER_PAGE).get_page(_page_number(request, name))
+    query = request.GET.copy()
+
+    def link(number: int) -> str:
+        query[name] = str(number)
+        return f"?{query.urlencode()}#{anchor}"
+
+    page.previous_link = link(page.previous_page_number()) if page.has_previous() else ""  # type: ignore[attr-defined]
+    page.next_link = link(page.next_page_number()) if page.has_next() else ""  # type: ignore[attr-defined]
+    return page
 
 
 @researcher_required
@@ -173,16 +189,16 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "report": report,
             "report_reason": payload.get("report_reason"),
             "quality": payload["quality"],
+            "quality_page": _paged(request, payload["quality"], "annotators_page", "quality-heading"),
             "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
             "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
             "min_points": correlation.MIN_POINTS,
         }
     )
     if report:
-        # Every two annotators who shared an item: a page of them, the export has them all.
-        context["annotator_pairs"] = Paginator(report["agreement"]["cohen_pairs"], ANNOTATOR_PAIRS_PER_PAGE).get_page(
-            _page_number(request, "kappa_page")
-        )
+        agreement = report["agreement"]
+        context["annotator_pairs"] = _paged(request, agreement["cohen_pairs"], "kappa_page", "annotator-pairs-heading")
+        context["against_judge"] = _paged(request, agreement["against_judge"], "judge_page", "against-judge-heading")
         context["bt_judge_plot"] = plots.scatter(
             [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]
         )

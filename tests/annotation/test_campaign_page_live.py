@@ -149,8 +149,18 @@ def test_at_a_labs_scale_the_campaign_page_and_its_apis_stay_light_with_one_pick
     assert html.count('<option value="scale-ann') == 200
     assert html.count('class="give-pick"') == 25
     # The agreement table: a page of the pairs of annotators who shared items.
-    kappa = html.split('id="annotator-pairs"', 1)[1].split("</table>", 1)[0]
-    assert kappa.count("<tr>") == 51  # the head and 50 pairs
+    # The long tables of stored figures: 50 rows a page, the same query with the page's number.
+    for table, page_name in (
+        ("annotator-pairs", "kappa_page"),
+        ("against-judge", "judge_page"),
+        ("quality", "annotators_page"),
+    ):
+        rows = html.split(f'id="{table}-heading"', 1)[1].split("</table>", 1)[0]
+        assert rows.count("<tr>") == 51, table  # the head and 50 rows
+        assert f"?rounds=50&amp;{page_name}=2#{table}-heading" in html
+    last = client.get(url, {"rounds": 50, "annotators_page": 4}).content.decode()
+    assert last.split('id="quality-heading"', 1)[1].split("</table>", 1)[0].count("<tr>") == 51
+    assert "scale-ann199" in last and "Page 4 of 4" in last
     second = client.get(url, {"rounds": 50, "pairs_page": 2}).content.decode()
     assert listed_pairs(second) == scale.waiting[25:50]
 
