@@ -18,13 +18,13 @@ NAMES_SHOWN = 5
 VOTED, LEASED, RELEASED = Assignment.Status.VOTED, Assignment.Status.LEASED, Assignment.Status.RELEASED
 
 
-def _per_pair(campaign: Campaign, member_ids):
+def _per_pair(campaign: Campaign, members):
     """The campaign's pairs with, each, its votes, its leases (running or run out) and how many
     of the campaign's active annotators ever had it."""
     return campaign.pairs.annotate(
         votes=Count("assignments", filter=Q(assignments__status=VOTED)),
         leases=Count("assignments", filter=Q(assignments__status=LEASED)),
-        members_had=Count("assignments", filter=Q(assignments__annotator__in=member_ids)),
+        members_had=Count("assignments", filter=Q(assignments__annotator__in=members)),
     )
 
 
@@ -83,10 +83,10 @@ def campaign_pair_status(
     now = now or timezone.now()
     needed = campaign.votes_per_pair
     with read_snapshot():
-        members = list(campaign.annotators.filter(is_active=True).order_by("username").values_list("pk", "username"))
-        member_ids = [pk for pk, _name in members]
-        names = [name for _pk, name in members]
-        pairs = _per_pair(campaign, member_ids)
+        active = campaign.annotators.filter(is_active=True)
+        names = list(active.order_by("username").values_list("username", flat=True))
+        # The members as a subquery (a list of ids could pass SQLite's limit of parameters).
+        pairs = _per_pair(campaign, active.values("pk"))
         ordinary = Q(is_gold=False)
         waiting_pairs = pairs.filter(ordinary, votes__lt=needed)
         # One query for every count, so they agree with each other. A waiting pair is stuck when
@@ -95,7 +95,7 @@ def campaign_pair_status(
         counts = pairs.annotate(slack=slack).aggregate(
             pairs=Count("pk", filter=ordinary),
             waiting=Count("pk", filter=ordinary & Q(votes__lt=needed)),
-            stuck=Count("pk", filter=ordinary & Q(votes__lt=needed, slack__lt=needed - len(members))),
+            stuck=Count("pk", filter=ordinary & Q(votes__lt=needed, slack__lt=needed - len(names))),
             gold=Count("pk", filter=Q(is_gold=True)),
             gold_votes=Coalesce(Sum("votes", filter=Q(is_gold=True)), 0),
         )
