@@ -331,7 +331,7 @@ def before_pair_status(*, campaign, now=None, limit=100, page=1):
 
 @contextmanager
 def page_before():
-    """The campaign page as it was: the old waiting pairs and every pair of annotators at once,
+    """The campaign page as it was: the old waiting pairs and every row of its long tables at once,
     rendered by an engine of its own (cached, as the project's) that finds the old template first."""
     from django.conf import settings
     from django.http import HttpResponse
@@ -361,12 +361,12 @@ def page_before():
     def render_before(request, name, context=None, status=None):
         return HttpResponse(engine.get_template(name).render(context, request), status=status)
 
-    saved = views.campaign_pair_status, views.ANNOTATOR_PAIRS_PER_PAGE, views.render
-    views.campaign_pair_status, views.ANNOTATOR_PAIRS_PER_PAGE, views.render = before_pair_status, 10**9, render_before
+    saved = views.campaign_pair_status, views.ROWS_PER_PAGE, views.render
+    views.campaign_pair_status, views.ROWS_PER_PAGE, views.render = before_pair_status, 10**9, render_before
     try:
         yield
     finally:
-        views.campaign_pair_status, views.ANNOTATOR_PAIRS_PER_PAGE, views.render = saved
+        views.campaign_pair_status, views.ROWS_PER_PAGE, views.render = saved
 
 
 BEFORE_ENGINE = None
