@@ -17,6 +17,20 @@ by side:
 Target: every stored answer under 300 ms. Nothing asserts; it prints the times.
 
     .venv/bin/python bench/bench_results_pages.py [--items 10000] [--models 10] [--votes 100000]
+
+With --campaign-page it measures only the campaign page at a lab's scale (the campaign of
+tests/annotation/scale.py: 200 annotators, 8 models x 200 questions, 5,600 pairs with 5 votes
+each, 100 of them waiting, a finished judge run; figures stored with --rounds rounds): bytes and
+median ms of the page as it was (the first 100 waiting pairs each with a drop-down of everyone,
+every row of the long tables; kept in this file as BEFORE_PAIR_TEMPLATE and before_pair_status)
+and as it is, rendered alternately in one run; then, on a second campaign of the same size whose
+every pair still waits, both again while --voters processes vote for its 200 annotators through
+the services (each annotator 0.5-2 s between votes, the stress pace) for --load-seconds: p50 and
+p95 of each, the largest page, the answers that were not 200, the votes a second and the load
+average.
+
+    .venv/bin/python bench/bench_results_pages.py --campaign-page [--rounds 1000] [--repeat 7]
+        [--voters 4] [--load-seconds 60] [--pause 0.5]
 """
 
 from __future__ import annotations

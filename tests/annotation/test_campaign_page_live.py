@@ -143,7 +143,7 @@ def test_at_a_labs_scale_the_campaign_page_and_its_apis_stay_light_with_one_pick
     html = client.get(url, {"rounds": 50}).content.decode()
     assert "5500 of 5600 pairs have all their votes; 100 wait." in summary(html)
     assert listed_pairs(html) == scale.waiting[:25]
-    assert "Page 1 of 4" in html
+    assert "Page 1 of 4" in html and "?rounds=50&amp;pairs_page=2#pairs" in html
     # One picker: one list of the 200 annotators, no drop-down per row.
     assert html.count('name="annotator"') == 1 and html.count("<datalist") == 1
     assert html.count('<option value="scale-ann') == 200
