@@ -458,7 +458,7 @@ def campaign_page(args) -> None:
     render(client, url)
     with page_before():
         render(client, url)
-    sides = {"before": [], "after": []}
+    sides: dict[str, list[tuple[int, int, float]]] = {"before": [], "after": []}
     for _ in range(args.repeat):
         with page_before():
             sides["before"].append(render(client, url))
