@@ -3,7 +3,6 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
@@ -195,74 +194,3 @@ def gold_question_choices(*, dataset, limit: int = 500) -> list[tuple[str, str]]
         .order_by("external_id")
         .values_list("external_id", "question")[:limit]
     )
-
-
-# The campaign page lists at most this many waiting pairs (the count says how many wait in all).
-WAITING_PAIRS_SHOWN = 100
-
-
-def campaign_pair_status(*, campaign: Campaign, now=None, limit: int = WAITING_PAIRS_SHOWN) -> dict:
-    """Per-pair completion of a campaign for its researcher, gold pairs apart, in four queries
-    however many votes: how many ordinary pairs have all their votes (`done`) and how many wait,
-    and for the first `limit` waiting pairs who they wait on: the annotators holding a lease on
-    them (and until when), those who skipped them, and the campaign's annotators who may still be
-    offered them. A pair that no lease holder or remaining annotator can finish is `stuck`:
-    only the researcher releasing the skips, or giving it to someone, moves it on."""
-    now = now or timezone.now()
-    needed = campaign.votes_per_pair
-    kinds = campaign.pairs.aggregate(
-        pairs=Count("pk", filter=Q(is_gold=False)), gold=Count("pk", filter=Q(is_gold=True))
-    )
-    gold_votes = Vote.objects.filter(campaign=campaign, assignment__pair__is_gold=True).count()
-    voted = Count("assignments", filter=Q(assignments__status=Assignment.Status.VOTED))
-    waiting = campaign.pairs.filter(is_gold=False).annotate(votes=voted).filter(votes__lt=needed)
-    waiting_count = waiting.count()
-    rows = list(waiting.order_by("pk").values("pk", "item__external_id", "votes")[:limit])
-    by_pair: dict[int, list] = {row["pk"]: [] for row in rows}
-    # The same page of pairs as a subquery: one query even when nothing waits.
-    for pair_id, username, state, until in (
-        Assignment.objects.filter(pair_id__in=waiting.order_by("pk").values("pk")[:limit])
-        .order_by("created_at", "pk")
-        .values_list("pair_id", "annotator__username", "status", "leased_until")
-    ):
-        by_pair[pair_id].append((username, state, until))
-    members = list(campaign.annotators.filter(is_active=True).order_by("username").values_list("username", flat=True))
-    shown = []
-    for row in rows:
-        held = by_pair[row["pk"]]
-        leased = [
-            {"annotator": name, "until": until, "expired": until <= now}
-            for name, state, until in held
-            if state == Assignment.Status.LEASED
-        ]
-        skipped = [name for name, state, _until in held if state == Assignment.Status.RELEASED]
-        had = {name for name, _state, _until in held}
-        running = {lease["annotator"] for lease in leased if not lease["expired"]}
-        voters = {name for name, state, _until in held if state == Assignment.Status.VOTED}
-        free = [name for name in members if name not in had]
-        shown.append(
-            {
-                "pair": row["pk"],
-                "question": row["item__external_id"],
-                "votes": row["votes"],
-                "needed": needed,
-                "leased": leased,
-                "skipped": skipped,
-                "free": free,
-                # Each vote it lacks needs a lease (one that ran out is renewed when its holder
-                # comes back) or an annotator who never had it.
-                "stuck": row["votes"] + len(leased) + len(free) < needed,
-                # Whom the researcher may give it to: annotators not voting on it or holding it now.
-                "givable": [name for name in members if name not in voters and name not in running],
-            }
-        )
-    return {
-        "pairs": kinds["pairs"],
-        "done": kinds["pairs"] - waiting_count,
-        "waiting": waiting_count,
-        "stuck": sum(1 for row in shown if row["stuck"]),
-        "gold_pairs": kinds["gold"],
-        "gold_votes": gold_votes,
-        "rows": shown,
-        "more": max(0, waiting_count - len(shown)),
-    }

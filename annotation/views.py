@@ -4,6 +4,7 @@ import json
 
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,12 +17,12 @@ from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
+from annotation.pair_status import campaign_pair_status
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_by_username,
     annotator_progress,
     assignment_display,
-    campaign_pair_status,
     campaigns_for_annotator,
     gold_question_choices,
 )
@@ -109,6 +110,34 @@ def undo(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     return redirect("annotation:annotate", slug=campaign.slug)
 
 
+# The long tables of stored figures (pairs of annotators, each annotator against the judge, the
+# annotators) list this many rows at a time; the agreement export and the quality API have them all.
+ROWS_PER_PAGE = 50
+
+
+def _page_number(request: HttpRequest, name: str) -> int:
+    """A page's number from the query (a hand-edited one that is not a number is the first)."""
+    try:
+        return int_param(request.GET.get(name), name=name, default=1) or 1
+    except ParameterError:
+        return 1
+
+
+def _paged(request: HttpRequest, rows: list, name: str, anchor: str):
+    """One page of a long table, with links to the pages before and after it (the rest of the
+    query kept, the page scrolled back to the table)."""
+    page = Paginator(rows, ROWS_PER_PAGE).get_page(_page_number(request, name))
+    query = request.GET.copy()
+
+    def link(number: int) -> str:
+        query[name] = str(number)
+        return f"?{query.urlencode()}#{anchor}"
+
+    page.previous_link = link(page.previous_page_number()) if page.has_previous() else ""  # type: ignore[attr-defined]
+    page.next_link = link(page.next_page_number()) if page.has_next() else ""  # type: ignore[attr-defined]
+    return page
+
+
 @researcher_required
 def results(request: HttpRequest, slug: str) -> HttpResponse:
     """Bradley-Terry with intervals, style-controlled BT, judge alignment plots, agreement and
@@ -138,8 +167,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "figures": figures,
         "design": design_summary(campaign=campaign, payload=design),
         "design_figures": design_figures,
-        # Live, not stored: four small queries however many votes.
-        "pair_status": campaign_pair_status(campaign=campaign),
+        # Live, not stored: a few small queries however many votes, a page of waiting pairs at a time.
+        "pair_status": campaign_pair_status(campaign=campaign, page=_page_number(request, "pairs_page")),
         "figures_rounds": rounds,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
     }
@@ -160,12 +189,16 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "report": report,
             "report_reason": payload.get("report_reason"),
             "quality": payload["quality"],
+            "quality_page": _paged(request, payload["quality"], "annotators_page", "quality-heading"),
             "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
             "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
             "min_points": correlation.MIN_POINTS,
         }
     )
     if report:
+        agreement = report["agreement"]
+        context["annotator_pairs"] = _paged(request, agreement["cohen_pairs"], "kappa_page", "annotator-pairs-heading")
+        context["against_judge"] = _paged(request, agreement["against_judge"], "judge_page", "against-judge-heading")
         context["bt_judge_plot"] = plots.scatter(
             [(p["model"], p["judge"], p["bt"]) for p in report["bt_vs_judge"]["points"]]
         )

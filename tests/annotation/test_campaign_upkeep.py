@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Campaign
-from annotation.selectors import campaign_list_with_counts, campaign_pair_status
+from annotation.pair_status import campaign_pair_status
+from annotation.selectors import campaign_list_with_counts
 from annotation.services import assignment_next, assignment_skip, gold_pair_add, vote_cast
 from annotation.upkeep import pair_reassign, pair_release
 from core.models import AuditEvent, Workspace

@@ -1,6 +1,7 @@
 """A researcher finds the pair that keeps a campaign from finishing and moves it on, in a real
 browser, in English and Chinese, at desktop and phone width: per-pair completion, who skipped
-it, nobody left to take it, and the skips released from the campaign page."""
+it, nobody left to take it, the skips released from the campaign page, and the pair given to
+someone through the page's one annotator picker, by keyboard alone."""
 
 import pytest
 from playwright.sync_api import expect
@@ -19,6 +20,9 @@ WORDS = {
         "release": "Release the skips of pair {pair}",
         "released": "Pair {pair} may be offered again to ann0.",
         "nobody": "nobody",
+        "give": "Give pair {pair} to someone",
+        "annotator": "Annotator",
+        "given": "Pair {pair} is leased to ann0.",
     },
     "zh-hans": {
         "waiting": "1 个答案对中有 0 个已获得全部投票；1 个仍在等待。",
@@ -26,15 +30,15 @@ WORDS = {
         "release": "释放答案对 {pair} 的跳过记录",
         "released": "答案对 {pair} 可以再次分配给 ann0。",
         "nobody": "无人",
+        "give": "把答案对 {pair} 交给某人",
+        "annotator": "标注员",
+        "given": "答案对 {pair} 已由 ann0 领取。",
     },
 }
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
-@pytest.mark.parametrize("language", ["en", "zh-hans"])
-def test_researcher_releases_a_skipped_pair(page, live_server, log_in, blocked_requests, language, viewport):
-    words = WORDS[language]
-    page.set_viewport_size(viewport)
+def stuck_campaign():
+    """One pair wanting two votes from two annotators: ann0 skipped it, ann1 voted on it."""
     dataset = DatasetFactory()
     models = [CandidateModelFactory(name=name) for name in ("orion-large", "vega-7b")]
     item = ItemFactory(dataset=dataset, question="One question?")
@@ -55,6 +59,15 @@ def test_researcher_releases_a_skipped_pair(page, live_server, log_in, blocked_r
     assignment_skip(token=skipped.token, annotator=people[0])
     vote_cast(token=assignment_next(campaign=campaign, annotator=people[1]).token, annotator=people[1], choice="tie")
     UserFactory(username="res", roles=["researcher"])
+    return skipped
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_researcher_releases_a_skipped_pair(page, live_server, log_in, blocked_requests, language, viewport):
+    words = WORDS[language]
+    page.set_viewport_size(viewport)
+    skipped = stuck_campaign()
     page.context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
     log_in("res", "pw-for-tests")
 
@@ -73,6 +86,35 @@ def test_researcher_releases_a_skipped_pair(page, live_server, log_in, blocked_r
     assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"]
     release.click()
     expect(page.locator(".messages")).to_contain_text(words["released"].format(pair=skipped.pair_id))
+    expect(page.locator("#pairs-summary")).not_to_contain_text(words["stuck"])
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    assert blocked_requests == []
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_researcher_gives_a_pair_to_someone_with_the_keyboard(
+    page, live_server, log_in, blocked_requests, language, viewport
+):
+    words = WORDS[language]
+    page.set_viewport_size(viewport)
+    skipped = stuck_campaign()
+    page.context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
+    log_in("res", "pw-for-tests")
+
+    page.goto(f"{live_server.url}/campaigns/stuck/")
+    # The row's link chooses its pair in the one picker and puts the cursor on the name.
+    page.get_by_role("link", name=words["give"].format(pair=skipped.pair_id)).focus()
+    page.keyboard.press("Enter")
+    annotator = page.get_by_label(words["annotator"], exact=True)
+    expect(annotator).to_be_focused()
+    expect(page.locator("#give-pair")).to_have_value(str(skipped.pair_id))
+    page.keyboard.type("ann0")
+    box = page.locator("#give button").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"]
+    page.keyboard.press("Enter")
+    expect(page.locator(".messages")).to_contain_text(words["given"].format(pair=skipped.pair_id))
+    expect(page.locator(f"#pair-{skipped.pair_id}")).to_contain_text("ann0")
     expect(page.locator("#pairs-summary")).not_to_contain_text(words["stuck"])
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     assert blocked_requests == []
