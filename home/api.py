@@ -32,6 +32,11 @@ class ExportApi(APIView):
         format = serializers.ChoiceField(choices=ROW_FORMATS, default="csv")
         # Participants' unreviewed text, for the tables that have it; the request is audited.
         raw = serializers.BooleanField(required=False, default=False)
+        question_text = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="votes, judgments, answers: add each row's question text as a last column (audited).",
+        )
 
     @extend_schema(
         parameters=[InputSerializer],
@@ -53,6 +58,7 @@ class ExportApi(APIView):
                 what,
                 **scope,
                 raw=params["raw"],
+                question_text=params["question_text"],
                 actor=request.user,
                 via="api",
                 workspaces=workspace_ids(request.user, Role.RESEARCHER.value),
