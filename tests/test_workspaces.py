@@ -124,6 +124,9 @@ NOT_SCOPED = {
     "api-root": "the list of API addresses",
     "api-me": "the person's own name and roles",
     "api-schema": "the API's description, no data",
+    # Scoped by its query string, which this walk does not give: tests/test_export_bundles.py
+    # checks that B gets a 404 for A's study, dataset, run and campaign bundles.
+    "api-export-bundle": "scoped by its query (study, dataset, run or campaign): tested in test_export_bundles.py",
     "api-docs": "the API's documentation page, no data",
     "judging:templates": "judge templates (the papers' prompts and their revisions) are shared by every workspace",
     "judging:template-edit": "judge templates are shared by every workspace",
