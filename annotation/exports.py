@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 
 from annotation.figures import figures_read
-from annotation.models import Vote
+from annotation.models import Vote, Winner
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
 from stats.elo import bt_on_elo
 
@@ -14,6 +14,8 @@ VOTE_FIELDS = [
     "model_a",
     "model_b",
     "winner",
+    # The model's name where `winner` says model_a or model_b; empty for a tie or cannot_determine.
+    "winner_model",
     "annotator",
     "campaign",
     "gold",
@@ -28,12 +30,19 @@ VOTE_FIELDS = [
 ]
 
 
-@exporter("votes", campaign=True, across=True)
+@exporter("votes", campaign=True, across=True, question_text=True)
 def votes_export(
-    *, dataset=None, study=None, run=None, campaign=None, workspaces: set[int] | None = None
+    *,
+    dataset=None,
+    study=None,
+    run=None,
+    campaign=None,
+    workspaces: set[int] | None = None,
+    question_text: bool = False,
 ) -> ExportTable:
     """Every human vote of the dataset (or of all datasets of the workspaces, or of one
-    campaign), streamed in id order."""
+    campaign), streamed in id order; `winner_model` names the model that won; with
+    `question_text`, the item's question last."""
     votes = Vote.objects.all()
     if campaign is not None:
         votes = votes.filter(campaign=campaign)
@@ -64,6 +73,7 @@ def votes_export(
             "created_at",
             "choice_probability",
             "assignment__pair__chosen_by",
+            "item__question" if question_text else "pk",
         )
         .iterator(chunk_size=EXPORT_CHUNK)
     )
@@ -71,14 +81,16 @@ def votes_export(
     def as_dicts():
         for (
             pk, ds, qid, a, b, winner, username, label, campaign, gold, a_left, seconds, comment, created, chance, chosen_by,
+            question,
         ) in rows:  # fmt: skip
-            yield {
+            row = {
                 "vote_id": pk,
                 "dataset": ds,
                 "question_id": qid,
                 "model_a": a,
                 "model_b": b,
                 "winner": winner,
+                "winner_model": {Winner.MODEL_A: a, Winner.MODEL_B: b}.get(winner, ""),
                 "annotator": username or label,
                 "campaign": campaign or "",
                 "gold": bool(gold),
@@ -89,8 +101,12 @@ def votes_export(
                 "choice_probability": chance,
                 "chosen_by": chosen_by or "",
             }
+            if question_text:
+                row["question_text"] = question
+            yield row
 
-    return ExportTable(fields=VOTE_FIELDS, rows=as_dicts())
+    fields = VOTE_FIELDS + (["question_text"] if question_text else [])
+    return ExportTable(fields=fields, rows=as_dicts(), probabilities=["choice_probability"])
 
 
 # ---------------------------------------------------------------- statistics tables

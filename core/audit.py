@@ -33,6 +33,7 @@ class AuditAction(models.TextChoices):
     LOGIN_FAILED = "login_failed", _("Failed log-in")
     PARTICIPANT_WITHDRAWN = "participant_withdrawn", _("Withdrew a participant and erased their data")
     DUPLICATE_RESOLVED = "duplicate_resolved", _("Resolved submissions sharing a Prolific ID")
+    PROLIFIC_DECIDED = "prolific_decided", _("Decided a flagged submission for Prolific")
     SUBMISSIONS_EXPIRED = "submissions_expired", _("Erased abandoned submissions")
     DATASET_IMPORTED = "dataset_imported", _("Imported a dataset")
     ANSWERS_IMPORTED = "answers_imported", _("Imported candidate answers")
@@ -144,6 +145,7 @@ DETAIL_LABELS = {
     "study": _("study"),
     "run": _("run"),
     "kept": _("submission kept"),
+    "submission": _("submission"),
     "excluded": _("submissions excluded"),
     "count": _("count"),
     "idle_days": _("idle days"),

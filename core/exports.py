@@ -5,7 +5,10 @@ iterator of rows, so memory stays flat however many rows there are. The `export`
 the API both go through `export_table` and `iter_export`.
 
 Every CSV starts with a UTF-8 byte order mark (so Excel reads Chinese text right) and has its
-formula-like cells defused (core.csvsafe). A table of participant data is registered with
+formula-like cells defused (core.csvsafe). Timestamps are UTC to the second ("2026-11-28
+09:48:06" in a CSV, which spreadsheets read as a date; "2026-11-28T09:48:06Z" in JSON Lines), and
+probability columns have 6 decimal places. `core/bundles.py` zips every table of a study,
+dataset, run or campaign into one download. A table of participant data is registered with
 `personal=True`: each export of it is written to the audit log, whoever asks for it.
 """
 
@@ -24,6 +27,12 @@ from core.csvsafe import csv_defuse
 from core.errors import UserbenchError
 
 ROW_FORMATS = ("csv", "jsonl")
+# A probability has 6 decimal places in a file, not a float's 17 digits.
+PROBABILITY_DIGITS = 6
+# Timestamps are UTC to the second: a spreadsheet reads the CSV form as a date and time, JSON
+# Lines keep ISO 8601 with the zone.
+CSV_TIME = "%Y-%m-%d %H:%M:%S"
+JSONL_TIME = "%Y-%m-%dT%H:%M:%SZ"
 # Rows per database round trip when an exporter streams a queryset: memory stays flat.
 EXPORT_CHUNK = 2000
 
@@ -36,6 +45,8 @@ class ExportTable:
     # spread over one column per key): the CSV's header and each row turned into its cells.
     csv_fields: Sequence[str] | None = None
     csv_row: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    # Columns of probabilities and rates: written rounded to PROBABILITY_DIGITS decimal places.
+    probabilities: Sequence[str] = ()
 
 
 class ExportError(UserbenchError):
@@ -54,6 +65,8 @@ CAMPAIGN_EXPORTS: set[str] = set()
 # Tables that can be asked for with no dataset, study or run (every row): they take
 # `workspaces` (a set of workspace ids, None for all) and keep only the rows of those.
 ACROSS_EXPORTS: set[str] = set()
+# Tables that can add each row's question text (`question_text=True`) beside its question id.
+QUESTION_TEXT_EXPORTS: set[str] = set()
 
 
 def exporter(
@@ -63,6 +76,7 @@ def exporter(
     raw: bool = False,
     campaign: bool = False,
     across: bool = False,
+    question_text: bool = False,
 ) -> Callable[[Exporter], Exporter]:
     """Register `fn(*, dataset=None, study=None, run=None) -> ExportTable` under `name`.
 
@@ -72,7 +86,8 @@ def exporter(
     (an annotation campaign, or None) and then gives that campaign's table only. `across`: the
     function also takes `workspaces` (a set of workspace ids, None for every one) and keeps only
     their rows; a table that is not `across` needs a dataset, study or run, which the caller
-    looked up within the person's workspaces.
+    looked up within the person's workspaces. `question_text`: the function also takes
+    `question_text: bool` and then adds a `question_text` column, last.
     """
 
     def register(fn: Exporter) -> Exporter:
@@ -87,6 +102,8 @@ def exporter(
             CAMPAIGN_EXPORTS.add(name)
         if across:
             ACROSS_EXPORTS.add(name)
+        if question_text:
+            QUESTION_TEXT_EXPORTS.add(name)
         return fn
 
     return register
@@ -103,9 +120,12 @@ def export_table(
     actor=None,
     via: str = "",
     workspaces: set[int] | None = None,
+    question_text: bool = False,
 ) -> ExportTable:
     """The registered table `what` for the given scope; ExportError names the valid choices.
-    `campaign` scopes the tables registered with `campaign=True` to one annotation campaign.
+    `campaign` scopes the tables registered with `campaign=True` to one annotation campaign;
+    `question_text` adds the question's text to the tables registered with `question_text=True`
+    (the export is then audited: a study's questions are participants' words).
 
     `actor` (the person asking, None for the command line) and `via` ("api", "command") go to
     the audit log when the table is personal, and always when `raw` is asked for. `workspaces`:
@@ -124,7 +144,13 @@ def export_table(
         raise ExportError(
             f"The campaign scope applies to {', '.join(sorted(CAMPAIGN_EXPORTS)) or 'no export'}, not to {what!r}."
         )
+    if question_text and what not in QUESTION_TEXT_EXPORTS:
+        raise ExportError(
+            f"The question_text option applies to {', '.join(sorted(QUESTION_TEXT_EXPORTS))}, not to {what!r}."
+        )
     scope: dict[str, Any] = {"dataset": dataset, "study": study, "run": run}
+    if question_text:
+        scope["question_text"] = True
     if raw:
         scope["raw"] = True
     elif campaign is not None:
@@ -133,8 +159,10 @@ def export_table(
         scope["workspaces"] = workspaces
     table = make(**scope)
     personal = what in PERSONAL_EXPORTS and PERSONAL_EXPORTS[what](dataset=dataset, study=study, run=run)
-    if personal or raw:
+    if personal or raw or question_text:
         named = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
+        if question_text:
+            named["question_text"] = "yes"
         owner = next((value.workspace_id for value in (dataset, study, run) if value is not None), None)
         audit_record(
             actor=actor,
@@ -146,16 +174,32 @@ def export_table(
     return table
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (datetime.datetime, datetime.date)):
+def _plain(value: Any, time_format: str = JSONL_TIME) -> Any:
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.UTC)
+        return value.strftime(time_format)
+    if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         return float(value)
     return value
 
 
+def _rounded(row: Mapping[str, Any], columns: Sequence[str]) -> Mapping[str, Any]:
+    """The row with its probability columns rounded (to PROBABILITY_DIGITS decimal places)."""
+    if not columns:
+        return row
+    out = dict(row)
+    for column in columns:
+        value = out.get(column)
+        if isinstance(value, float):
+            out[column] = round(value, PROBABILITY_DIGITS)
+    return out
+
+
 def _cell(value: Any) -> str:
-    value = _plain(value)
+    value = _plain(value, CSV_TIME)
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
@@ -185,12 +229,14 @@ def iter_csv(table: ExportTable) -> Iterator[str]:
     fields = table.csv_fields or table.fields
     yield BOM + writer.writerow([csv_defuse(field) for field in fields])
     for row in table.rows:
+        row = _rounded(row, table.probabilities)
         cells = table.csv_row(row) if table.csv_row is not None else row
         yield writer.writerow([_cell(cells.get(field)) for field in fields])
 
 
 def iter_jsonl(table: ExportTable) -> Iterator[str]:
     for row in table.rows:
+        row = _rounded(row, table.probabilities)
         record = {field: _plain(row.get(field)) for field in table.fields}
         yield json.dumps(record, ensure_ascii=False, default=str) + "\n"
 

@@ -92,6 +92,13 @@ class Study(models.Model):
         return self.instructions_zh if language.startswith("zh") and self.instructions_zh else self.instructions_en
 
 
+class ProlificDecision(models.TextChoices):
+    """What a researcher decided for a flagged submission on Prolific."""
+
+    APPROVE = "approve", _("Approve")
+    REJECT = "reject", _("Reject")
+
+
 class Submission(models.Model):
     """One participant's answers to a study; anonymous except for the Prolific ids they bring."""
 
@@ -133,6 +140,9 @@ class Submission(models.Model):
     # Submissions sharing a Prolific ID count once on the study page until a researcher keeps
     # one of them; this marks the group as seen to.
     duplicate_resolved = models.BooleanField(default=False)
+    # The researcher's decision for Prolific on a flagged submission (a speeder, a shared ID):
+    # until it is made the submission is in neither the approve nor the reject list.
+    prolific_decision = models.CharField(max_length=8, choices=ProlificDecision.choices, blank=True)
 
     class Meta:
         constraints = [

@@ -11,6 +11,7 @@ from core.roles import Role
 from core.workspaces import workspace_ids
 from curation.access import ResearcherPermission
 from curation.datasets.selectors import DatasetNotFound
+from home.bundles import BUNDLE_KINDS, bundle_response
 from home.selectors import export_scope_resolve
 
 
@@ -32,6 +33,11 @@ class ExportApi(APIView):
         format = serializers.ChoiceField(choices=ROW_FORMATS, default="csv")
         # Participants' unreviewed text, for the tables that have it; the request is audited.
         raw = serializers.BooleanField(required=False, default=False)
+        question_text = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="votes, judgments, answers: add each row's question text as a last column (audited).",
+        )
 
     @extend_schema(
         parameters=[InputSerializer],
@@ -53,6 +59,7 @@ class ExportApi(APIView):
                 what,
                 **scope,
                 raw=params["raw"],
+                question_text=params["question_text"],
                 actor=request.user,
                 via="api",
                 workspaces=workspace_ids(request.user, Role.RESEARCHER.value),
@@ -60,3 +67,40 @@ class ExportApi(APIView):
         except (ExportError, DatasetNotFound) as error:
             raise ValidationError({"detail": str(error)}) from None
         return export_response(table, params["format"], filename=what)
+
+
+class ExportBundleApi(APIView):
+    """One zip of a study, dataset, run or campaign: every table, its manifest and a README.txt
+    data dictionary, streamed. Name exactly one of study, dataset, run, campaign."""
+
+    permission_classes = [ResearcherPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "ExportBundleQuery"
+
+        study = serializers.CharField(required=False)
+        dataset = serializers.CharField(required=False)
+        run = serializers.CharField(required=False)
+        campaign = serializers.CharField(required=False)
+        format = serializers.ChoiceField(choices=ROW_FORMATS, default="csv", help_text="of the tables in the zip")
+        question_text = serializers.BooleanField(
+            required=False, default=False, help_text="add each row's question text to votes, judgments and answers"
+        )
+
+    @extend_schema(parameters=[InputSerializer], responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def get(self, request):
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        named = [kind for kind in BUNDLE_KINDS if params.get(kind)]
+        if len(named) != 1:
+            raise ValidationError({"detail": "Name exactly one of: study, dataset, run, campaign."})
+        kind = named[0]
+        return bundle_response(
+            kind=kind,
+            key=params[kind],
+            user=request.user,
+            fmt=params["format"],
+            question_text=params["question_text"],
+        )

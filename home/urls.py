@@ -3,7 +3,7 @@
 from django.urls import path
 
 from home import views
-from home.api import ExportApi
+from home.api import ExportApi, ExportBundleApi
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -23,5 +23,7 @@ urlpatterns = [
 ]
 
 api_urlpatterns = [
+    # Before the tables' route, which would take "bundle" for a table's name.
+    path("exports/bundle/", ExportBundleApi.as_view(), name="api-export-bundle"),
     path("exports/<slug:what>/", ExportApi.as_view(), name="api-export"),
 ]

@@ -1,7 +1,9 @@
 """REST API of judge runs: list, detail with progress, leaderboard, resume, cancel; templates."""
 
+import json
+
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
@@ -11,18 +13,22 @@ from rest_framework.views import APIView
 from judging.access import ResearcherPermission
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
-from judging.errors import RunNotFound
+from judging.errors import RunNotFound, RunStartConflict
 from judging.models import JudgeRun
 from judging.prompts.building import TEMPLATE_SETS
 from judging.results.diagnostics_serializers import RunDiagnosticsSerializer
 from judging.results.figures import run_figures_read
 from judging.results.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
-from judging.runs.creation import run_create, run_spec_by_names
+from judging.runs.creation import run_spec_by_names, run_start_once
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
 from judging.runs.records import run_change_record
 from judging.runs.resume import run_resume
 from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+
+# `POST /api/runs/` starts one run per key and person (judging/runs/creation.py, run_start_once).
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_IDEMPOTENCY_KEY = 200
 
 
 def _figures_response(data, figures: dict) -> Response:
@@ -222,15 +228,57 @@ class RunListApi(ListAPIView):
             "endpoint without the Batch API is refused with a 400 naming it, before anything is made.",
         )
 
-    @extend_schema(request=InputSerializer, responses={201: RunDetailSerializer})
+    @extend_schema(
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="Any text up to 200 characters. The same key from the same person starts one run: "
+                "asked again with the same values, the answer is that run (200); with other values, a 409 naming them.",
+            )
+        ],
+        responses={
+            201: RunDetailSerializer,
+            200: OpenApiResponse(RunDetailSerializer, description="The run this Idempotency-Key already started."),
+            409: OpenApiResponse(description="The Idempotency-Key already started a run with other values."),
+        },
+    )
     def post(self, request):
-        """Create a judge run and queue its shards for the workers."""
+        """Create a judge run and queue its shards for the workers; with an Idempotency-Key, once."""
+        key = request.headers.get(IDEMPOTENCY_HEADER, "")
+        if len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable():
+            return Response(
+                {"detail": _("The Idempotency-Key header must be printable text of at most 200 characters.")},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         given = self.InputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        run = run_create(spec=run_spec_by_names(**given.validated_data, user=request.user), created_by=request.user)
-        run_enqueue(run=run)
-        run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total, "via": "api"})
-        return Response(RunDetailSerializer(run_get(run_id=run.pk)).data, status=status.HTTP_201_CREATED)
+        asked = json.loads(json.dumps(given.validated_data, default=str))
+        try:
+            run, made = run_start_once(
+                spec=run_spec_by_names(**given.validated_data, user=request.user),
+                created_by=request.user,
+                start_key=f"api:{key}" if key else "",
+                start_request=asked,
+            )
+        except RunStartConflict as conflict:
+            return Response(
+                {"detail": str(conflict), "fields": conflict.fields, "run": conflict.run.pk},
+                status=status.HTTP_409_CONFLICT,
+            )
+        if made:
+            run_enqueue(run=run)
+            run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total, "via": "api"})
+        response = Response(
+            RunDetailSerializer(run_get(run_id=run.pk)).data,
+            status=status.HTTP_201_CREATED if made else status.HTTP_200_OK,
+        )
+        if key:
+            response["Idempotent-Replayed"] = "false" if made else "true"
+        return response
 
 
 class RunDetailApi(APIView):

@@ -20,3 +20,13 @@ class RunError(UserbenchError):
 
 class RunNotFound(RunError):
     """No judge run has the id asked for."""
+
+
+class RunStartConflict(RunError):
+    """A start key (the API's Idempotency-Key) already started a run with other values: `run`
+    is that run, `fields` the parameters that differ."""
+
+    def __init__(self, message="", *args, run=None, fields: list[str] | None = None):
+        super().__init__(message, *args, parameter=(fields or [""])[0])
+        self.run = run
+        self.fields = fields or []

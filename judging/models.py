@@ -152,10 +152,18 @@ class JudgeRun(models.Model):
     # When the next look at its batches is due (one chain of poll tasks at a time).
     batch_poll_at = models.DateTimeField(null=True, blank=True)
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
+    # A run starts once per key: "page:<the preview's one-time token>" or "api:<Idempotency-Key>",
+    # unique per person; a second start with the key shows this run. `start_request` is what the
+    # API was asked (a same key with other values is refused, naming them).
+    start_key = models.CharField(max_length=220, blank=True)
+    start_request = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["created_by", "start_key"], condition=~Q(start_key=""), name="run_starts_once_per_key"
+            ),
             models.CheckConstraint(
                 condition=Q(mode="pointwise") | Q(reference_model__isnull=False),
                 name="pairwise_run_has_reference_model",

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import secrets
 from typing import Any
 
 from django.contrib import messages
@@ -40,7 +41,7 @@ from judging.results.selectors import (
     template_versions,
     template_versions_diff,
 )
-from judging.runs.creation import run_batch_check, run_create
+from judging.runs.creation import run_batch_check, run_start_once
 from judging.runs.difficulty import difficulty_filter_from_run
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
@@ -394,7 +395,19 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
         try:
             spec = RunSpec(**params, **extra)
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
-                run = run_create(spec=spec, created_by=request.user)
+                # The preview's one-time token: the same preview submitted again (the back button)
+                # shows the run it started instead of making a second one.
+                token = request.POST.get("start_token", "").strip()[:64]
+                run, made = run_start_once(
+                    spec=spec, created_by=request.user, start_key=f"page:{token}" if token else ""
+                )
+                if not made:
+                    messages.info(
+                        request,
+                        _("Run #%(id)d was already started from this preview: here it is (no second run was made).")
+                        % {"id": run.pk},
+                    )
+                    return redirect("judging:run-detail", run_id=run.pk)
                 run_enqueue(run=run)
                 run_change_record(actor=request.user, run=run, change="started", details={"calls": run.total})
                 if run.batch:
@@ -426,6 +439,7 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
                 "endpoint": endpoint,
                 "batch": spec.batch,
                 "fingerprint": fingerprint,
+                "start_token": secrets.token_urlsafe(24),
             }
     return render(
         request,

@@ -236,7 +236,7 @@ def test_the_audit_log_shows_each_workspace_its_own_entries(client, researcher, 
 def test_study_changes_record_the_values_before_and_after(client, researcher, default):
     from curation.studies.services import study_save
 
-    study = study_save(values={"slug": "s9", "title_en": "Nine", "max_cases": 6}, user=researcher)
+    study = study_save(values={"slug": "s9", "title_en": "Nine", "max_cases": 6, "is_open": False}, user=researcher)
     assert study.workspace == default
     study_save(values={"title_en": "Nine, renamed", "max_cases": 7}, study=study, user=researcher)
     entry = AuditEvent.objects.filter(action="study_changed").order_by("id").last()

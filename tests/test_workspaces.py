@@ -71,7 +71,11 @@ def world(db) -> World:
     membership_set(user=bob, workspace=beta, roles=ALL_ROLES, admin=True)
 
     study = StudyFactory(slug="alpha-study", title_en="HIDDEN-A study", completion_code="HIDDEN-A-CODE")
-    case = CaseFactory(submission__study=study, conversation="Question: HIDDEN-A question?\nAnswer: HIDDEN-A.")
+    case = CaseFactory(
+        submission__study=study,
+        submission__prolific_pid="hidden-a-pid",
+        conversation="Question: HIDDEN-A question?\nAnswer: HIDDEN-A.",
+    )
     dataset = DatasetFactory(name="alpha-data", study=study, description="HIDDEN-A data")
     item = ItemFactory(dataset=dataset, question="HIDDEN-A question", reference="HIDDEN-A reference")
     models = [CandidateModelFactory(name="hidden-a-model-1"), CandidateModelFactory(name="hidden-a-model-2")]
@@ -120,6 +124,9 @@ NOT_SCOPED = {
     "api-root": "the list of API addresses",
     "api-me": "the person's own name and roles",
     "api-schema": "the API's description, no data",
+    # Scoped by its query string, which this walk does not give: tests/test_export_bundles.py
+    # checks that B gets a 404 for A's study, dataset, run and campaign bundles.
+    "api-export-bundle": "scoped by its query (study, dataset, run or campaign): tested in test_export_bundles.py",
     "api-docs": "the API's documentation page, no data",
     "judging:templates": "judge templates (the papers' prompts and their revisions) are shared by every workspace",
     "judging:template-edit": "judge templates are shared by every workspace",
@@ -223,6 +230,10 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "annotation:pairs": (campaign, {"pair": "1", "action": "release"}),
         "curation:study-submissions": (study, {}),
         "curation:study-prolific-ids": ({"slug": w.study.slug, "decision": "approve"}, {}),
+        "curation:study-submission-decide": (
+            {"slug": w.study.slug, "submission_id": w.case.submission_id},
+            {"decision": "approve", "confirm": "yes"},
+        ),
         "api-dataset-freeze": ({"name": w.dataset.name}, {"confirm_missing_references": True}),
         "api-dataset-answers": ({"name": w.dataset.name}, {}),
         "api-dataset-generations": ({"name": w.dataset.name}, {"model": "m"}),

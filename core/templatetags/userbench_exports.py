@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 register = template.Library()
+BUNDLE_SCOPES = ("study", "dataset", "run", "campaign")
 
 TABLE_LABELS = {
     "items": _("items"),
@@ -25,7 +26,8 @@ TABLE_LABELS = {
 
 @register.inclusion_tag("includes/export_links.html")
 def export_links(tables: str, **scope):
-    """One entry per table in `tables` (space-separated names), scoped by dataset=, study= or run=."""
+    """One entry per table in `tables` (space-separated names), scoped by dataset=, study=, run= or
+    campaign=; with one of them, a link to the zip of everything it holds (tables, manifest, README)."""
     query = {key: value for key, value in scope.items() if value not in (None, "")}
     links = []
     for what in tables.split():
@@ -37,4 +39,8 @@ def export_links(tables: str, **scope):
                 "jsonl": f"{base}?{urlencode({**query, 'format': 'jsonl'})}",
             }
         )
-    return {"links": links}
+    # One zip of everything of the scope, when the links are about one study, dataset, run or campaign.
+    bundle = ""
+    if len(query) == 1 and next(iter(query)) in BUNDLE_SCOPES:
+        bundle = f"{reverse('api-export-bundle')}?{urlencode(query)}"
+    return {"links": links, "bundle": bundle}

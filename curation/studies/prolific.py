@@ -31,6 +31,8 @@ STATUS_LABELS = {
 # What an ID must look like to be pasted into a list for Prolific: a typed one with a comma, a
 # space or a line break in it would split into several (Prolific's own are 24 hex digits).
 PROLIFIC_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# The two lists for Prolific's bulk actions (and a researcher's decision on a flagged row).
+DECISIONS = ("approve", "reject")
 # Rows the page shows at once; the filters and the ID lists cover every submission.
 PAGE_ROWS = 500
 
@@ -109,7 +111,7 @@ def study_submissions(*, study: Study, review: Review, status: str = "", flagged
         rows = rows.filter(speeder | shared)
     return rows.order_by("started_at", "pk").only(
         "pk", "study_id", "prolific_pid", "status", "excluded", "started_at", "consented_at", "submitted_at",
-        "attention_passed",
+        "attention_passed", "prolific_decision",
     )  # fmt: skip
 
 
@@ -123,6 +125,8 @@ def submission_row(*, submission: Submission, study: Study, review: Review) -> d
     code = ""
     if submission.status == _SUBMITTED:
         code = study.screenout_code if submission.excluded else study.completion_code
+    speeder = seconds is not None and below is not None and seconds < below
+    shared = submission.prolific_pid in review.shared_pids
     return {
         "id": submission.pk,
         "prolific_pid": submission.prolific_pid,
@@ -133,8 +137,13 @@ def submission_row(*, submission: Submission, study: Study, review: Review) -> d
         "minutes": seconds / 60 if seconds is not None else None,
         "code": code,
         "attention_passed": submission.attention_passed,
-        "speeder": seconds is not None and below is not None and seconds < below,
-        "shared_pid": submission.prolific_pid in review.shared_pids,
+        "speeder": speeder,
+        "shared_pid": shared,
+        # A finished submission that waits for (or got) the researcher's decision for Prolific.
+        "decidable": submission.status == _SUBMITTED
+        and bool(PROLIFIC_ID.fullmatch(submission.prolific_pid))
+        and (speeder or shared),
+        "decision": submission.prolific_decision,
     }
 
 
@@ -149,30 +158,29 @@ _STATUS_ROWS = {
 def prolific_decisions(*, study: Study, review: Review) -> dict[str, list[str]]:
     """The Prolific IDs to approve and to reject, sorted, each once; one query.
 
-    Approve: finished and kept (given the completion code), neither a speeder nor sharing its
-    Prolific ID. Reject: finished and screened out (given the screen-out code). Flagged ones (and
-    an ID that is not one word: it would split in a list) are in neither list: they wait for the
-    researcher's look (`flagged`)."""
+    A flagged submission (a speeder, or its Prolific ID used by another submission too) goes
+    where the researcher decided it (`prolific_decision`), and until then is in neither list
+    (`flagged`), whether it was kept or screened out. Otherwise: approve what finished and was
+    kept (given the completion code), reject what finished and was screened out (given the
+    screen-out code). An ID that is not one word (it would split in a list) is always flagged:
+    it is handled by hand."""
     below = review.speeder_below_seconds
     finished = (
         Submission.objects.filter(study=study, status=_SUBMITTED)
         .exclude(prolific_pid="")
         .annotate(taken=_taken())
-        .values_list("prolific_pid", "excluded", "taken")
+        .values_list("prolific_pid", "excluded", "taken", "prolific_decision")
     )
     decisions: dict[str, set[str]] = {"approve": set(), "reject": set(), "flagged": set()}
-    for pid, excluded, taken in finished:
+    for pid, excluded, taken, decided in finished:
         speeder = taken is not None and below is not None and taken.total_seconds() < below
-        if excluded:
-            decisions["reject"].add(pid)
-        elif speeder or pid in review.shared_pids or not PROLIFIC_ID.fullmatch(pid):
+        if not PROLIFIC_ID.fullmatch(pid):
             decisions["flagged"].add(pid)
+        elif speeder or pid in review.shared_pids:
+            decisions[decided if decided in DECISIONS else "flagged"].add(pid)
         else:
-            decisions["approve"].add(pid)
+            decisions["reject" if excluded else "approve"].add(pid)
     return {key: sorted(values) for key, values in decisions.items()}
-
-
-DECISIONS = ("approve", "reject")
 
 
 @transaction.atomic

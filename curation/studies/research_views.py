@@ -5,6 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
 from core.params import ParameterError, int_param
@@ -101,6 +102,46 @@ def study_prolific_ids(request: AuthenticatedHttpRequest, slug: str, decision: s
     response = HttpResponse("".join(f"{pid}\n" for pid in ids), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{decision}.txt"'
     return response
+
+
+DECISION_QUESTIONS = {
+    "approve": _lazy("Approve this submission on Prolific?"),
+    "reject": _lazy("Reject this submission on Prolific?"),
+    "": _lazy("Take the decision back? The submission waits for your decision again, in neither list."),
+}
+
+
+@researcher_required
+def study_submission_decide(request: AuthenticatedHttpRequest, slug: str, submission_id: int) -> HttpResponse:
+    """Decide a flagged submission for Prolific (approve, reject, or take it back): a page asks
+    first, and the decision is made by its POST with confirm=yes."""
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
+    decision = request.POST.get("decision", request.GET.get("decision", ""))
+    if decision not in DECISION_QUESTIONS:
+        raise Http404("No such decision.")
+    submission = study.submissions.filter(pk=submission_id, status="submitted").exclude(prolific_pid="").first()
+    if submission is None:
+        raise Http404("No such finished submission.")
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        try:
+            services.prolific_decision_set(
+                study=study, submission_id=submission.pk, decision=decision, actor=request.user
+            )
+        except services.DuplicateError as error:
+            messages.error(request, str(error))
+        else:
+            done = {
+                "approve": _("Submission #%(id)s is in the list to approve."),
+                "reject": _("Submission #%(id)s is in the list to reject."),
+                "": _("Submission #%(id)s waits for your decision again."),
+            }[decision]
+            messages.success(request, done % {"id": submission.pk})
+        return redirect("curation:study-submissions", slug=study.slug)
+    return render(
+        request,
+        "curation/study/submission_decide.html",
+        {"study": study, "submission": submission, "decision": decision, "question": DECISION_QUESTIONS[decision]},
+    )
 
 
 @researcher_required

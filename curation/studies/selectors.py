@@ -50,6 +50,25 @@ def submission_for_session(*, study: Study, submission_id: int | None) -> Submis
     return Submission.objects.filter(study=study, pk=submission_id).first()
 
 
+def submission_held_before(*, study: Study, prolific_pid: str, submission_ids: list[int]) -> Submission | None:
+    """The unfinished submission under this Prolific ID among those this browser held before
+    (`submission_ids`, from its session), if any; one query. This browser started it, so it
+    may open it again after another Prolific ID was used in between."""
+    if not prolific_pid or not submission_ids:
+        return None
+    return (
+        Submission.objects.filter(
+            study=study,
+            prolific_pid=prolific_pid,
+            pk__in=submission_ids,
+            status=Submission.Status.IN_PROGRESS,
+            excluded=False,
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
 def prolific_pid_state(*, study: Study, prolific_pid: str) -> tuple[Submission | None, bool]:
     """(the finished submission under this Prolific ID if there is one, whether an unfinished
     one exists), in one query. For the start page only: a Prolific ID opens no answers."""

@@ -269,6 +269,25 @@ def submission_finish(*, submission: Submission, language: str) -> Submission:
 RESERVED_STUDY_SLUGS = frozenset({"new", "edit"})
 
 
+def _codes_check(study: Study, values: dict) -> None:
+    """A study open to participants has both Prolific codes: the completion code for those who
+    finish, the screen-out code for those who fail the attention check (every study has one).
+    A study saved before this rule keeps its codes as they are, but cannot stay or become open
+    until both are set. Raises StudyError naming each missing field."""
+    final = {name: values.get(name, getattr(study, name)) for name in ("is_open", "completion_code", "screenout_code")}
+    if not final["is_open"]:
+        return
+    missing = {
+        "completion_code": _("Set a completion code before opening the study to participants."),
+        "screenout_code": _(
+            "Set a screen-out code before opening the study to participants: those who fail the attention check get it."
+        ),
+    }
+    fields = {name: [str(message)] for name, message in missing.items() if not str(final[name] or "").strip()}
+    if fields:
+        raise StudyError(" ".join(message for messages in fields.values() for message in messages), fields=fields)
+
+
 @transaction.atomic
 def study_save(
     *, values: dict, study: Study | None = None, user: User | None = None, workspace: Workspace | None = None
@@ -284,6 +303,7 @@ def study_save(
         study = Study(created_by=user if user and user.is_authenticated else None)
         if workspace is not None:
             study.workspace = workspace
+    _codes_check(study, values)
     changed = sorted(name for name, value in values.items() if created or getattr(study, name) != value)
     before = {name: audit_value(getattr(study, name)) for name in changed} if not created else {}
     for name, value in values.items():
@@ -344,6 +364,39 @@ def prolific_duplicates_resolve(
         workspace=study.workspace_id,
     )
     return keep
+
+
+@transaction.atomic
+def prolific_decision_set(*, study: Study, submission_id: int, decision: str, actor: User | None = None) -> Submission:
+    """Decide a flagged finished submission for Prolific: "approve", "reject", or "" to take the
+    decision back (it waits in neither list again). Audited with the decision before and after.
+    Raises DuplicateError when the submission is not a finished one of this study with a
+    Prolific ID, or the decision is not one of those."""
+    if decision not in ("approve", "reject", ""):
+        raise DuplicateError(_("Choose approve or reject."))
+    submission = (
+        Submission.objects.select_for_update()
+        .filter(study=study, pk=submission_id, status=Submission.Status.SUBMITTED)
+        .exclude(prolific_pid="")
+        .first()
+    )
+    if submission is None:
+        raise DuplicateError(
+            _("Submission #%(id)s is not a finished submission of this study with a Prolific ID.")
+            % {"id": submission_id}
+        )
+    before = submission.prolific_decision
+    if before != decision:
+        submission.prolific_decision = decision
+        submission.save(update_fields=["prolific_decision"])
+        audit_record(
+            actor=actor,
+            action=AuditAction.PROLIFIC_DECIDED,
+            target=f"study:{study.slug}",
+            details={"submission": submission.pk, "changes": {"prolific_decision": [before, decision]}},
+            workspace=study.workspace_id,
+        )
+    return submission
 
 
 @transaction.atomic

@@ -27,6 +27,11 @@ urlpatterns = [
         research_views.study_prolific_ids,
         name="study-prolific-ids",
     ),
+    path(
+        "studies/<slug:slug>/submissions/<int:submission_id>/decide/",
+        research_views.study_submission_decide,
+        name="study-submission-decide",
+    ),
     path("studies/<slug:slug>/duplicates/", research_views.study_duplicate_resolve, name="study-duplicate-resolve"),
     path("studies/<slug:slug>/withdraw/", research_views.study_withdraw, name="study-withdraw"),
 ]

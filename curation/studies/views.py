@@ -10,7 +10,7 @@ the database, and a language switch first stores what is typed on the page as a 
 
 import re
 from functools import wraps
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -26,6 +26,7 @@ from curation.models import Study, StudyStep, Submission
 from curation.pii.entities import entity_label
 from curation.pii.hints import quick_personal_info
 from curation.studies import services
+from curation.studies.browser import HELD_BEFORE_KEY, SESSION_KEY, cross_site, remember
 from curation.studies.forms import (
     FREQUENCY_CHOICES,
     NOT_USED,
@@ -43,12 +44,13 @@ from curation.studies.selectors import (
     submission_cases,
     submission_for_resume_token,
     submission_for_session,
+    submission_held_before,
 )
 
-SESSION_KEY = "study_submissions"
 PROLIFIC_PARAMS = {"PROLIFIC_PID": "prolific_pid", "STUDY_ID": "prolific_study_id", "SESSION_ID": "prolific_session_id"}
 LANGUAGE_CODES = {code for code, _name in settings.LANGUAGES}
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?"
+PROLIFIC_HOME = "https://app.prolific.com/"
 STEP_URLS: dict[str, str] = {
     StudyStep.CASES: "curation:study-cases",
     StudyStep.ABOUT: "curation:study-about",
@@ -56,27 +58,6 @@ STEP_URLS: dict[str, str] = {
     StudyStep.REVIEW: "curation:study-review",
     StudyStep.DONE: "curation:study-done",
 }
-
-
-def _remember(request: HttpRequest, submission: Submission) -> None:
-    """Bind the submission to this browser under a new session key: a key someone planted or
-    read before (a shared computer, a fixed cookie) opens nothing bound after it."""
-    held = dict(request.session.get(SESSION_KEY, {}))
-    held[submission.study.slug] = submission.pk
-    request.session.cycle_key()
-    request.session[SESSION_KEY] = held
-
-
-def _cross_site(request: HttpRequest) -> bool:
-    """True unless the browser says the navigation began here or with the person themselves
-    (typed, pasted, a bookmark): Sec-Fetch-Site `same-origin` or `none`; without that header
-    (older browsers), a Referer from this site. A page elsewhere that sends a browser to a link
-    is cross-site, and so is any request that says nothing."""
-    site = request.META.get("HTTP_SEC_FETCH_SITE")
-    if site is not None:
-        return site not in {"same-origin", "none"}
-    referer = urlsplit(request.META.get("HTTP_REFERER", ""))
-    return f"{referer.scheme}://{referer.netloc}" != f"{request.scheme}://{request.get_host()}"
 
 
 def _with_language(response, code: str):
@@ -240,6 +221,21 @@ def study_start(request: HttpRequest, slug: str) -> HttpResponse:
     own = submission_for_session(study=study, submission_id=request.session.get(SESSION_KEY, {}).get(slug))
     if own is not None and (not pid or own.prolific_pid == pid):
         return _step_redirect(own)
+    switching = own is not None and request.method == "POST" and request.POST.get("switch") == "yes"
+    if own is not None and not switching:
+        # Another Prolific ID in a browser that holds a questionnaire: nothing changes hands
+        # until the person says so (the browser may be shared, or the link typed wrong).
+        return render(
+            request,
+            "curation/study/switch_confirm.html",
+            {**_texts(request, study), "page_title": _("Another Prolific ID in this browser"), "own": own, "pid": pid},
+        )
+    if switching:
+        before = request.session.get(HELD_BEFORE_KEY, {}).get(slug, [])
+        again = submission_held_before(study=study, prolific_pid=pid, submission_ids=before)
+        if again is not None:
+            remember(request, again)
+            return _step_redirect(again)
     # This browser holds nothing under this Prolific ID: the ID alone opens no answers.
     finished, elsewhere = prolific_pid_state(study=study, prolific_pid=pid)
     if finished is not None:
@@ -252,8 +248,10 @@ def study_start(request: HttpRequest, slug: str) -> HttpResponse:
             _("This study takes no new participants. Thank you for your interest."),
         )
 
-    form = ConsentForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and form.is_valid():
+    # The confirmation of a switch (its own form, without the consent box) shows the consent.
+    consenting = request.method == "POST" and request.POST.get("step") != "switch"
+    form = ConsentForm(request.POST if consenting else None)
+    if consenting and form.is_valid():
         try:
             submission = services.submission_start(
                 study=study,
@@ -266,12 +264,18 @@ def study_start(request: HttpRequest, slug: str) -> HttpResponse:
             return _already_finished(request, study, prolific_pid_state(study=study, prolific_pid=pid)[0])
         except services.StudyError as error:
             return _message_page(request, study, _("This study is closed"), " ".join(error.messages))
-        _remember(request, submission)
+        remember(request, submission)
         return _step_redirect(submission)
     return render(
         request,
         "curation/study/consent.html",
-        {**_texts(request, study), "form": form, "page_title": StudyStep.CONSENT.label, "elsewhere": elsewhere},
+        {
+            **_texts(request, study),
+            "form": form,
+            "page_title": StudyStep.CONSENT.label,
+            "elsewhere": elsewhere,
+            "switching": switching,
+        },
     )
 
 
@@ -311,7 +315,7 @@ def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
 
     The token comes in the query string (`?token=`), or in the form of the confirmation page.
     Following the link binds at once only when it cannot take anything from the person: the
-    navigation began on this site or with the person (see _cross_site), and this browser holds
+    navigation began on this site or with the person (see cross_site), and this browser holds
     no other submission of the study. Otherwise a page says what will happen and binds only when
     the person confirms (a POST, which a page elsewhere cannot make without the CSRF token): a
     site that sends a participant's browser to someone else's link would otherwise move them,
@@ -325,8 +329,8 @@ def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
     if held is not None and held.pk == submission.pk:
         return _step_redirect(submission)
     confirmed = request.method == "POST" and request.POST.get("confirm") == "yes"
-    if confirmed or (held is None and request.method == "GET" and not _cross_site(request)):
-        _remember(request, submission)
+    if confirmed or (held is None and request.method == "GET" and not cross_site(request)):
+        remember(request, submission)
         return _step_redirect(submission)
     context = {
         **_texts(request, study),
@@ -561,13 +565,17 @@ def study_done(request: HttpRequest, study: Study, submission: Submission) -> Ht
     if submission.status != Submission.Status.SUBMITTED:
         return _step_redirect(submission)
     code = study.screenout_code if submission.excluded else study.completion_code
-    prolific_url = PROLIFIC_COMPLETE + urlencode({"cc": code}) if code and submission.prolific_pid else ""
+    prolific_url = ""
+    if submission.prolific_pid:
+        # Without a code (a study saved before both were required) the way back is Prolific itself.
+        prolific_url = PROLIFIC_COMPLETE + urlencode({"cc": code}) if code else PROLIFIC_HOME
     return render(
         request,
         "curation/study/done.html",
         {
             **_texts(request, study),
             "submission": submission,
+            "screened_out": submission.excluded,
             "code": code,
             "prolific_url": prolific_url,
             "page_title": StudyStep.DONE.label,

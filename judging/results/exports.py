@@ -69,6 +69,19 @@ LEADERBOARD_FIELDS = [
 ]
 
 
+# The leaderboard's rates (pairwise), written with 6 decimal places.
+LEADERBOARD_RATES = [
+    "win_rate",
+    "win_rate_se",
+    "lose_rate",
+    "tie_rate",
+    "error_rate",
+    "lc_win_rate",
+    "lc_low",
+    "lc_high",
+]
+
+
 def _runs(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None):
     runs = JudgeRun.objects.select_related("dataset", "reference_model").order_by("pk")
     if workspaces is not None:
@@ -95,9 +108,12 @@ def _of_study_data(*, dataset=None, study=None, run=None) -> bool:
     return JudgeRun.objects.filter(dataset__study__isnull=False).exists()
 
 
-@exporter("judgments", personal=_of_study_data, across=True)
-def judgments_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
-    """Every judgment of the run (or of the dataset's / study's runs) with its raw reply, in id order."""
+@exporter("judgments", personal=_of_study_data, across=True, question_text=True)
+def judgments_export(
+    *, dataset=None, study=None, run=None, workspaces: set[int] | None = None, question_text: bool = False
+) -> ExportTable:
+    """Every judgment of the run (or of the dataset's / study's runs) with its raw reply, in id
+    order; with `question_text`, the item's question last."""
     judgments = Judgment.objects.filter(
         run__in=_runs(dataset=dataset, study=study, run=run, workspaces=workspaces).values("pk")
     )
@@ -125,8 +141,10 @@ def judgments_export(*, dataset=None, study=None, run=None, workspaces: set[int]
         "cached",
         "created_at",
     ]
+    fields = JUDGMENT_FIELDS + (["question_text"] if question_text else [])
+    keys += ["item__question"] if question_text else []
     rows = judgments.with_reply_text().order_by("pk").values_list(*keys).iterator(chunk_size=EXPORT_CHUNK)
-    return ExportTable(fields=JUDGMENT_FIELDS, rows=(dict(zip(JUDGMENT_FIELDS, row)) for row in rows))
+    return ExportTable(fields=fields, rows=(dict(zip(fields, row)) for row in rows))
 
 
 @exporter("leaderboard", across=True)
@@ -143,11 +161,13 @@ def leaderboard_export(*, dataset=None, study=None, run=None, workspaces: set[in
             payload, _figures = run_figures_read(run=judge_run, compute="stale")
             yield from payload["rows"]
 
-    return ExportTable(fields=LEADERBOARD_FIELDS, rows=rows())
+    return ExportTable(fields=LEADERBOARD_FIELDS, rows=rows(), probabilities=LEADERBOARD_RATES)
 
 
-@exporter("answers", personal=_of_study_data)
-def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
+@exporter("answers", personal=_of_study_data, question_text=True)
+def answers_export(*, dataset=None, study=None, run=None, question_text: bool = False) -> ExportTable:
+    """Every candidate answer of the dataset, by item and model; with `question_text`, the
+    item's question last."""
     if dataset is None:
         raise ExportError(_("The answers export needs a dataset."))
     values = (
@@ -162,20 +182,23 @@ def answers_export(*, dataset=None, study=None, run=None) -> ExportTable:
             "completion_tokens",
             "latency_ms",
             "created_at",
+            *(["item__question"] if question_text else []),
         )
     )
 
     def rows():
         for row in values.iterator(chunk_size=EXPORT_CHUNK):
+            question = row.pop("item__question", None)
             yield {
                 "dataset": dataset.name,
                 "external_id": row.pop("item__external_id"),
                 "model": row.pop("model__name"),
                 "response": row.pop("text"),
                 **row,
+                **({"question_text": question} if question_text else {}),
             }
 
-    return ExportTable(fields=ANSWER_FIELDS, rows=rows())
+    return ExportTable(fields=ANSWER_FIELDS + (["question_text"] if question_text else []), rows=rows())
 
 
 MANIFEST_FIELDS = ["run", "dataset", "manifest"]

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.answers.candidates import probe_answers_ensure
-from judging.errors import RunError
+from judging.errors import RunError, RunStartConflict
 from judging.models import CandidateModel, JudgeRun, JudgeShard
 from judging.runs.manifest import run_manifest_build
 from judging.runs.planning import run_plan
@@ -26,7 +26,50 @@ from llm.models import Endpoint
 from llm.selectors import endpoint_by_name, endpoint_config
 
 
-def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
+def run_start_once(
+    *, spec: RunSpec, created_by: User, start_key: str, start_request: dict | None = None
+) -> tuple[JudgeRun, bool]:
+    """The run `start_key` started for this person, or a new one made with it: (run, made now).
+
+    `start_key` is "page:<token>" (the one-time token of a /runs/new/ preview: its second
+    submit, after the back button, shows the run it started) or "api:<Idempotency-Key>";
+    empty, a run is always made. With `start_request` (what the API was asked, as plain JSON),
+    the same key asked with other values raises RunStartConflict naming them. Two starts with
+    one key at once make one run: the database refuses the second row, which then reads the
+    first."""
+    if not start_key:
+        return run_create(spec=spec, created_by=created_by), True
+    existing = _started_with(created_by, start_key)
+    if existing is None:
+        try:
+            return run_create(spec=spec, created_by=created_by, start_key=start_key, start_request=start_request), True
+        except IntegrityError:
+            existing = _started_with(created_by, start_key)
+            if existing is None:
+                raise
+    if start_request is not None:
+        differ = sorted(
+            name
+            for name in set(start_request) | set(existing.start_request)
+            if start_request.get(name) != existing.start_request.get(name)
+        )
+        if differ:
+            raise RunStartConflict(
+                _("This Idempotency-Key already started run #%(id)d with other values: %(fields)s.")
+                % {"id": existing.pk, "fields": ", ".join(differ)},
+                run=existing,
+                fields=differ,
+            )
+    return existing, False
+
+
+def _started_with(created_by: User, start_key: str) -> JudgeRun | None:
+    return JudgeRun.objects.filter(created_by=created_by, start_key=start_key).first()
+
+
+def run_create(
+    *, spec: RunSpec, created_by: User | None = None, start_key: str = "", start_request: dict | None = None
+) -> JudgeRun:
     """A run over the dataset's answers by the spec's candidates, split into shards. Nothing is
     called yet, except for a batch run: its endpoint is asked first (one cheap request, before
     anything is written) whether it offers the Batch API, and refused with RunError if not.
@@ -38,7 +81,7 @@ def run_create(*, spec: RunSpec, created_by: User | None = None) -> JudgeRun:
     with it. Raises RunError with a message a researcher can act on; then nothing is written.
     """
     run_batch_check(spec=spec)
-    return _run_write(spec=spec, created_by=created_by)
+    return _run_write(spec=spec, created_by=created_by, start_key=start_key, start_request=start_request or {})
 
 
 def run_batch_check(*, spec: RunSpec) -> None:
@@ -53,7 +96,7 @@ def run_batch_check(*, spec: RunSpec) -> None:
 
 
 @transaction.atomic
-def _run_write(*, spec: RunSpec, created_by: User | None) -> JudgeRun:
+def _run_write(*, spec: RunSpec, created_by: User | None, start_key: str, start_request: dict) -> JudgeRun:
     spec = replace(spec, candidates=tuple(c for c in spec.candidates if not c.is_probe))
     probes = probe_answers_ensure(dataset=spec.dataset) if spec.injection_probe else []
     plan = run_plan(spec=spec, probes=probes)
@@ -81,6 +124,8 @@ def _run_write(*, spec: RunSpec, created_by: User | None) -> JudgeRun:
         judge_family=spec.judge_family[:64],
         injection_probe=bool(probes),
         batch=spec.batch,
+        start_key=start_key,
+        start_request=start_request,
     )
     run.candidates.set(plan.candidates)
     run.templates.set(plan.templates.values())

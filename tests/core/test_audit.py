@@ -104,7 +104,8 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     from llm.models import Endpoint
     from tests.factories import CandidateModelFactory
 
-    study = study_save(values={"slug": "s1", "title_en": "One"}, user=researcher)
+    # Closed: a study opens to participants only with both Prolific codes.
+    study = study_save(values={"slug": "s1", "title_en": "One", "is_open": False}, user=researcher)
     study_save(values={"title_en": "One, renamed", "is_open": study.is_open}, study=study, user=researcher)
     item = ItemFactory(dataset=DatasetFactory(name="d"))
     models = [CandidateModelFactory(name="a"), CandidateModelFactory(name="b")]
@@ -150,7 +151,7 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
 
     rows = list(AuditEvent.objects.order_by("id").values_list("actor_name", "action", "target", "details"))
     assert rows == [
-        ("res", "study_changed", "study:s1", {"created": True, "fields": ["slug", "title_en"]}),
+        ("res", "study_changed", "study:s1", {"created": True, "fields": ["is_open", "slug", "title_en"]}),
         (
             "res",
             "study_changed",

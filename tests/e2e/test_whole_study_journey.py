@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import re
+import zipfile
 
 import pytest
 from playwright.sync_api import expect
@@ -385,6 +386,12 @@ def check_download(page, url) -> None:
     that are JSON objects, a manifest naming its dataset."""
     response = page.context.request.get(url)
     assert response.status == 200, (url, response.status)
+    if "/api/exports/bundle/" in url:
+        # A whole study's, dataset's, run's or campaign's zip: its tables, manifest and README.
+        archive = zipfile.ZipFile(io.BytesIO(response.body()))
+        names = archive.namelist()
+        assert names[-2:] == ["manifest.json", "README.txt"] and len(names) > 2, url
+        return
     text = response.body().decode("utf-8-sig")
     if url.endswith(".txt"):
         # Prolific's bulk lists: the one participant passed the attention check, so is to approve.
@@ -673,7 +680,14 @@ def test_a_whole_study_from_an_empty_database_through_the_pages(
         page.goto(f"{live_server.url}/audit/")
         expect(page.get_by_role("heading", level=1)).to_have_text(words["audit"])
         downloads += export_links(page)
-        tables = {re.search(r"/api/exports/([\w-]+)/", url).group(1) for url in downloads if "/api/exports/" in url}
+        tables = {
+            re.search(r"/api/exports/([\w-]+)/", url).group(1)
+            for url in downloads
+            if "/api/exports/" in url and "/api/exports/bundle/" not in url
+        }
+        # One zip each for the study, the datasets, both runs and the campaign.
+        bundles = {url.split("?", 1)[1].split("=", 1)[0] for url in downloads if "/api/exports/bundle/" in url}
+        assert bundles == {"study", "dataset", "run", "campaign"}
         assert sorted(tables) == sorted(EXPORTS) == sorted(EXPORTERS)
         assert sum(url.endswith("/manifest.json") for url in downloads) == 2
         assert sum(url.endswith(".txt") for url in downloads) == 2

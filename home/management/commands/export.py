@@ -44,9 +44,26 @@ class Command(BaseCommand):
             action="store_true",
             help="cases: add participants' unreviewed text (recorded in the audit log)",
         )
+        parser.add_argument(
+            "--question-text",
+            action="store_true",
+            help="votes, judgments, answers: add each row's question text as a last column (recorded in the audit log)",
+        )
 
     def handle(
-        self, *args, dataset, study, run, what, fmt, output, raw=False, campaign=None, workspace=None, **options
+        self,
+        *args,
+        dataset,
+        study,
+        run,
+        what,
+        fmt,
+        output,
+        raw=False,
+        campaign=None,
+        workspace=None,
+        question_text=False,
+        **options,
     ):
         try:
             place = workspace_for_command(workspace, required=False)
@@ -57,6 +74,7 @@ class Command(BaseCommand):
                 what,
                 **scope,
                 raw=raw,
+                question_text=question_text,
                 actor=None,
                 via=f"command line ({_shell_user()})",
                 workspaces={place.pk} if place is not None else None,
