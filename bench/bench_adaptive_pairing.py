@@ -226,7 +226,7 @@ def run_campaign(*, design: str, theta, budget: int, seed: int, refresh: int, no
     used = np.zeros(len(pairs), dtype=np.int64)
     rng = np.random.default_rng(seed)
     marks = {int(round(fraction * budget)): fraction for fraction in CHECKPOINTS}
-    sequence = fixed_sequence(len(pairs), budget, np.random.default_rng(10_000 + seed)) if design == "fixed" else None
+    sequence = fixed_sequence(len(pairs), budget, np.random.default_rng(10_000 + seed))
     stored = None
     cast = decisive = 0
     out: dict = {"bought": {}, "bootstrap": {}}
