@@ -15,6 +15,7 @@ from stats.pairing import (
     adjacent_gap_sds,
     all_pairs,
     centred_sds,
+    criterion_matrix,
     design_criterion,
     draw_pair,
     expected_information,
@@ -118,10 +119,17 @@ def test_the_criterion_is_the_mean_gap_variance_plus_the_mean_model_variance():
     gaps = [covariance[a, a] + covariance[b, b] - 2 * covariance[a, b] for a, b in ((2, 0), (0, 3), (3, 1))]
     centre = np.eye(4) - 1 / 4
     models = np.diag(centre @ covariance @ centre)
+    matrix = criterion_matrix(known_order_neighbours(order), 0.5)
+    assert design_criterion(precision, matrix) == pytest.approx(0.5 * np.mean(gaps) + 0.5 * np.mean(models))
+    assert design_criterion(precision, criterion_matrix(known_order_neighbours(order), 0.0)) == pytest.approx(
+        np.mean(models)
+    )
+    # The matrix is the sum of the contrasts' outer products, each with its weight.
     rows, weights = ranking_contrasts(known_order_neighbours(order), 0.5)
-    assert design_criterion(precision, rows, weights) == pytest.approx(0.5 * np.mean(gaps) + 0.5 * np.mean(models))
-    rows, weights = ranking_contrasts(known_order_neighbours(order), 0.0)
-    assert design_criterion(precision, rows, weights) == pytest.approx(np.mean(models))
+    assert matrix == pytest.approx(rows.T @ (rows * weights[:, None]))
+    assert weights.tolist() == [0.125] * 4 + [
+        0.5 / 3 if pair in ([0, 2], [0, 3], [1, 3]) else 0.0 for pair in all_pairs(4).tolist()
+    ]
     assert adjacent_gap_sds(precision, order) == pytest.approx(np.sqrt(gaps))
 
 
@@ -132,13 +140,13 @@ def test_the_gain_is_the_derivative_of_the_criterion():
     weights = rng.uniform(0.05, 0.25, len(pairs))
     precision = _laplacian(n, pairs[:, 0], pairs[:, 1], rng.uniform(0, 20, len(pairs))) + np.eye(n) * 0.3
     neighbours = rng.uniform(0, 1, (n, n))
-    rows, row_weights = ranking_contrasts(neighbours + neighbours.T, 0.5)
-    gains = _criterion_gain(precision, weights, pairs, rows, row_weights)
+    matrix = criterion_matrix(neighbours + neighbours.T, 0.5)
+    gains = _criterion_gain(precision, weights, pairs, matrix)
     for k in range(len(pairs)):
         bump = np.zeros(len(pairs))
         bump[k] = 1e-6
         after = precision + _laplacian(n, pairs[:, 0], pairs[:, 1], bump * weights)
-        slope = (design_criterion(precision, rows, row_weights) - design_criterion(after, rows, row_weights)) / 1e-6
+        slope = (design_criterion(precision, matrix) - design_criterion(after, matrix)) / 1e-6
         assert gains[k] == pytest.approx(slope, rel=1e-3)
 
 
@@ -204,12 +212,12 @@ def test_the_allocation_is_optimal_among_its_neighbours():
     pairs = all_pairs(5)
     covariance = np.linalg.inv(precision)
     weights = expected_information(theta, covariance, pairs)
-    rows, row_weights = ranking_contrasts(neighbour_chances(theta, covariance), GAP_WEIGHT)
+    matrix = criterion_matrix(neighbour_chances(theta, covariance), GAP_WEIGHT)
 
     def criterion(allocation):
         mixture = 0.25 * design.uniform + 0.75 * allocation
         after = precision + _laplacian(5, pairs[:, 0], pairs[:, 1], 300 * mixture * weights)
-        return design_criterion(after, rows, row_weights)
+        return design_criterion(after, matrix)
 
     best = criterion(design.information)
     for source in range(len(pairs)):
