@@ -198,11 +198,16 @@ def ranking_contrasts(neighbours: np.ndarray, gap_weight: float) -> tuple[np.nda
     gaps = np.zeros((len(pairs), n))
     gaps[np.arange(len(pairs)), pairs[:, 0]] = 1.0
     gaps[np.arange(len(pairs)), pairs[:, 1]] = -1.0
+    rows = np.vstack([np.eye(n) - 1.0 / n, gaps])
+    return rows, np.concatenate([np.full(n, (1 - gap_weight) / n), _gap_weights(neighbours, gap_weight)])
+
+
+def _gap_weights(neighbours: np.ndarray, gap_weight: float) -> np.ndarray:
+    """Per pair of all_pairs(n): its chance of being neighbours, scaled to sum to gap_weight."""
+    pairs = all_pairs(neighbours.shape[0])
     chance = np.asarray(neighbours, dtype=float)[pairs[:, 0], pairs[:, 1]]
     total = chance.sum()
-    gap_weights = gap_weight * chance / total if total > 0 else np.full(len(pairs), gap_weight / len(pairs))
-    rows = np.vstack([np.eye(n) - 1.0 / n, gaps])
-    return rows, np.concatenate([np.full(n, (1 - gap_weight) / n), gap_weights])
+    return gap_weight * chance / total if total > 0 else np.full(len(pairs), gap_weight / len(pairs))
 
 
 def known_order_neighbours(order: np.ndarray) -> np.ndarray:
@@ -220,9 +225,8 @@ def criterion_matrix(neighbours: np.ndarray, gap_weight: float) -> np.ndarray:
     step of the design costs O(n^3), not O(n^4)."""
     n = neighbours.shape[0]
     pairs = all_pairs(n)
-    _rows, weights = ranking_contrasts(neighbours, gap_weight)
     centre = np.eye(n) - 1.0 / n
-    return (1 - gap_weight) / n * centre + _laplacian(n, pairs[:, 0], pairs[:, 1], weights[n:])
+    return (1 - gap_weight) / n * centre + _laplacian(n, pairs[:, 0], pairs[:, 1], _gap_weights(neighbours, gap_weight))
 
 
 def design_criterion(precision: np.ndarray, matrix: np.ndarray) -> float:
