@@ -13,12 +13,15 @@ from django.db.models import Count
 
 from annotation.models import Campaign, StoredFigures, Vote
 from annotation.selectors import questions_answered
-from stats.pairing import PRIOR_SD, all_pairs, pairing_design
+from stats.pairing import GAP_WEIGHT, PRIOR_SD, all_pairs, pairing_design
 
 DESIGN_WHAT = StoredFigures.What.DESIGN.value
 # Stored under the figures key of a campaign row with no bootstrap: rounds 0, seed 0.
 DESIGN_ROUNDS = 0
-CRITERION = "mean sd of the centred log-strengths (stats/pairing.py)"
+CRITERION = (
+    "mean variance of the gaps between neighbours in the ranking plus mean variance of the centred "
+    "log-strengths, weighed equally (stats/pairing.py)"
+)
 
 
 def _availability(campaign: Campaign, model_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -87,6 +90,7 @@ def design_compute(campaign: Campaign) -> dict:
         "available_pairs": int(available.sum()),
         "exhausted_pairs": int((~available).sum()),
         "prior_sd": PRIOR_SD,
+        "gap_weight": GAP_WEIGHT,
     }
     if n < 2 or not available.any():
         return {**payload, "uniform": [], "information": [], "theta": []}
@@ -108,6 +112,8 @@ def design_compute(campaign: Campaign) -> dict:
         "theta": design.theta.tolist(),
         "predicted_width": design.predicted_width,
         "predicted_width_uniform": design.predicted_width_uniform,
+        "predicted_gap_width": design.predicted_gap_width,
+        "predicted_gap_width_uniform": design.predicted_gap_width_uniform,
     }
 
 

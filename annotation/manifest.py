@@ -9,7 +9,7 @@ from annotation.design import CRITERION
 from annotation.models import Campaign
 from core import __version__
 from judging.runs.manifest import dataset_entry, model_entry, text_hash
-from stats.pairing import PRIOR_SD
+from stats.pairing import GAP_WEIGHT, PRIOR_SD
 
 FORMAT = "userbench-campaign-manifest/1"
 
@@ -21,6 +21,7 @@ def _adaptive_design(campaign: Campaign) -> dict:
         "pairs_planned": campaign.pairs_planned,
         "uniform_share": campaign.uniform_share,
         "criterion": CRITERION,
+        "gap_weight": GAP_WEIGHT,
         "prior_sd": PRIOR_SD,
         "refresh": "after votes, in the background (debounced, as the stored figures)",
         "question_order": "(item id * a + b) mod 2147483647, a and b drawn per pair",

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+# The shared public data, read in place: next to the checkout, or where USERBENCH_SHARED_DATA says.
+DATA = Path(os.environ.get("USERBENCH_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 def setup_django() -> None:

@@ -4,23 +4,37 @@ The model is the one the campaign's figures are fitted with (stats/ranking.py): 
 log-strengths theta, a tie counting as half a win each way. One comparison of models i and j
 adds w = p (1 - p) d d' to the Fisher information of theta, with p = sigma(theta_i - theta_j) and
 d = e_i - e_j; a tie changes the variance of a comparison, not which pairs are informative, so it
-is left out here. The campaign reports each model's mean-zero log-strength with a 95 % interval,
-so the design aims at what the researcher reads: the mean, over models, of the standard deviation
-of the centred log-strengths, sqrt(diag(P C P)) with C the inverse of the information and
-P = I - 11'/n. A close pair (p near 1/2) and a model measured little (a large sd) gain the most.
+is left out here.
+
+What the design aims at is what decides a ranking and what the campaign reports beside it: the
+intervals of the gaps between neighbours in the ranking (theta_a - theta_b for models a and b
+next to each other) and each model's mean-zero log-strength with its interval. Its criterion,
+with C the inverse of the information (the posterior covariance) at the end of the budget, is
+
+    gap_weight * mean over neighbours a, b of var(theta_a - theta_b)
+      + (1 - gap_weight) * mean over models k of var(theta_k - mean(theta)),
+
+a weighted A-optimal criterion sum_k omega_k a_k' C a_k (GAP_WEIGHT = 1/2: both weigh equally).
+Which models are neighbours is itself uncertain, so every pair's gap enters weighted by the chance
+that the two are neighbours under the current fit (`neighbour_chances`): the gaps of the fitted
+order once it is clear, every pair alike while nothing is known. The gaps alone would starve the
+models at the ends of the ranking and the pairs that tie the ranking together; the per-model part
+keeps every model measured. A close pair (p near 1/2), two neighbours whose gap is still
+uncertain and a model measured little gain the most.
 
 The design (`pairing_design`):
 
 - fits theta by maximum a posteriori with a normal prior of sd PRIOR_SD on each log-strength
   (the design's own: the prior keeps the first comparisons, and a model that never lost, from
-  looking certain; it never enters the reported figures);
+  looking certain; it never enters the reported figures), and the chance of each two models
+  being neighbours from that fit;
 - weighs each pair by its expected information under that fit, E[p (1 - p)] over the (normal,
   Laplace) posterior of theta_i - theta_j: while a difference is uncertain, a pair that only
   looks far apart keeps some weight;
 - allocates the votes still to come: the share `uniform_share` of them uniformly over the model
   pairs that still have an unused question, and the rest in proportions pi chosen to minimise
-  the mean sd at the end of the budget, given every comparison already made. pi is found by the
-  multiplicative algorithm of optimal design (Silvey, Titterington and Torsney, 1978),
+  the criterion at the end of the budget, given every comparison already made. pi is found by
+  the multiplicative algorithm of optimal design (Silvey, Titterington and Torsney, 1978),
   pi_e <- pi_e (g_e / sum pi g)^(1/2) with g_e the reduction of the criterion per vote on pair e;
 - so a pair is chosen with probability uniform_share * u_e + (1 - uniform_share) * pi_e, the
   probability every adaptive pair records (`probabilities`).
@@ -28,7 +42,8 @@ The design (`pairing_design`):
 Sampling the next pair from the allocation of all remaining votes, rather than the single best
 next pair, keeps the design sound while its fit is refreshed in the background: every pair drawn
 before the next refresh follows the plan instead of all going to one pair. The uniform share
-keeps every model pair compared, so that no pair is starved by an early misjudged fit.
+keeps every model pair compared, so that no pair is starved by an early misjudged fit (two
+models taken for far apart, or neighbours in the wrong order).
 """
 
 import math
@@ -43,6 +58,8 @@ ITERATIONS = 300
 # The multiplicative algorithm stops once no pair's share moves by more than this (relative).
 TOLERANCE = 1e-4
 Z95 = 1.959963984540054
+# The criterion's weight on the gaps between neighbours; the rest is on the per-model intervals.
+GAP_WEIGHT = 0.5
 UNIFORM, INFORMATION = "uniform", "information"
 
 
@@ -51,13 +68,13 @@ def _sigmoid(x):
 
 
 def _laplacian(n: int, first: np.ndarray, second: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Sum over pairs of weight * (e_i - e_j)(e_i - e_j)'."""
-    matrix = np.zeros((n, n))
-    np.add.at(matrix, (first, first), weights)
-    np.add.at(matrix, (second, second), weights)
-    np.add.at(matrix, (first, second), -weights)
-    np.add.at(matrix, (second, first), -weights)
-    return matrix
+    """Sum over pairs of weight * (e_i - e_j)(e_i - e_j)' (one np.bincount: the design computes
+    thousands of these)."""
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    weights = np.broadcast_to(np.asarray(weights, dtype=float), first.shape)
+    cells = np.concatenate([first * n + first, second * n + second, first * n + second, second * n + first])
+    values = np.concatenate([weights, weights, -weights, -weights])
+    return np.bincount(cells, values, n * n).reshape(n, n)
 
 
 def all_pairs(n: int) -> np.ndarray:
@@ -131,6 +148,92 @@ def centred_sds(precision: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.diag(centre @ np.linalg.inv(precision) @ centre), 0.0))
 
 
+def ranking_order(theta: np.ndarray) -> np.ndarray:
+    """The models from the strongest down (equal strengths in index order)."""
+    return np.argsort(-np.asarray(theta, dtype=float), kind="stable")
+
+
+def adjacent_gap_sds(precision: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Standard deviation of each gap theta_order[k] - theta_order[k+1] between neighbours."""
+    covariance = np.linalg.inv(precision)
+    above, below = np.asarray(order[:-1]), np.asarray(order[1:])
+    variance = covariance[above, above] + covariance[below, below] - 2 * covariance[above, below]
+    return np.sqrt(np.maximum(variance, 0.0))
+
+
+def neighbour_chances(theta: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+    """How likely each two models are neighbours in the ranking under the fit theta ~ N(theta,
+    covariance): a symmetric matrix, zero on the diagonal. With q_ij = P(theta_i > theta_j) =
+    Phi((theta_i - theta_j) / sd), a above b with nobody between has chance
+    q_ab * prod_k (1 - q_ak q_kb), each k taken on its own: exact once the order is certain
+    (1 for neighbours, 0 otherwise) and the same for every pair while nothing is known, so the
+    design never favours an order it has no evidence for."""
+    theta = np.asarray(theta, dtype=float)
+    n = len(theta)
+    variance = np.diag(covariance)[:, None] + np.diag(covariance)[None, :] - 2 * covariance
+    sd = np.sqrt(np.maximum(variance, 1e-24))
+    ahead = np.vectorize(_normal_cdf)((theta[:, None] - theta[None, :]) / sd)
+    np.fill_diagonal(ahead, 0.0)
+    # between[a, b, k] = q_ak q_kb: the chance that k sits between a (above) and b (below).
+    between = ahead[:, None, :] * ahead.T[None, :, :]
+    between[np.arange(n), :, np.arange(n)] = 0.0
+    between[:, np.arange(n), np.arange(n)] = 0.0
+    above = ahead * np.prod(1.0 - between, axis=2)
+    np.fill_diagonal(above, 0.0)
+    return above + above.T
+
+
+def _normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def ranking_contrasts(neighbours: np.ndarray, gap_weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, weights): the contrasts of the criterion (module docstring) as the rows of a matrix
+    A, each with its weight omega, so that the criterion is sum_k omega_k a_k' C a_k. The first n
+    rows centre each model (weight (1 - gap_weight) / n); then one row e_i - e_j per pair of
+    all_pairs(n), weighted by `neighbours`[i, j] (how likely the two are neighbours in the ranking:
+    `neighbour_chances`, or 1 and 0 for a known order) scaled so that the gaps weigh gap_weight."""
+    n = neighbours.shape[0]
+    pairs = all_pairs(n)
+    gaps = np.zeros((len(pairs), n))
+    gaps[np.arange(len(pairs)), pairs[:, 0]] = 1.0
+    gaps[np.arange(len(pairs)), pairs[:, 1]] = -1.0
+    rows = np.vstack([np.eye(n) - 1.0 / n, gaps])
+    return rows, np.concatenate([np.full(n, (1 - gap_weight) / n), _gap_weights(neighbours, gap_weight)])
+
+
+def _gap_weights(neighbours: np.ndarray, gap_weight: float) -> np.ndarray:
+    """Per pair of all_pairs(n): its chance of being neighbours, scaled to sum to gap_weight."""
+    pairs = all_pairs(neighbours.shape[0])
+    chance = np.asarray(neighbours, dtype=float)[pairs[:, 0], pairs[:, 1]]
+    total = chance.sum()
+    return gap_weight * chance / total if total > 0 else np.full(len(pairs), gap_weight / len(pairs))
+
+
+def known_order_neighbours(order: np.ndarray) -> np.ndarray:
+    """The `neighbours` matrix of a known order: 1 for models next to each other in it, else 0."""
+    order = np.asarray(order)
+    neighbours = np.zeros((len(order), len(order)))
+    neighbours[order[:-1], order[1:]] = neighbours[order[1:], order[:-1]] = 1.0
+    return neighbours
+
+
+def criterion_matrix(neighbours: np.ndarray, gap_weight: float) -> np.ndarray:
+    """W = sum_k omega_k a_k a_k' over the contrasts of `ranking_contrasts`, so that the criterion is
+    tr(W C): (1 - gap_weight) / n times the centring matrix (which is its own square) plus the
+    graph Laplacian of the gaps' weights. An n x n matrix whatever the number of pairs, so that a
+    step of the design costs O(n^3), not O(n^4)."""
+    n = neighbours.shape[0]
+    pairs = all_pairs(n)
+    centre = np.eye(n) - 1.0 / n
+    return (1 - gap_weight) / n * centre + _laplacian(n, pairs[:, 0], pairs[:, 1], _gap_weights(neighbours, gap_weight))
+
+
+def design_criterion(precision: np.ndarray, matrix: np.ndarray) -> float:
+    """tr(W C) = sum_k omega_k a_k' C a_k with C the inverse of `precision`, W `criterion_matrix`."""
+    return float(np.sum(matrix * np.linalg.inv(precision)))
+
+
 @dataclass(frozen=True)
 class PairingDesign:
     """How the rest of a campaign's budget is to be spent over the model pairs (indices into
@@ -142,10 +245,14 @@ class PairingDesign:
     information: np.ndarray
     uniform_share: float
     theta: np.ndarray
-    # Predicted mean 95 % interval width of the centred log-strengths once the budget is spent:
-    # with this design, and with the uniform design for the rest (a yardstick, not a promise).
+    gap_weight: float
+    # Predicted mean 95 % interval width once the budget is spent, of the centred log-strengths
+    # and of the gaps between neighbours in the current fit's order: with this design, and with
+    # the uniform design for the rest (a yardstick, not a promise).
     predicted_width: float
     predicted_width_uniform: float
+    predicted_gap_width: float
+    predicted_gap_width_uniform: float
 
     @property
     def probabilities(self) -> np.ndarray:
@@ -153,14 +260,11 @@ class PairingDesign:
         return self.uniform_share * self.uniform + (1 - self.uniform_share) * self.information
 
 
-def _criterion_gain(precision: np.ndarray, weights: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Per pair: how fast one more unit of weight on it lowers the sum of the centred sds,
-    w_e * sum_k (P C d_e)_k^2 / (2 sd_k): from d(P C P) = -P C (w d d') C P."""
-    n = precision.shape[0]
-    centre = np.eye(n) - 1.0 / n
-    spread = centre @ np.linalg.inv(precision)
-    sds = np.sqrt(np.maximum(np.einsum("ij,ji->i", spread, centre), 1e-300))
-    gram = spread.T @ (spread / (2 * sds)[:, None])
+def _criterion_gain(precision: np.ndarray, weights: np.ndarray, pairs: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Per pair: how fast one more unit of weight on it lowers the criterion tr(W C),
+    w_e * d_e' C W C d_e: from dC = -C (w d d') C."""
+    covariance = np.linalg.inv(precision)
+    gram = covariance @ matrix @ covariance
     i, j = pairs[:, 0], pairs[:, 1]
     return weights * np.maximum(gram[i, i] + gram[j, j] - 2 * gram[i, j], 0.0)
 
@@ -176,6 +280,7 @@ def pairing_design(
     remaining: float,
     uniform_share: float,
     available=None,
+    gap_weight: float = GAP_WEIGHT,
     prior_sd: float = PRIOR_SD,
     iterations: int = ITERATIONS,
 ) -> PairingDesign:
@@ -183,12 +288,16 @@ def pairing_design(
 
     The votes so far are counts per pair of models (indices < n; cannot-determine left out);
     `remaining` is how many decisive votes are still to come; `available` a boolean per pair of
-    `all_pairs(n)`, False where the pair has no unused question left (default: all True).
+    `all_pairs(n)`, False where the pair has no unused question left (default: all True);
+    `gap_weight` the criterion's weight on the gaps between neighbours (0: the per-model
+    intervals alone). Deterministic: the same votes give the same design.
     Raises ValueError when fewer than two models or no available pair."""
     if n < 2:
         raise ValueError("A design needs at least two models.")
     if not 0 < uniform_share <= 1:
         raise ValueError(f"The uniform share must be in (0, 1], got {uniform_share!r}.")
+    if not 0 <= gap_weight <= 1:
+        raise ValueError(f"The gaps' weight must be in [0, 1], got {gap_weight!r}.")
     pairs = all_pairs(n)
     usable = np.ones(len(pairs), dtype=bool) if available is None else np.asarray(available, dtype=bool)
     if usable.shape != (len(pairs),):
@@ -196,7 +305,10 @@ def pairing_design(
     if not usable.any():
         raise ValueError("No pair of models has a question left.")
     theta, precision = map_fit(n, first, second, first_wins, second_wins, ties, prior_sd=prior_sd)
-    weights = expected_information(theta, np.linalg.inv(precision), pairs) * usable
+    covariance = np.linalg.inv(precision)
+    weights = expected_information(theta, covariance, pairs) * usable
+    order = ranking_order(theta)
+    matrix = criterion_matrix(neighbour_chances(theta, covariance), gap_weight)
     uniform = usable / usable.sum()
     remaining = max(float(remaining), 0.0)
 
@@ -209,7 +321,7 @@ def pairing_design(
     allocation = uniform.copy()
     if remaining > 0 and uniform_share < 1:
         for _ in range(iterations):
-            gain = _criterion_gain(precision_after(mixture(allocation)), weights, pairs)
+            gain = _criterion_gain(precision_after(mixture(allocation)), weights, pairs, matrix)
             average = float(allocation @ gain)
             if average <= 0:
                 break
@@ -223,16 +335,18 @@ def pairing_design(
     # largest, so that a pair's recorded probability is never a rounding artefact.
     allocation = np.where(allocation >= 1e-6 * allocation.max(), allocation, 0.0) * usable
     allocation /= allocation.sum()
-    width = 2 * Z95 * float(centred_sds(precision_after(mixture(allocation))).mean())
-    width_uniform = 2 * Z95 * float(centred_sds(precision_after(uniform)).mean())
+    planned, uniformly = precision_after(mixture(allocation)), precision_after(uniform)
     return PairingDesign(
         pairs=pairs,
         uniform=uniform,
         information=allocation,
         uniform_share=float(uniform_share),
         theta=theta - theta.mean(),
-        predicted_width=width,
-        predicted_width_uniform=width_uniform,
+        gap_weight=float(gap_weight),
+        predicted_width=2 * Z95 * float(centred_sds(planned).mean()),
+        predicted_width_uniform=2 * Z95 * float(centred_sds(uniformly).mean()),
+        predicted_gap_width=2 * Z95 * float(adjacent_gap_sds(planned, order).mean()),
+        predicted_gap_width_uniform=2 * Z95 * float(adjacent_gap_sds(uniformly, order).mean()),
     )
 
 

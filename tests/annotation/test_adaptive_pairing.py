@@ -97,7 +97,8 @@ def test_an_adaptive_campaign_draws_no_pair_at_creation_and_stores_a_uniform_des
     manifest = campaign.manifest["design"]
     assert manifest["sampling"] == "adaptive"
     assert (manifest["budget"], manifest["pairs_planned"], manifest["uniform_share"]) == (12, 12, 0.3)
-    assert manifest["prior_sd"] == 1.5 and "mean sd" in manifest["criterion"]
+    assert manifest["prior_sd"] == 1.5 and manifest["gap_weight"] == 0.5
+    assert "gaps between neighbours in the ranking" in manifest["criterion"]
     assert campaign.manifest["seeds"] == {"pairs": 7}
 
 
@@ -260,7 +261,10 @@ def test_the_design_is_refreshed_in_the_background_after_votes(world, django_cap
     # checks how, on counts it controls).
     assert information.max() > 1.5 * information.min()
     pairs = [tuple(pair) for pair in all_pairs(4)]
-    assert after["predicted_width"] < after["predicted_width_uniform"]
+    # The design narrows the gaps between neighbours for at most a little of the per-model width.
+    assert after["predicted_gap_width"] < after["predicted_gap_width_uniform"]
+    assert after["predicted_width"] < 1.01 * after["predicted_width_uniform"]
+    assert after["gap_weight"] == 0.5
     assignment = assignment_next(campaign=campaign, annotator=person)
     pair = assignment.pair
     k = pairs.index(tuple(sorted(after["models"].index(m) for m in (pair.model_a_id, pair.model_b_id))))

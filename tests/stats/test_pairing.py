@@ -6,17 +6,24 @@ import pytest
 from scipy.optimize import minimize
 
 from stats.pairing import (
+    GAP_WEIGHT,
     INFORMATION,
     PRIOR_SD,
     UNIFORM,
     _criterion_gain,
     _laplacian,
+    adjacent_gap_sds,
     all_pairs,
     centred_sds,
+    criterion_matrix,
+    design_criterion,
     draw_pair,
     expected_information,
+    known_order_neighbours,
     map_fit,
+    neighbour_chances,
     pairing_design,
+    ranking_contrasts,
 )
 
 
@@ -104,19 +111,56 @@ def test_the_centred_sds_come_from_the_inverse_of_the_precision():
     assert centred_sds(precision) == pytest.approx(np.sqrt(np.diag(covariance)))
 
 
-def test_the_gain_is_the_derivative_of_the_sum_of_centred_sds():
+def test_the_criterion_is_the_mean_gap_variance_plus_the_mean_model_variance():
+    precision = _laplacian(4, np.array([0, 1, 2, 0]), np.array([1, 2, 3, 3]), np.array([5.0, 2.0, 8.0, 1.0]))
+    precision += np.eye(4) * 0.2
+    covariance = np.linalg.inv(precision)
+    order = np.array([2, 0, 3, 1])
+    gaps = [covariance[a, a] + covariance[b, b] - 2 * covariance[a, b] for a, b in ((2, 0), (0, 3), (3, 1))]
+    centre = np.eye(4) - 1 / 4
+    models = np.diag(centre @ covariance @ centre)
+    matrix = criterion_matrix(known_order_neighbours(order), 0.5)
+    assert design_criterion(precision, matrix) == pytest.approx(0.5 * np.mean(gaps) + 0.5 * np.mean(models))
+    assert design_criterion(precision, criterion_matrix(known_order_neighbours(order), 0.0)) == pytest.approx(
+        np.mean(models)
+    )
+    # The matrix is the sum of the contrasts' outer products, each with its weight.
+    rows, weights = ranking_contrasts(known_order_neighbours(order), 0.5)
+    assert matrix == pytest.approx(rows.T @ (rows * weights[:, None]))
+    assert weights.tolist() == [0.125] * 4 + [
+        0.5 / 3 if pair in ([0, 2], [0, 3], [1, 3]) else 0.0 for pair in all_pairs(4).tolist()
+    ]
+    assert adjacent_gap_sds(precision, order) == pytest.approx(np.sqrt(gaps))
+
+
+def test_the_gain_is_the_derivative_of_the_criterion():
     rng = np.random.default_rng(1)
     n = 5
     pairs = all_pairs(n)
     weights = rng.uniform(0.05, 0.25, len(pairs))
     precision = _laplacian(n, pairs[:, 0], pairs[:, 1], rng.uniform(0, 20, len(pairs))) + np.eye(n) * 0.3
-    gains = _criterion_gain(precision, weights, pairs)
+    neighbours = rng.uniform(0, 1, (n, n))
+    matrix = criterion_matrix(neighbours + neighbours.T, 0.5)
+    gains = _criterion_gain(precision, weights, pairs, matrix)
     for k in range(len(pairs)):
         bump = np.zeros(len(pairs))
         bump[k] = 1e-6
         after = precision + _laplacian(n, pairs[:, 0], pairs[:, 1], bump * weights)
-        slope = (centred_sds(precision).sum() - centred_sds(after).sum()) / 1e-6
+        slope = (design_criterion(precision, matrix) - design_criterion(after, matrix)) / 1e-6
         assert gains[k] == pytest.approx(slope, rel=1e-3)
+
+
+def test_neighbours_are_certain_once_the_order_is_and_alike_while_nothing_is_known():
+    theta = np.array([2.0, -1.0, 1.0, -2.0])  # the order 0, 2, 1, 3
+    certain = neighbour_chances(theta, np.eye(4) * 1e-8)
+    assert certain == pytest.approx(known_order_neighbours(np.array([0, 2, 1, 3])))
+    assert certain.tolist() == certain.T.tolist()
+    unknown = neighbour_chances(np.zeros(4), np.eye(4))
+    off_diagonal = unknown[~np.eye(4, dtype=bool)]
+    assert off_diagonal == pytest.approx([off_diagonal[0]] * 12) and off_diagonal[0] > 0
+    # In between: the close neighbours 2 and 1 (1 apart) are likelier neighbours than 0 and 1.
+    unsure = neighbour_chances(theta, np.eye(4) * 0.5)
+    assert 0 < unsure[0, 1] < unsure[2, 1] < 1
 
 
 def test_with_no_votes_every_pair_is_alike():
@@ -166,11 +210,14 @@ def test_the_allocation_is_optimal_among_its_neighbours():
     design = pairing_design(n, *columns, remaining=300, uniform_share=0.25, iterations=3000)
     theta, precision = map_fit(n, *columns)
     pairs = all_pairs(5)
-    weights = expected_information(theta, np.linalg.inv(precision), pairs)
+    covariance = np.linalg.inv(precision)
+    weights = expected_information(theta, covariance, pairs)
+    matrix = criterion_matrix(neighbour_chances(theta, covariance), GAP_WEIGHT)
 
     def criterion(allocation):
         mixture = 0.25 * design.uniform + 0.75 * allocation
-        return centred_sds(precision + _laplacian(5, pairs[:, 0], pairs[:, 1], 300 * mixture * weights)).mean()
+        after = precision + _laplacian(5, pairs[:, 0], pairs[:, 1], 300 * mixture * weights)
+        return design_criterion(after, matrix)
 
     best = criterion(design.information)
     for source in range(len(pairs)):
@@ -181,7 +228,59 @@ def test_the_allocation_is_optimal_among_its_neighbours():
                 continue
             moved[source] -= amount
             moved[target] += amount
-            assert criterion(moved) >= best - 1e-7
+            assert criterion(moved) >= best - 1e-9
+
+
+def well_measured(truth, votes=200):
+    """Counts as if every pair of models had `votes` votes split at the true win probability."""
+    table = {}
+    for i, j in all_pairs(len(truth)).tolist():
+        p = 1 / (1 + np.exp(-(truth[i] - truth[j])))
+        table[(i, j)] = (round(votes * p), round(votes * (1 - p)), 0)
+    return counts_of(len(truth), table)
+
+
+def test_with_a_clear_ranking_the_close_neighbours_gain_most():
+    # Five models in a clear order, 0 > 1 > 2 > 3 > 4, 40 votes on each pair; the neighbours 1 and 2
+    # are close (0.2 apart), the others about 2 apart.
+    truth = np.array([3.0, 1.1, 0.9, -1.0, -3.0])
+    columns = well_measured(truth, votes=40)
+    design = pairing_design(*columns, remaining=400, uniform_share=0.2)
+    per_model = pairing_design(*columns, remaining=400, uniform_share=0.2, gap_weight=0.0)
+    share = dict(zip(map(tuple, all_pairs(5).tolist()), design.information, strict=True))
+    neighbours = [(0, 1), (1, 2), (2, 3), (3, 4)]
+    others = dict(zip(map(tuple, all_pairs(5).tolist()), per_model.information, strict=True))
+    # Against the design aimed at the per-model intervals alone, the close neighbours gain most
+    # (their gap is the one a vote elsewhere hardly narrows), and the neighbours together get most
+    # of the plan; models three or four places apart get nothing.
+    assert share[(1, 2)] > 3 * others[(1, 2)]
+    assert sum(share[pair] for pair in neighbours) > 0.8 > sum(others[pair] for pair in neighbours)
+    assert max(share[pair] for pair in ((0, 3), (0, 4), (1, 4), (2, 4))) < 1e-3
+    # What it buys: narrower gaps for slightly wider per-model intervals.
+    assert design.predicted_gap_width < per_model.predicted_gap_width < design.predicted_gap_width_uniform
+    assert per_model.predicted_width < design.predicted_width
+
+
+def test_the_uniform_share_holds_whatever_the_plan():
+    truth = np.array([3.0, 1.1, 0.9, -1.0, -3.0])
+    available = np.array([True] * 9 + [False])
+    design = pairing_design(*well_measured(truth), remaining=300, uniform_share=0.25, available=available)
+    assert design.probabilities == pytest.approx(0.25 * design.uniform + 0.75 * design.information)
+    # Every pair with a question left keeps at least the uniform share's part of it, and sums to 1.
+    assert np.all(design.probabilities[available] >= 0.25 / 9 - 1e-12)
+    assert design.probabilities[~available].tolist() == [0.0]
+    assert design.probabilities.sum() == pytest.approx(1)
+
+
+def test_the_design_is_deterministic():
+    truth = np.array([1.5, 0.7, 0.0, -0.4, -2.0])
+    columns = well_measured(truth, votes=12)
+    first = pairing_design(*columns, remaining=100, uniform_share=0.2)
+    second = pairing_design(*columns, remaining=100, uniform_share=0.2)
+    assert first.information.tolist() == second.information.tolist()
+    assert (first.predicted_gap_width, first.predicted_width) == (second.predicted_gap_width, second.predicted_width)
+    draws = [draw_pair(first.uniform, first.information, 0.2, branch_random=0.5, pick_random=0.37) for _ in range(2)]
+    assert draws[0] == draws[1]
 
 
 def test_pairs_without_questions_get_nothing():
@@ -206,6 +305,7 @@ def test_with_a_uniform_share_of_one_the_design_is_uniform():
         ({"uniform_share": 1.2}, "uniform share must be in"),
         ({"available": [True, False]}, "one flag per pair"),
         ({"available": [False, False, False]}, "No pair of models has a question left"),
+        ({"gap_weight": 1.5}, "gaps' weight must be in"),
     ],
 )
 def test_impossible_designs_are_refused(arguments, message):
