@@ -150,10 +150,16 @@ class PointwiseParse:
 
 @dataclass(frozen=True)
 class PairwiseParse:
-    """Which side the judge ranked first: "model_1", "model_2", or None with an error."""
+    """Which side the judge ranked first: "model_1", "model_2", or None with an error (or a tie).
+
+    A benchmark's own verdict format may say more (Arena-Hard's `[[A>>B]]`): a tie (winner None,
+    no error), how strongly the winner won (1: better, 2: much better), and the verdict as written."""
 
     winner: str | None
     error: str = ""
+    tie: bool = False
+    strength: int = 1
+    label: str = ""
 
 
 def normalise(text: str) -> str:

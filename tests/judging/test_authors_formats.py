@@ -3,9 +3,10 @@ and refuses only a copy of the template's example or of the answer under test.""
 
 import pytest
 
+from judging.benchmarks.arena_hard import read_verdict
 from judging.prompts.building import alignbench_template, criteria_for_template, urs_template
 from judging.verdicts.parsing import parse_pairwise, parse_pointwise
-from tests.judging.authors_formats import ALIGNBENCH, CHINESE_ALPACA_EVAL, URS
+from tests.judging.authors_formats import ALIGNBENCH, ARENA_HARD, CHINESE_ALPACA_EVAL, URS
 
 URS_TEMPLATES = {language: urs_template("factual_qa", language) for language in ("en", "zh")}
 ALIGNBENCH_TEMPLATE = alignbench_template("生成型回答")
@@ -42,6 +43,19 @@ def test_chinese_alpaca_eval_reads_what_its_authors_parser_reads(reply):
     assert bool(parsed.error) == (reply.expected is None)
 
 
+@pytest.mark.parametrize("reply", ARENA_HARD, ids=[reply.name for reply in ARENA_HARD])
+def test_arena_hard_reads_what_its_authors_parser_reads(reply):
+    parsed = read_verdict(reply.text, answer=reply.answer)
+    assert (parsed.label or None) == reply.expected
+    assert bool(parsed.error) == (reply.expected is None)
+    if reply.expected == "A=B":
+        assert parsed.tie and parsed.winner is None
+    elif reply.expected is not None:
+        # A is the first answer shown (model_1); `>>` is a significant win.
+        assert parsed.winner == {"A": "model_1", "B": "model_2"}[reply.expected[0]]
+        assert parsed.strength == (2 if ">>" in reply.expected else 1)
+
+
 def test_the_reported_reply_is_a_score_of_two():
     reply = "{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 2}"
     parsed = parse_pointwise(
@@ -52,6 +66,6 @@ def test_the_reported_reply_is_a_score_of_two():
 
 
 def test_the_corpora_hold_reads_and_refusals():
-    for corpus in (URS, ALIGNBENCH, CHINESE_ALPACA_EVAL):
+    for corpus in (URS, ALIGNBENCH, CHINESE_ALPACA_EVAL, ARENA_HARD):
         assert sum(reply.expected is None for reply in corpus) >= 1
         assert sum(reply.expected is not None for reply in corpus) >= 9
