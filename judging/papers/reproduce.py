@@ -117,7 +117,8 @@ def reproduction_dataset(
         if benchmark.summary is not None and dataset.source != benchmark.format.source:
             # Its table is computed only on its own datasets.
             raise ReproduceError(
-                f"Dataset {dataset_name!r} is not a {benchmark.name} dataset (its source is {dataset.source})."
+                f"Dataset {dataset_name!r} is not an {benchmark.format.source_label} dataset (its source is "
+                f"{dataset.source})."
             )
         return dataset, [], False
     if data_dir is None:

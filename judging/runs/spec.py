@@ -107,7 +107,7 @@ def run_spec_check(spec: RunSpec) -> None:
     if all(candidate.is_probe for candidate in spec.candidates):
         raise RunError(_("Name at least one candidate model besides the probe's."), parameter="candidates")
     if spec.template_set is not None:
-        template_set_check(spec.template_set, spec.mode)
+        template_set_check(spec.template_set)
 
 
 def temperature_check(temperature: float | None) -> None:

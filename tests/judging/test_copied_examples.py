@@ -11,11 +11,14 @@ import re
 
 import pytest
 
+from judging.benchmarks.registry import template_set_of
 from judging.prompts.building import default_templates
 from judging.verdicts.parsing import ECHOED_EXAMPLE, normalise, parse_pairwise, parse_pointwise
 
 POINTWISE = [t for t in default_templates() if t.mode == "pointwise"]
-PAIRWISE = [t for t in default_templates() if t.mode == "pairwise"]
+# The ranked-list pairwise templates (a benchmark with its own verdict reader, Arena-Hard's, has its
+# copied example in tests/judging/authors_formats.py).
+PAIRWISE = [t for t in default_templates() if t.mode == "pairwise" and template_set_of(t.name).read_verdict is None]
 # Every example dict the shipped templates print (their literal braces undoubled).
 EXAMPLES = sorted(
     {

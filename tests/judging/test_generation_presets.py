@@ -113,5 +113,5 @@ def test_an_unknown_preset_is_refused(items, fake_llm):
 
 
 def test_every_preset_names_its_source():
-    assert set(GENERATION_PRESETS) == {"urs", "alignbench", "chinese_alpaca_eval"}
+    assert set(GENERATION_PRESETS) == {"urs", "alignbench", "chinese_alpaca_eval", "arena_hard"}
     assert all(preset.source for preset in GENERATION_PRESETS.values())

@@ -133,6 +133,9 @@ class Command(BaseCommand):
     ):
         chosen = benchmark_get(benchmark)
         place = workspace_for_command(workspace, required=False)
+        if template_set and len(chosen.template_sets) < 2:
+            several = [str(b.format.source_label) for b in BENCHMARKS.values() if len(b.template_sets) > 1]
+            raise CommandError(f"--template-set is for the {' or '.join(several)} benchmark.")
         if template_set and template_set not in chosen.template_sets_names():
             raise CommandError(
                 f"--template-set {template_set} is not one of {chosen.name}'s: "
