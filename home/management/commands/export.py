@@ -22,8 +22,8 @@ def _shell_user() -> str:
 
 class Command(BaseCommand):
     help = (
-        "Stream a table as CSV or JSONL (memory stays flat). Items can also be written in a public "
-        "format (urs, alignbench, alpacaeval) that import_dataset reads back."
+        "Stream a table as CSV or JSONL (memory stays flat). Items can also be written in a benchmark's "
+        "public format (see --format) that import_dataset reads back."
     )
 
     def add_arguments(self, parser):

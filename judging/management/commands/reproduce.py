@@ -53,8 +53,9 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--reference-model",
-            help="ChineseAlpacaEval: the model every candidate is compared with (default text-davinci-003, whose "
-            "published answers --data holds)",
+            help="a pairwise benchmark: the model every candidate is compared with (default its own: "
+            "ChineseAlpacaEval's text-davinci-003, Arena-Hard-Auto's gpt-4-0314, whose published answers "
+            "--data holds)",
         )
         parser.add_argument(
             "--template-set",
@@ -146,7 +147,7 @@ class Command(BaseCommand):
             raise CommandError("Name at least one model with --models.")
         reference = reference_model or chosen.reference_model
         if chosen.mode == "pointwise" and reference_model:
-            raise CommandError("--reference-model is for ChineseAlpacaEval (pairwise).")
+            raise CommandError("--reference-model is for a pairwise benchmark (ChineseAlpacaEval, Arena-Hard-Auto).")
         reproduction_endpoint_check(endpoint_name=endpoint, workspace=place)
         found, files, imported = reproduction_dataset(
             benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit, workspace=place
