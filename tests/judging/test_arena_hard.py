@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.urls import reverse
 
 from core.import_checks import FormatError
 from curation.models import Dataset
@@ -30,6 +31,7 @@ from judging.models import Answer, JudgeRun
 from judging.papers.arena_scores import Battle, arena_scores, battle_of, style_controlled
 from judging.papers.tables import arena_lines
 from judging.prompts.building import fill
+from judging.results.figures import run_figures_refresh
 from stats.logistic import fit_logistic
 
 pytestmark = pytest.mark.django_db
@@ -289,7 +291,7 @@ def arena_judge(body: dict) -> str:
     return "My final verdict is: Assistant A is slightly better: [[A>B]]"
 
 
-def test_reproduce_prints_the_leaderboard_in_its_layout(server, tmp_path, small_arena):
+def test_reproduce_prints_the_leaderboard_in_its_layout(server, tmp_path, small_arena, client_as, researcher):
     server.reply = arena_judge
     out = StringIO()
     call_command(
@@ -340,6 +342,18 @@ def test_reproduce_prints_the_leaderboard_in_its_layout(server, tmp_path, small_
     assert manifest["judge"]["system_prompt"] == JUDGE_SYSTEM and manifest["judge"]["max_tokens"] == 4096
     rows = {row["model"]: row for row in manifest["table"]["data"]["rows"]}
     assert rows["mine"]["score"] == pytest.approx(70.0) and rows["mine"]["battles"] == 10
+
+    # The run page and the leaderboard export show the same table.
+    run_figures_refresh(run_id=run.pk)  # what the background task does once the run closes
+    page = client_as(researcher).get(reverse("judging:run-detail", args=[run.pk])).text
+    table = page.split('id="benchmark-arena_hard-table"', 1)[1].split("</table>", 1)[0]
+    assert "<td>mine</td>" in table and "70.00" in table and "(-0.00, +0.00)" in table
+    out = StringIO()
+    call_command("export", "--run", str(run.pk), "--what", "leaderboard", "--format", "jsonl", stdout=out)
+    exported = [json.loads(line) for line in out.getvalue().splitlines()]
+    scores = {(row["model"], row["column"]): row["mean"] for row in exported if row["group"] == "arena_hard"}
+    assert scores[("mine", "score")] == pytest.approx(70.0) and scores[(BASELINE, "score")] == 50.0
+    assert ("mine", "style control") in scores
 
 
 def test_the_benchmark_is_registered_once_with_every_part():
