@@ -26,8 +26,8 @@ from django.utils import timezone  # noqa: E402
 from core.exports import export_table, iter_export  # noqa: E402
 from curation.datasets.exports import ITEM_FIELDS  # noqa: E402
 from curation.datasets.importers import dataset_import  # noqa: E402
-from curation.datasets.public_formats import read_urs  # noqa: E402
 from curation.models import Dataset, Item  # noqa: E402
+from judging.benchmarks.urs import read_urs  # noqa: E402
 
 
 def urs_import_ratio() -> None:

@@ -46,7 +46,7 @@ def questions() -> list[tuple[str, str]]:
 
 
 def build():
-    dataset = Dataset.objects.create(name="urs-bench", source=Dataset.Source.URS, frozen_at=timezone.now())
+    dataset = Dataset.objects.create(name="urs-bench", source="urs", frozen_at=timezone.now())
     rows = questions()
     Item.objects.bulk_create(
         [

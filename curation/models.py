@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from core.models import default_workspace_id
 from core.workspaces import workspace_ids
 from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language
+from curation.registry import source_labels
 
 
 def default_services() -> list[str]:
@@ -197,14 +198,22 @@ class Case(models.Model):
         return f"case {self.position} of submission {self.submission_id}"
 
 
+def dataset_sources() -> list[tuple[str, object]]:
+    """A dataset's source choices: a study, each registered benchmark's imports, or other. A callable,
+    so that a new benchmark needs no migration for its source."""
+    return [
+        (Dataset.Source.STUDY, Dataset.Source.STUDY.label),
+        *source_labels().items(),
+        (Dataset.Source.OTHER, Dataset.Source.OTHER.label),
+    ]
+
+
 class Dataset(models.Model):
     """A versioned set of questions with references. Frozen versions never change."""
 
     class Source(models.TextChoices):
+        # A benchmark's imports record its own source (curation/registry.py, dataset_sources).
         STUDY = "study", _("User study")
-        URS = "urs", _("URS")
-        ALIGNBENCH = "alignbench", _("AlignBench")
-        ALPACAEVAL = "alpacaeval", _("ChineseAlpacaEval")
         OTHER = "other", _("Other")
 
     name = models.CharField(max_length=100, unique=True)
@@ -213,7 +222,7 @@ class Dataset(models.Model):
     workspace = models.ForeignKey(
         "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
     )
-    source = models.CharField(max_length=16, choices=Source.choices, default=Source.OTHER)
+    source = models.CharField(max_length=16, choices=dataset_sources, default=Source.OTHER)
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="datasets")
     previous_version = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="next_versions"

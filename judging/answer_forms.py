@@ -13,11 +13,12 @@ from judging.models import CandidateModel
 
 MODEL_NAME_CHARS = CandidateModel._meta.get_field("name").max_length
 
-PRESET_LABELS = {
-    "urs": _("URS: the service's default temperature, the question alone"),
-    "alignbench": _("AlignBench: temperature 0.1 or 0.7 by category, the question alone"),
-    "chinese_alpaca_eval": _("ChineseAlpacaEval: its Chinese system prompt, temperature 0.7, 2048 tokens"),
-}
+
+def _preset_choices():
+    # Each benchmark's preset (judging/benchmarks/), with the label it registered.
+    return [("", _("default: temperature by category (AlignBench's table), 0.7 otherwise"))] + [
+        (name, preset.label or name) for name, preset in GENERATION_PRESETS.items()
+    ]
 
 
 class AnswerUploadForm(ErrorSummary, NoLabelSuffix, forms.Form):
@@ -50,8 +51,7 @@ class GenerationForm(ErrorSummary, NoLabelSuffix, forms.Form):
     preset = forms.ChoiceField(
         label=_("Ask as"),
         required=False,
-        choices=[("", _("default: temperature by category (AlignBench's table), 0.7 otherwise"))]
-        + [(name, PRESET_LABELS.get(name, name)) for name in GENERATION_PRESETS],
+        choices=_preset_choices,
     )
     max_tokens = forms.IntegerField(
         label=_("Max tokens per answer"),

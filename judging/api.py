@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
+from judging.benchmarks.registry import benchmarks
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunNotFound, RunStartConflict
@@ -328,8 +329,8 @@ class RunLeaderboardApi(APIView):
         keep = {None, "overall", *by}
         if "intent" in by and "language" in by:
             keep.add("intent_language")
-        if "category" in by:
-            keep.add("alignbench")
+        # A benchmark's own table (AlignBench's 总分...) comes with the group it is computed from.
+        keep.update(name for name, b in benchmarks().items() if b.summary is not None and b.summary.group in by)
         return _figures_response([row for row in payload["rows"] if row.get("group") in keep], figures)
 
 

@@ -8,8 +8,9 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import ErrorSummary, NoLabelSuffix
 from core.params import ParameterError, int_param
 from curation.models import Dataset
+from judging.benchmarks.registry import pointwise_template_sets
 from judging.models import CandidateModel, JudgeMode
-from judging.prompts.building import TEMPLATE_SETS
+from judging.prompts.templates import template_family
 from judging.runs.spec import MAX_CONCURRENCY, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
 
 DEFAULT_ENDPOINT = "default"
@@ -30,11 +31,11 @@ class EndpointChoiceField(forms.ChoiceField):
 
 
 # The run stores its concurrency in a small integer column.
-TEMPLATE_SET_LABELS = {
-    "urs": _("URS: one template per intent, in the question's language"),
-    "urs-code": _("URS as its released code judged: the Chinese prompt for every question"),
-    "alignbench": _("AlignBench: one Chinese template per category, with its question type's dimensions"),
-}
+
+
+def _template_set_choices():
+    # The benchmarks' pointwise sets (judging/benchmarks/), with the labels they registered.
+    return [(name, ts.label) for name, ts in pointwise_template_sets().items()]
 
 
 class BatchChoiceField(forms.ChoiceField):
@@ -110,7 +111,7 @@ class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
     )
     template_set = forms.ChoiceField(
         label=_("Template set"),
-        choices=[(name, TEMPLATE_SET_LABELS[name]) for name in TEMPLATE_SETS],
+        choices=_template_set_choices,
         help_text=_(
             "Pointwise runs. A pairwise run uses each language's published ranking prompt. Chinese items: "
             "ChineseAlpacaEval's (Figure 3). English items: AlpacaEval's alpaca_eval_gpt4, with its system message."
@@ -186,7 +187,7 @@ class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
         cast(ReferenceChoiceField, self.fields["reference_model"]).queryset = candidates
         endpoints = list(endpoints)
         cast(EndpointChoiceField, self.fields["endpoint"]).offer(endpoints)
-        self.fields["template_set"].initial = "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
+        self.fields["template_set"].initial = template_family(dataset)
         self.fields["judge_model"].initial = default_model
         # Suggest the endpoints' default models; any other name can be typed.
         self.fields["judge_model"].widget.attrs["list"] = "judge-models"

@@ -22,6 +22,7 @@ from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datase
 from curation.datasets.services import VersionError
 from curation.models import Dataset
 from judging.access import researcher_required
+from judging.benchmarks.registry import benchmarks
 from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
@@ -106,6 +107,27 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "judging/run_list.html", {"runs": run_list_with_progress(user=request.user)[:200]})
 
 
+def _benchmark_tables(board: dict) -> list[dict]:
+    """A benchmark's own leaderboard kept in the board (Arena-Hard's: score, 95 % CI, length, style
+    control), with its intervals as the leaderboard prints them."""
+    tables = []
+    for name, benchmark in benchmarks().items():
+        table = board.get(f"{name}_table")
+        if not table:
+            continue
+        rows = []
+        for row in table["rows"]:
+            shown = dict(row)
+            for prefix in ("", "style_"):
+                score, lower, upper = row.get(f"{prefix}score"), row.get(f"{prefix}lower"), row.get(f"{prefix}upper")
+                shown[f"{prefix}interval"] = (
+                    f"(-{score - lower:.2f}, +{upper - score:.2f})" if None not in (score, lower, upper) else "—"
+                )
+            rows.append(shown)
+        tables.append({"name": name, "paper": benchmark.paper, **table, "rows": rows})
+    return tables
+
+
 @researcher_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run, its progress (from the run's running counts) and its leaderboard, diagnostics,
@@ -139,6 +161,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         }
     )
     if run.mode == JudgeMode.PAIRWISE:
+        context["benchmark_tables"] = _benchmark_tables(board)
         context["pairwise"] = [
             {
                 **row,

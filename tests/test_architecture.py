@@ -503,6 +503,11 @@ PURE_MODULES = [
     "judging/prompts/placeholders.py",
     "judging/prompts/lookalikes.py",
     "judging/papers/tables.py",
+    "judging/papers/arena_scores.py",
+    "judging/papers/benchmarks.py",
+    "judging/benchmarks/registry.py",
+    "curation/registry.py",
+    "curation/datasets/public_formats.py",
     "curation/conversation.py",
     "core/import_checks.py",
     "llm/window.py",
@@ -664,3 +669,45 @@ def test_a_planted_long_module_is_found(tmp_path):
     (tmp_path / "core" / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
     (tmp_path / "core" / "fine.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
     assert long_modules(tmp_path) == [f"core/big.py: {MAX_MODULE_LINES + 1}"]
+
+
+# A benchmark is one module (judging/benchmarks/<name>.py, registered once): its paper's name as a
+# string appears there and nowhere else in the project's code (migrations, tests and bench/ apart);
+# everything else asks the registry.
+PAPER_NAMES = {
+    "urs": "judging/benchmarks/urs.py",
+    "alignbench": "judging/benchmarks/alignbench.py",
+    "alpacaeval": "judging/benchmarks/chinese_alpaca_eval.py",
+    "chinese_alpaca_eval": "judging/benchmarks/chinese_alpaca_eval.py",
+    "arena_hard": "judging/benchmarks/arena_hard.py",
+}
+
+
+def paper_names_outside_their_modules(root: Path, packages, names: dict[str, str]) -> list[str]:
+    """`path:line: 'name'` for every string literal equal to a paper's name outside its module."""
+    found = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            relative = path.relative_to(root)
+            if "migrations" in relative.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                    if names[node.value] != relative.as_posix():
+                        found.append(f"{relative}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_a_papers_name_appears_only_in_its_benchmarks_module():
+    assert paper_names_outside_their_modules(ROOT, LAYERS, PAPER_NAMES) == []
+
+
+def test_a_planted_paper_name_is_found(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "mine.py").write_text('NAME = "paper"\n', encoding="utf-8")
+    (tmp_path / "core" / "other.py").write_text('X = {"paper": 1}\nY = "paper/a"\n', encoding="utf-8")
+    (tmp_path / "core" / "migrations").mkdir()
+    (tmp_path / "core" / "migrations" / "0001.py").write_text('Z = "paper"\n', encoding="utf-8")
+    assert paper_names_outside_their_modules(tmp_path, ["core"], {"paper": "core/mine.py"}) == [
+        "core/other.py:1: 'paper'"
+    ]

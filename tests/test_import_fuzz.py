@@ -25,9 +25,11 @@ from annotation.models import Vote
 from annotation.vote_format import read_votes
 from core.import_checks import MAX_TEXT_CHARS, FormatError
 from curation.datasets.importers import item_columns
-from curation.datasets.public_formats import read_alignbench, read_alpacaeval, read_urs
 from curation.models import Item
 from judging.answers.imports import read_answers, read_answers_csv
+from judging.benchmarks.alignbench import read_alignbench
+from judging.benchmarks.chinese_alpaca_eval import read_alpacaeval
+from judging.benchmarks.urs import read_urs
 from judging.models import CandidateModel
 
 SECONDS_PER_IMPORTER = 3.0

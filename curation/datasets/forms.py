@@ -6,16 +6,13 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import ErrorSummary, NoLabelSuffix, UploadField, WorkspaceChoice
-from curation.datasets.public_formats import ALIGNBENCH_FIELDS, ALPACAEVAL_FIELDS, PUBLIC_FORMATS, URS_COLUMNS
 from curation.models import Dataset
+from curation.registry import formats
 
-FORMAT_LABELS = {
-    "urs": _("URS (CSV)"),
-    "alignbench": _("AlignBench (JSONL)"),
-    "alpacaeval": _("ChineseAlpacaEval (JSONL)"),
-}
-# What each format's file holds, as its readers (curation/datasets/public_formats.py) require it.
-FORMAT_FIELDS = {"urs": URS_COLUMNS, "alignbench": ALIGNBENCH_FIELDS, "alpacaeval": ALPACAEVAL_FIELDS}
+
+def _format_choices():
+    # The benchmarks' formats (curation/registry.py), with the labels they registered.
+    return [(name, fmt.label) for name, fmt in formats().items()]
 
 
 class DatasetImportForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.Form):
@@ -26,9 +23,7 @@ class DatasetImportForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.Form
         max_length=Dataset._meta.get_field("name").max_length,
         help_text=_("How runs, campaigns and exports name it; it cannot be changed later."),
     )
-    format = forms.ChoiceField(
-        label=_("File format"), choices=[(name, FORMAT_LABELS.get(name, name)) for name in PUBLIC_FORMATS]
-    )
+    format = forms.ChoiceField(label=_("File format"), choices=_format_choices)
     file = UploadField(
         label=_("File"),
         help_text=_(
@@ -49,6 +44,6 @@ class DatasetImportForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.Form
             format_html_join(
                 "; ",
                 "{} <code>{}</code>",
-                ((FORMAT_LABELS[name], ", ".join(fields)) for name, fields in FORMAT_FIELDS.items()),
+                ((fmt.label, ", ".join(fmt.fields)) for fmt in formats().values()),
             ),
         )

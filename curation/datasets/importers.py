@@ -1,7 +1,7 @@
 """Imports of public datasets: a whole file in one transaction, or nothing.
 
-The file's format and every limit are checked by the pure readers (curation/datasets/public_formats.py,
-core/import_checks.py) before anything is written; the column limits they check come
+The file's format and every limit are checked by the pure readers (each benchmark's, registered in
+curation/registry.py, with core/import_checks.py) before anything is written; the column limits they check come
 from the model fields here, so they are the database's.
 """
 
@@ -15,10 +15,9 @@ from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.import_checks import unstorable
 from core.models import Workspace
-from curation.datasets.public_formats import READERS, FormatError
+from curation.datasets.public_formats import FormatError
 from curation.models import Dataset, Item
-
-SOURCES = {"urs": Dataset.Source.URS, "alignbench": Dataset.Source.ALIGNBENCH, "alpacaeval": Dataset.Source.ALPACAEVAL}
+from curation.registry import formats
 
 
 class DataImportError(UserbenchError):
@@ -81,11 +80,12 @@ def dataset_import(
     is audited, with `created_by` (None: the command line). DatasetNameError: the name cannot be
     used (checked before the file is read).
     """
-    if fmt not in READERS:
-        raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(READERS)}.")
+    known = formats()
+    if fmt not in known:
+        raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(known)}.")
     name = _validate_dataset_name(name)
     try:
-        records = READERS[fmt](stream, columns=item_columns())
+        records = known[fmt].read(stream, columns=item_columns())
     except FormatError as error:
         raise DataImportError(f"Nothing imported. {error}") from None
     except UnicodeDecodeError as error:
@@ -95,7 +95,7 @@ def dataset_import(
     dataset = Dataset.objects.create(
         name=name,
         description=description,
-        source=SOURCES[fmt],
+        source=known[fmt].source,
         frozen_at=timezone.now(),
         created_by=created_by,
         # The default workspace when none is named (a single team's install has only that one).

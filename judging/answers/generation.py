@@ -10,23 +10,22 @@ answer: it is counted, and sent again (with a larger --max-tokens) next time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from core.errors import UserbenchError
 from curation.models import Dataset
+from judging.benchmarks.registry import DEFAULT_TEMPERATURE, GenerationPreset, generation_presets
 from judging.models import Answer, CandidateModel
 from judging.prompts.building import ALIGNBENCH_TEMPERATURE, chat_messages
 from judging.prompts.estimate import cost_estimate, text_language, tokens_estimate
-from judging.prompts.texts import ALPACAEVAL_GENERATION_SYSTEM
 from llm.calls import ChatRequest
 from llm.config import CallKind, EndpointConfig, max_tokens_for
 from llm.delivery import deliver_batched_sync
 from llm.errors import LLMCallError
 from llm.stream import window_for
 
-DEFAULT_TEMPERATURE = 0.7
 # An answer's length for the estimate shown before a generation starts, when max_tokens allows it.
 TYPICAL_ANSWER_TOKENS = 500
 
@@ -40,58 +39,29 @@ def generation_temperature(category: str, default: float = DEFAULT_TEMPERATURE) 
     return ALIGNBENCH_TEMPERATURE.get(category, default)
 
 
-@dataclass(frozen=True)
-class GenerationPreset:
-    """How a benchmark's authors asked the candidate models for their answers."""
+class _Presets(Mapping[str, GenerationPreset]):
+    """{name: preset}: each benchmark's (judging/benchmarks/), read from the registry when asked."""
 
-    name: str
-    source: str
-    # None: no temperature is sent, so each service's default applies.
-    temperature: float | None = DEFAULT_TEMPERATURE
-    # AlignBench: the temperature of the item's category, `temperature` for any other category.
-    temperature_by_category: bool = False
-    system_prompt: str = ""
-    max_tokens: int | None = None
+    def __getitem__(self, name: str) -> GenerationPreset:
+        return generation_presets()[name]
 
-    def temperature_for(self, category: str) -> float | None:
-        if self.temperature_by_category:
-            return ALIGNBENCH_TEMPERATURE.get(category, self.temperature)
-        return self.temperature
+    def __iter__(self) -> Iterator[str]:
+        return iter(generation_presets())
+
+    def __len__(self) -> int:
+        return len(generation_presets())
 
 
-GENERATION_PRESETS = {
-    preset.name: preset
-    for preset in (
-        GenerationPreset(
-            name="urs",
-            source="URS 4.2: the services ran at their default temperature, the question alone as the "
-            "user's message (the authors' getModelOutput.py sends no temperature and no system prompt)",
-            temperature=None,
-        ),
-        GenerationPreset(
-            name="alignbench",
-            source="AlignBench Table 3: temperature 0.1 for categories with fixed answers, 0.7 for the "
-            "others; the question alone as the user's message (inference/api_models, 0.7 by default)",
-            temperature=DEFAULT_TEMPERATURE,
-            temperature_by_category=True,
-        ),
-        GenerationPreset(
-            name="chinese_alpaca_eval",
-            source="ChineseAlpacaEval's released generation_demo.py (the paper prints none): its Chinese "
-            "system prompt, temperature 0.7 (every leaderboard model, per its README), max_tokens 2048",
-            temperature=DEFAULT_TEMPERATURE,
-            system_prompt=ALPACAEVAL_GENERATION_SYSTEM,
-            max_tokens=2048,
-        ),
-    )
-}
+GENERATION_PRESETS: Mapping[str, GenerationPreset] = _Presets()
 
 
 def generation_preset(name: str | None, *, default_temperature: float = DEFAULT_TEMPERATURE) -> GenerationPreset:
     """The preset of that name, or without one: temperature by category, `default_temperature`
     otherwise, no system prompt. An unknown name raises GenerationError."""
     if not name:
-        return GenerationPreset(name="", source="", temperature=default_temperature, temperature_by_category=True)
+        return GenerationPreset(
+            name="", source="", temperature=default_temperature, temperatures=ALIGNBENCH_TEMPERATURE
+        )
     if name not in GENERATION_PRESETS:
         raise GenerationError(f"Unknown generation preset {name!r}; choose among {', '.join(GENERATION_PRESETS)}.")
     return GENERATION_PRESETS[name]

@@ -2,7 +2,8 @@
 file in one transaction, or nothing.
 
 The file is JSONL with `instruction` or `question` (or `question_id`) and `response` per line,
-or CSV with a header naming the same columns; every line is checked by the pure rules of
+or CSV with a header naming the same columns, or a benchmark's own answers format for its
+datasets (Arena-Hard's `uid`, `model`, `messages`: judging/benchmarks/); every line is checked by the pure rules of
 core/import_checks.py before anything is written, and an error names its line.
 """
 
@@ -17,6 +18,7 @@ from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_fi
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from judging.benchmarks.registry import benchmark_for_source
 from judging.models import Answer, CandidateModel
 
 
@@ -34,30 +36,31 @@ def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[Answ
     response: text (may be empty); instruction / question: text; question_id: a number or text
     of at most the external_id column. A line names its question one way or the other.
     """
-    records = []
-    for line, value in json_objects(source):
-        if not isinstance(value.get("response"), str):
-            found = describe(value["response"]) if "response" in value else "none"
-            raise FormatError(line, f"expected a text field 'response', found {found}")
-        response = text_field(value["response"], line, "response", blank=True)
-        name = "instruction" if "instruction" in value else "question"
-        question = value.get(name)
-        question_id = value.get("question_id")
-        if question is None and question_id is None:
-            raise FormatError(line, "expected 'instruction', 'question' or 'question_id'")
-        records.append(
-            AnswerRecord(
-                line=line,
-                response=response,
-                question_id=None
-                if question_id is None
-                else id_field(question_id, line, "question_id", limit=column_limit(columns, "external_id")),
-                question=None if question is None else text_field(question, line, name),
-            )
-        )
+    records = [answer_record(value, line, columns) for line, value in json_objects(source)]
     if not records:
         raise FormatError(1, "the file has no rows")
     return records
+
+
+def answer_record(value: dict, line: int, columns: Mapping[str, int] = NO_LIMITS) -> AnswerRecord:
+    """One JSONL line of Userbench's answers format (see read_answers) as a record."""
+    if not isinstance(value.get("response"), str):
+        found = describe(value["response"]) if "response" in value else "none"
+        raise FormatError(line, f"expected a text field 'response', found {found}")
+    response = text_field(value["response"], line, "response", blank=True)
+    name = "instruction" if "instruction" in value else "question"
+    question = value.get(name)
+    question_id = value.get("question_id")
+    if question is None and question_id is None:
+        raise FormatError(line, "expected 'instruction', 'question' or 'question_id'")
+    return AnswerRecord(
+        line=line,
+        response=response,
+        question_id=None
+        if question_id is None
+        else id_field(question_id, line, "question_id", limit=column_limit(columns, "external_id")),
+        question=None if question is None else text_field(question, line, name),
+    )
 
 
 ANSWER_FORMATS = ("jsonl", "csv")
@@ -134,7 +137,14 @@ def answers_import(
     if not model_name:
         raise DataImportError("Name the model with --model.")
     model_name = checked_name(model_name, "model name", CandidateModel, "name")
-    reader = read_answers_csv if file_format == "csv" else read_answers
+    # A benchmark whose published answers have their own shape reads them as they are (JSONL).
+    benchmark = benchmark_for_source(dataset.source)
+    if file_format == "csv":
+        reader = read_answers_csv
+    elif benchmark is not None and benchmark.answers_reader is not None:
+        reader = benchmark.answers_reader
+    else:
+        reader = read_answers
     try:
         records = reader(stream, columns=item_columns())
     except FormatError as error:

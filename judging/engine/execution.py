@@ -123,6 +123,7 @@ class Unit:
     flags: tuple[str, ...]
     # Sent before the prompt (prompts.building.system_message_for): the run's, or the template's own.
     system_prompt: str = ""
+    template_name: str = ""
 
 
 def shard_plan(shard: JudgeShard) -> list[Unit]:
@@ -173,6 +174,7 @@ def units_plan(run: JudgeRun, triples) -> list[Unit]:
                 criteria=tuple(criteria_for_template(template.name)) if template else (),
                 flags=tuple(suspicious_flags(answer)),
                 system_prompt=system_message_for(template.name if template else "", run.system_prompt),
+                template_name=template.name if template else "",
             )
         )
     return plan
@@ -262,6 +264,7 @@ def judgment_for(
         criteria=list(unit.criteria),
         template=unit.template_text,
         answer=unit.answer,
+        template_name=unit.template_name,
     )
     return Judgment(**base, **fields, **reply)
 

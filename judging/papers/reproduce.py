@@ -26,14 +26,13 @@ from core.workspaces import workspace_for_command
 from curation.datasets.importers import dataset_import
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
-from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
+from judging.answers.generation import GenerationError, answers_generate
 from judging.answers.generation_batch import generation_batch_wait
 from judging.answers.generation_jobs import generation_batch_open
 from judging.answers.imports import answers_import
 from judging.errors import RunError
-from judging.models import Answer, JudgeMode, JudgeRun
+from judging.models import Answer, JudgeRun
 from judging.papers.benchmarks import BENCHMARKS, Benchmark, locate, published_answers, published_matches, spread
-from judging.papers.tables import paper_table
 from judging.prompts.templates import templates_as_published
 from judging.results.boards import run_leaderboard
 from judging.runs.creation import run_create, run_spec_by_names
@@ -115,9 +114,11 @@ def reproduction_dataset(
             dataset = _in_workspace(dataset_by_name(name=dataset_name), workspace, "Dataset")
         except DatasetNotFound as error:
             raise ReproduceError(str(error)) from None
-        if benchmark.table == "alignbench" and dataset.source != Dataset.Source.ALIGNBENCH:
+        if benchmark.summary is not None and dataset.source != benchmark.format.source:
+            # Its table is computed only on its own datasets.
             raise ReproduceError(
-                f"Dataset {dataset_name!r} is not an AlignBench dataset (its source is {dataset.source})."
+                f"Dataset {dataset_name!r} is not an {benchmark.format.source_label} dataset (its source is "
+                f"{dataset.source})."
             )
         return dataset, [], False
     if data_dir is None:
@@ -149,7 +150,7 @@ def reproduction_dataset(
     )
     with path.open("rb") as stream:
         dataset = dataset_import(
-            fmt=benchmark.dataset_format,
+            fmt=benchmark.format.name,
             stream=stream,
             name=name,
             description=description,
@@ -233,7 +234,7 @@ def reproduction_answers(
                 model_name=name,
                 endpoint=endpoint_config(endpoint_name),
                 concurrency=concurrency,
-                preset=benchmark.generation_preset,
+                preset=benchmark.generation_preset.name,
                 # mypy cannot infer a lambda whose default binds the loop's model name.
                 on_progress=(
                     lambda counts, name=name: on_progress(name, counts["generated"], counts["failed"], counts["total"])  # type: ignore[misc]
@@ -256,7 +257,7 @@ def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoin
     try:
         endpoint = endpoint_by_name(name=endpoint_name) if endpoint_name not in (None, "", "default") else None
         generation, _made = generation_batch_open(
-            dataset=dataset, model_name=name, endpoint=endpoint, preset=benchmark.generation_preset
+            dataset=dataset, model_name=name, endpoint=endpoint, preset=benchmark.generation_preset.name
         )
     except (EndpointError, GenerationError) as error:
         raise ReproduceError(str(error)) from None
@@ -299,7 +300,7 @@ def reproduction_run(
     authors' judge parameters; nothing is called yet. Items without the reference a template
     judges against refuse the run unless `exclude_missing_references` (as for any run).
     Returns the run and notes for the researcher."""
-    template_set = template_set or benchmark.template_set
+    template_set = template_set or benchmark.template_set.name
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
     try:
         spec = run_spec_by_names(
@@ -314,10 +315,12 @@ def reproduction_run(
             temperature=benchmark.judge_temperature,
             max_tokens=benchmark.judge_max_tokens,
             system_prompt=benchmark.judge_system_prompt,
-            template_set=template_set if benchmark.mode == JudgeMode.POINTWISE else None,
+            template_set=template_set,
             templates=templates,
             exclude_missing_references=exclude_missing_references,
             batch=batch,
+            # Each order of a pair its own battle (Arena-Hard) needs both orders judged.
+            **({"both_orders": True} if benchmark.battles else {}),
         )
         run = run_create(spec=spec)
     except RunError as error:
@@ -329,9 +332,10 @@ def reproduction_table(
     *, benchmark: Benchmark, run: JudgeRun, fold_api: bool = True, failures_as_minus_one: bool = False
 ) -> tuple[object, list[str]]:
     """The run's results as the paper's table: (data, text lines)."""
-    groups = {"urs": ("intent",), "alignbench": ("category",)}.get(benchmark.table, ())
-    board = run_leaderboard(run=run, by=groups, fold_api=fold_api, failures_as_minus_one=failures_as_minus_one)
-    return paper_table(benchmark.table, board)
+    board = run_leaderboard(
+        run=run, by=benchmark.table_groups, fold_api=fold_api, failures_as_minus_one=failures_as_minus_one
+    )
+    return benchmark.table(board)
 
 
 def _plain(value):
@@ -363,7 +367,7 @@ def reproduction_manifest(
     judge model, the endpoint's URL (never a key), Userbench's version and commit, and the table."""
     run.refresh_from_db()
     recorded = run_manifest(run=run)
-    preset = GENERATION_PRESETS[benchmark.generation_preset]
+    preset = benchmark.generation_preset
     return {
         "format": FORMAT,
         "recorded_at": timezone.now().isoformat(),
@@ -415,6 +419,6 @@ def reproduction_manifest(
             "cut_off": run.judgments.cut_off().count(),
             "manifest": recorded,
         },
-        "table": {"layout": benchmark.table, **table_options, "data": _plain(table)},
+        "table": {"layout": benchmark.name, **table_options, "data": _plain(table)},
         "notes": notes,
     }

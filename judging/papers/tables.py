@@ -1,5 +1,6 @@
 """A run's leaderboard (judging.results.boards.run_leaderboard) laid out as the paper prints it, as data
-and as text lines (`reproduce`). Pure: no Django.
+and as text lines (`reproduce`). Pure: no Django. Each benchmark's module (judging/benchmarks/)
+names the layout its paper prints.
 
 - URS Table 4: Solve Problem, Factual QA, Text Assistant, Ask for Advice, Seek Creativity,
   Leisure and All (API folded into Solve Problem), a "Cases" row, models by All; the best of a
@@ -138,13 +139,43 @@ def alpacaeval_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def paper_table(kind: str, board: dict, *, alignbench: dict | None = None) -> tuple[object, list[str]]:
-    """(the table as data, its text lines) in the layout of the paper `kind` names."""
-    if kind == "urs":
-        table = urs_table_4(board)
-        return table, urs_lines(table)
-    if kind == "alignbench":
-        table = alignbench or board.get("alignbench_table") or {"columns": [], "rows": [], "label": ""}
-        return table, alignbench_lines(table)
-    rows = alpacaeval_table_1(board)
-    return rows, alpacaeval_lines(rows)
+def _interval(row: dict, prefix: str = "") -> str:
+    score, lower, upper = row[f"{prefix}score"], row[f"{prefix}lower"], row[f"{prefix}upper"]
+    if score is None or lower is None or upper is None:
+        return "-"
+    return f"(-{score - lower:.2f}, +{upper - score:.2f})"
+
+
+def arena_lines(table: dict) -> list[str]:
+    """Arena-Hard-Auto's leaderboard: model, score (win rate against the baseline, %), 95 % CI
+    (below, above), average answer length; then the same with style control."""
+    unit = table.get("length_unit", "characters")
+    lines = [
+        f"Arena-Hard-Auto v0.1 leaderboard (win rate against {table.get('baseline', '-')}, %; each order its own "
+        "battle; 95% CI from 100 bootstrap rounds)",
+        _left("Model", 36) + _right("Score", 9) + _right("95% CI", 18) + _right(f"Avg. #{unit}", 20),
+    ]
+    for row in table["rows"]:
+        length = "-" if row["avg_length"] is None else str(int(row["avg_length"]))
+        lines.append(
+            _left(row["model"][:35], 36)
+            + _right(_number(row["score"]), 9)
+            + _right(_interval(row), 18)
+            + _right(length, 20)
+        )
+    styled = [row for row in table["rows"] if row.get("style_score") is not None]
+    if styled:
+        lines += [
+            "",
+            "Style control (length, headers, list items, bold)",
+            _left("Model", 36) + _right("Score", 9) + _right("95% CI", 18),
+        ]
+        for row in sorted(styled, key=lambda r: (-r["style_score"], r["model"])):
+            lines.append(
+                _left(row["model"][:35], 36)
+                + _right(_number(row["style_score"]), 9)
+                + _right(_interval(row, "style_"), 18)
+            )
+    if unit != "tokens":
+        lines.append(f"Lengths in {unit}: no tokenizer whose encoding ships in its package is installed.")
+    return lines

@@ -1,6 +1,7 @@
 """Judge prompts as the papers print them, and how a template is filled. Pure: no Django.
 
-Template sets (the first part of a template's name):
+Template sets (the first part of a template's name; each benchmark's module in judging/benchmarks/
+registers its own, and which template of a set judges an item):
 
 - `urs`: the URS paper's instruction (Appendix C, Tables 10-12, criteria of Table 9), one
   pointwise template per intent, English or Chinese following the question's language.
@@ -25,15 +26,16 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from judging.benchmarks.registry import default_template_set, template_set_of, template_sets
 from judging.prompts.lookalikes import fold, replace_folded
 from judging.prompts.placeholders import _PLACEHOLDER
 from judging.prompts.texts import (
     ALIGNBENCH_DIMENSION_LINE,
     ALIGNBENCH_JUDGE_PROMPT,
     ALPACA_EVAL_GPT4_SYSTEM,
-    ALPACA_EVAL_GPT4_USER,
     ALPACAEVAL_FIGURE_3,
     URS_CODE_MATERIALS,
     URS_CODE_PROMPTS,
@@ -245,6 +247,9 @@ DELIMITERS = {
     "en": {
         "reference": ("[Start of Reference Answer]", "[End of reference answer]"),
         "answer": ("[start of AI assistant's answer]", "[end of AI assistant's answer]"),
+        # Arena-Hard-Auto's user template (judging/benchmarks/), around each of the two answers.
+        "assistant_a": ("<|The Start of Assistant A's Answer|>", "<|The End of Assistant A's Answer|>"),
+        "assistant_b": ("<|The Start of Assistant B's Answer|>", "<|The End of Assistant B's Answer|>"),
     },
     "zh": {
         "reference": ("[参考答案开始]", "[参考答案结束]"),
@@ -381,17 +386,34 @@ TEMPLATE_SYSTEM_MESSAGES = {PAIRWISE_TEMPLATE_EN: ALPACA_EVAL_GPT4_SYSTEM}
 
 def system_message_for(template_name: str, run_system_prompt: str = "") -> str:
     """The system message sent with a template: the run's when it sets one, else the template's
-    published one (TEMPLATE_SYSTEM_MESSAGES), else none."""
-    return run_system_prompt or TEMPLATE_SYSTEM_MESSAGES.get(template_name, "")
+    published one (TEMPLATE_SYSTEM_MESSAGES, or its set's `system_messages`), else none."""
+    if run_system_prompt:
+        return run_system_prompt
+    if template_name in TEMPLATE_SYSTEM_MESSAGES:
+        return TEMPLATE_SYSTEM_MESSAGES[template_name]
+    template_set = template_set_of(template_name) if template_name else None
+    return template_set.system_messages.get(template_name, "") if template_set is not None else ""
 
 
 # ---- Template sets and which template judges an item -------------------------------------------
+# Each benchmark's module (judging/benchmarks/) registers its sets: their texts and which one judges
+# an item. These functions ask the registry.
 
-TEMPLATE_SETS = {
-    "urs": "URS paper (Appendix C, Tables 9-12): English or Chinese, following the question's language",
-    "urs-code": "URS released code (src/evaluation.py): its Chinese prompt for every question",
-    "alignbench": "AlignBench paper (Section 3, Appendix A.2): dimensions of the subcategory's question type",
-}
+
+class _TemplateSetDescriptions(Mapping[str, str]):
+    """{template set: where its prompts come from}, read from the registry whenever asked."""
+
+    def __getitem__(self, name: str) -> str:
+        return template_sets()[name].description
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(template_sets())
+
+    def __len__(self) -> int:
+        return len(template_sets())
+
+
+TEMPLATE_SETS: Mapping[str, str] = _TemplateSetDescriptions()
 
 
 @dataclass(frozen=True)
@@ -403,38 +425,23 @@ class DefaultTemplate:
 
 
 def default_templates() -> list[DefaultTemplate]:
-    """Every template the papers define, as the newest version a database should hold."""
-    templates = []
-    for intent in INTENTS:
-        for language in ("en", "zh"):
-            templates.append(
-                DefaultTemplate(f"urs/{intent}/{language}", "pointwise", language, urs_template(intent, language))
-            )
-    for intent in INTENTS:
-        templates.append(DefaultTemplate(f"urs-code/{intent}/zh", "pointwise", "zh", urs_code_template(intent)))
-    for question_type in ALIGNBENCH_QUESTION_TYPES:
-        templates.append(
-            DefaultTemplate(f"alignbench/{question_type}/zh", "pointwise", "zh", alignbench_template(question_type))
-        )
-    templates.append(DefaultTemplate(PAIRWISE_TEMPLATE, "pairwise", "zh", ALPACAEVAL_PAIRWISE_ZH))
-    templates.append(DefaultTemplate(PAIRWISE_TEMPLATE_EN, "pairwise", "en", ALPACA_EVAL_GPT4_USER))
-    return templates
+    """Every template the papers define, as the newest version a database should hold: the
+    pointwise sets' first, then the pairwise ones, each in registration order."""
+    sets = list(template_sets().values())
+    ordered = [ts for ts in sets if ts.mode == "pointwise"] + [ts for ts in sets if ts.mode != "pointwise"]
+    return [template for ts in ordered for template in ts.templates()]
 
 
 def template_name_for(
-    *, family: str, mode: str, intent: str = "", category: str = "", subcategory: str = "", language: str = "en"
+    *, family: str | None, mode: str, intent: str = "", category: str = "", subcategory: str = "", language: str = "en"
 ) -> str:
-    """Which template judges an item: by template set and intent (URS), question type (AlignBench),
-    or the pairwise prompt of the item's language (ChineseAlpacaEval's for Chinese, AlpacaEval's
-    otherwise). In the `urs` set the template language follows the item's language."""
-    if mode == "pairwise":
-        return PAIRWISE_TEMPLATE if language == "zh" else PAIRWISE_TEMPLATE_EN
-    if family == "alignbench":
-        return f"alignbench/{alignbench_question_type(category, subcategory)}/zh"
-    intent = INTENT_ALIASES.get(intent, intent)
-    if family == "urs-code":
-        return f"urs-code/{intent}/zh"
-    return f"urs/{intent}/{'zh' if language == 'zh' else 'en'}"
+    """Which template judges an item: the set `family` names (a set of the run's mode), else the
+    default set of the mode, asked for the item's template (by intent and language, question
+    type, or language alone)."""
+    chosen = template_sets().get(family or "")
+    if chosen is None or chosen.mode != mode:
+        chosen = default_template_set(mode)
+    return chosen.template_for(intent=intent, category=category, subcategory=subcategory, language=language)
 
 
 def intent_label(intent: str, language: str) -> str:
@@ -448,14 +455,8 @@ def intent_label(intent: str, language: str) -> str:
 
 def criteria_for_template(name: str) -> list[str]:
     """The criteria (canonical names) a pointwise template asks for, in order."""
-    parts = name.split("/")
-    if len(parts) < 2:
-        return []
-    if parts[0] in ("urs", "urs-code") and parts[1] in INTENTS:
-        return list(INTENTS[parts[1]][2])
-    if parts[0] == "alignbench" and parts[1] in ALIGNBENCH_QUESTION_TYPES:
-        return [CRITERION_ALIASES.get(dim, dim) for dim in ALIGNBENCH_QUESTION_TYPES[parts[1]]]
-    return []
+    chosen = template_set_of(name)
+    return chosen.criteria_for(name) if chosen is not None else []
 
 
 # ---- Placeholders -------------------------------------------------------------------------------
@@ -475,7 +476,11 @@ def neutralise(text: str) -> tuple[str, bool]:
     """Replace any of our delimiter markers inside untrusted text so it cannot close its block,
     look-alikes included (full-width or CJK brackets, curly quotes, zero-width characters:
     judging/prompts/lookalikes.py): each becomes the plain marker with parentheses."""
-    return replace_folded(text, _MARKERS, lambda match: match.group(0).replace("[", "(").replace("]", ")"))
+    return replace_folded(
+        text,
+        _MARKERS,
+        lambda match: match.group(0).replace("[", "(").replace("]", ")").replace("<|", "(|").replace("|>", "|)"),
+    )
 
 
 def fill(template_text: str, values: dict[str, str]) -> str:

@@ -13,36 +13,40 @@ from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from curation.models import Dataset, Item
+from judging.benchmarks.registry import default_template_set, template_set_for_source, template_sets
 from judging.errors import RunError
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
 from judging.prompts.building import TEMPLATE_SETS, default_templates, template_name_for
 from judging.prompts.placeholders import template_problem_messages
 
 
-def template_set_check(template_set: str | None) -> None:
-    """Refuse a template set Userbench does not ship (RunError naming the ones it does)."""
-    if template_set not in TEMPLATE_SETS:
+def template_set_check(template_set: str | None, mode: str | None = None) -> None:
+    """Refuse a template set Userbench does not ship, or one of another mode than the run's
+    (RunError naming the ones it ships for that mode)."""
+    known = [name for name, ts in template_sets().items() if mode is None or ts.mode == mode]
+    if template_set not in known:
         raise RunError(
             _("Unknown template set %(name)s; choose among %(sets)s.")
-            % {"name": repr(template_set), "sets": ", ".join(TEMPLATE_SETS)},
+            % {"name": repr(template_set), "sets": ", ".join(known)},
             parameter="template_set",
         )
 
 
-def template_family(dataset: Dataset) -> str:
-    """The template set a dataset is judged with unless the run names another."""
-    return "alignbench" if dataset.source == Dataset.Source.ALIGNBENCH else "urs"
+def template_family(dataset: Dataset, mode: str = JudgeMode.POINTWISE) -> str:
+    """The template set a dataset is judged with in `mode` unless the run names another: its
+    benchmark's (judging/benchmarks/), else the mode's default set."""
+    return template_set_for_source(dataset.source, mode).name
 
 
 def run_template_family(run: JudgeRun, templates) -> str:
     """The template set a run was created with, read from the templates it recorded.
 
-    A pointwise run's templates all belong to the set it was created with (e.g. only
-    `urs-code/...`); a run without templates, or a pairwise one, uses its dataset's set."""
+    A run's templates all belong to the set it was created with (e.g. only `urs-code/...`); a
+    run without templates uses its dataset's set."""
     sets = {template.name.split("/", 1)[0] for template in templates}
     if len(sets) == 1 and next(iter(sets)) in TEMPLATE_SETS:
         return next(iter(sets))
-    return template_family(run.dataset)
+    return template_family(run.dataset, run.mode)
 
 
 def item_template_name(run: JudgeRun, item: Item, family: str) -> str:
@@ -71,7 +75,7 @@ def templates_ensure_defaults() -> int:
 
 @transaction.atomic
 def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list[JudgeTemplate], list[str]]:
-    """A version of every built-in template of the set (pairwise: ChineseAlpacaEval's prompt) whose
+    """A version of every built-in template of the set (None: the mode's default set) whose
     text is exactly the one Userbench ships as the paper's, for a run that must judge with it
     whatever researchers changed since. Returns the versions and a note for each one stored anew.
 
@@ -80,7 +84,7 @@ def templates_as_published(*, template_set: str | None, mode: str) -> tuple[list
     wanted = [
         template
         for template in default_templates()
-        if template.mode == mode and (mode == JudgeMode.PAIRWISE or template.name.split("/", 1)[0] == template_set)
+        if template.mode == mode and template.name.split("/", 1)[0] == (template_set or default_template_set(mode).name)
     ]
     if not wanted:
         template_set_check(template_set)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from curation.models import Dataset
+from judging.benchmarks.registry import benchmark_for_source, benchmark_of_template_set, benchmarks
 from judging.models import JudgeMode, JudgeRun, Judgment
 from judging.results.leaderboard import (
     CrossScore,
     PairOutcome,
     Score,
-    alignbench_table,
     attach_length_control,
     combine_orders,
     criteria_table,
@@ -77,7 +77,13 @@ def run_leaderboard(
         from judging.results.length_controlled import run_length_controlled
 
         rows = attach_length_control(rows, run_length_controlled(run=run))
-        return {"mode": run.mode, "pairwise": rows, "ranks": verdict}
+        board: dict[str, Any] = {"mode": run.mode, "pairwise": rows, "ranks": verdict}
+        # A benchmark that counts its own way (Arena-Hard: each order a battle) adds its table.
+        for name in {template.name.split("/", 1)[0] for template in run.templates.all()}:
+            benchmark = benchmark_of_template_set(name)
+            if benchmark is not None and benchmark.pairwise_board is not None:
+                board[f"{benchmark.name}_table"] = benchmark.pairwise_board(run)
+        return board
     scores = run_pointwise_scores(run=run)
     if fold_api:
         scores = fold_api_intent(scores)
@@ -88,11 +94,13 @@ def run_leaderboard(
     result: dict[str, Any] = {"mode": run.mode, "tables": tables, "criteria": criteria_table(scores)}
     if "intent" in tables and "language" in tables:
         result["intent_language"] = intent_language_tables(scores, seed=run.seed)
-    if "category" in tables and run.dataset.source == Dataset.Source.ALIGNBENCH:
-        table = alignbench_table(scores, failures_as_minus_one=failures_as_minus_one)
-        result["alignbench_table"] = table
-        result["alignbench"] = {
-            row["model"]: {key: row["values"][key] for key in ("中文推理", "中文语言", "总分")} for row in table["rows"]
+    benchmark = benchmark_for_source(run.dataset.source)
+    if benchmark is not None and benchmark.summary is not None and benchmark.summary.group in tables:
+        # The benchmark's own table (AlignBench's 总分...), kept whole and per model under its name.
+        table = benchmark.summary.compute(scores, failures_as_minus_one=failures_as_minus_one)
+        result[f"{benchmark.name}_table"] = table
+        result[benchmark.name] = {
+            row["model"]: {key: row["values"][key] for key in benchmark.summary.columns} for row in table["rows"]
         }
     return result
 
@@ -112,7 +120,10 @@ def leaderboard_flatten(*, run: JudgeRun, board: dict, failures_as_minus_one: bo
     """`run_leaderboard`'s result as one dict per model and column (the stored figures keep
     the board and flatten it when asked)."""
     if board["mode"] == JudgeMode.PAIRWISE:
-        return [{"run": run.pk, **row} for row in board["pairwise"]]
+        flat = [{"run": run.pk, **row} for row in board["pairwise"]]
+        for name in benchmarks():
+            flat += _benchmark_rows(run, name, board.get(f"{name}_table"))
+        return flat
     rows = []
     for group, table in board["tables"].items():
         for row in table["rows"]:
@@ -132,22 +143,53 @@ def leaderboard_flatten(*, run: JudgeRun, board: dict, failures_as_minus_one: bo
                         **cell.as_dict(),
                     }
                 )
-    # The group names how parse failures were counted, so a CSV never hides it.
-    alignbench_group = "alignbench (failures as -1)" if failures_as_minus_one else "alignbench"
-    for model, aggregates in board.get("alignbench", {}).items():
-        for column, mean in aggregates.items():
+    for name, benchmark in benchmarks().items():
+        if benchmark.summary is None:
+            continue
+        # The group names how parse failures were counted, so a CSV never hides it.
+        summary_group = f"{name} (failures as -1)" if failures_as_minus_one else name
+        for model, aggregates in board.get(name, {}).items():
+            for column, mean in aggregates.items():
+                rows.append(
+                    {
+                        "run": run.pk,
+                        "group": summary_group,
+                        "column": column,
+                        "model": model,
+                        "mean": mean,
+                        "low": None,
+                        "high": None,
+                        "count": None,
+                        "failures": None,
+                        "rank": None,
+                    }
+                )
+    return rows
+
+
+def _benchmark_rows(run: JudgeRun, name: str, table: dict | None) -> list[dict]:
+    """A benchmark's own pairwise table (Arena-Hard's) as leaderboard rows: group = the benchmark,
+    column "score" or "style control", mean and interval in percent, count = battles."""
+    if not table:
+        return []
+    rows = []
+    for row in table["rows"]:
+        for column, prefix in (("score", ""), ("style control", "style_")):
+            if row.get(f"{prefix}score") is None:
+                continue
             rows.append(
                 {
                     "run": run.pk,
-                    "group": alignbench_group,
+                    "group": name,
                     "column": column,
-                    "model": model,
-                    "mean": mean,
-                    "low": None,
-                    "high": None,
-                    "count": None,
-                    "failures": None,
-                    "rank": None,
+                    "model": row["model"],
+                    "mean": row[f"{prefix}score"],
+                    "low": row[f"{prefix}lower"],
+                    "high": row[f"{prefix}upper"],
+                    "count": row["battles"],
+                    "length": row["avg_length"],
+                    "reference": row["model"] == table.get("baseline"),
+                    "note": f"length in {table.get('length_unit', 'characters')}",
                 }
             )
     return rows

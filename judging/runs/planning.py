@@ -102,7 +102,7 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
     units: list[tuple[int, int, int]] = []
     unit_names: list[str] = []
     unit_chars: list[tuple[int, str]] = []
-    family = spec.template_set or template_family(dataset)
+    family = spec.template_set or template_family(dataset, mode)
     probe = JudgeRun(mode=mode)
     names_by_kind: dict[tuple, str] = {}  # a template per kind of item, not per item
     for item in items:

@@ -155,6 +155,7 @@ def run_reparse(*, run: JudgeRun) -> int:
             criteria=criteria_for_template(judgment.template.name) if judgment.template else [],
             template=judgment.template.text if judgment.template else "",
             answer=answer,
+            template_name=judgment.template.name if judgment.template else "",
         )
         verdict_changed = any(
             getattr(judgment, key) != fields[key] for key in ("final_score", "outcome", "parse_error")

@@ -5,10 +5,13 @@ and colons, Chinese or English criterion names or placeholder keys (`维度一`,
 any of the final-score names the URS and AlignBench scripts accept (`综合得分`, `Overall`,
 `Total Score`, `总分`...), `...` left in, inside fenced code or spread over lines. Dicts the judge
 copied from the template or from the answer under test are passed over, as are `{}` and dicts
-without a final score; the last dict with a final score that leaves criteria out with an ellipsis
-(`...`, `…`) or holds a placeholder of any template's example (`打分`, `scoring`) is a parse
-failure with its reason, whichever template set judged (the example of one set copied under
-another is still a copy). A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
+without a final score. Only a copy is refused: a dict equal (spacing and quotes aside) to an
+example or format line of the run's template or of any built-in template (the example of one set
+copied under another is still a copy), or to a dict of the answer under test. Everything the
+authors' own parsers read is read: criteria elided with `...` (`{'事实正确性': 9, '满足用户需求': 6,
+..., '综合得分': 2}` is a score of 2, as AlignBench's `post_process` reads it), placeholders left in
+the criteria beside a final score, a note after a value (`7 out of 10`, as URS's `extract_data`
+reads it); a placeholder final score (`打分`) is no verdict in theirs nor here. A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
 only a verdict counts: a scoring rule such as "总分为3到4分" or "the total score should be 1 to 2"
 is not one. Pairwise (ChineseAlpacaEval): the last `[...]` list of `{'model': ..., 'rank': ...}`
 entries (other keys, such as a reason, are allowed).
@@ -42,8 +45,6 @@ PHRASE_FROM_ANSWER = "the final-score phrase was copied from the answer under te
 NO_FINAL_IN_DICT = "the last {...} block has no final score"
 NOTHING_FOUND = "no score dict and no final-score phrase in the reply"
 NO_LIST = "no [...] list of models and ranks in the reply"
-ELLIPSIS_IN_DICT = "the score dict leaves criteria out with an ellipsis, as the template's example does: not a verdict"
-PLACEHOLDER_IN_DICT = "the score dict holds the template's placeholder {value!r} instead of a score: not a verdict"
 
 _FULL_WIDTH = {
     "｛": "{",
@@ -96,6 +97,8 @@ _ITEM_SEPARATOR = re.compile(r"[,\n]")
 # A score as judges write it: 7, '7', 7.0, 7分, 7 points, 7/10.
 _SCORE_VALUE = re.compile(r"([+-]?)(\d+)(?:\.(\d+))?\s*(?:分|points?|pts?|/\s*10)?")
 _DIGIT = re.compile(r"[0-9]")
+# What may not follow a score's number: a range ("7-8", "7到8", "7 to 8") or a second number.
+_NOT_A_SCORE_AFTER = re.compile(r"\s*+(?:[-~–—～到至或]\s*+\d|(?:to|or)\s++\d|\d|\.\d)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 
 # Final-score phrases. Every repetition is possessive, so a long run of spaces or quotes is
@@ -147,10 +150,16 @@ class PointwiseParse:
 
 @dataclass(frozen=True)
 class PairwiseParse:
-    """Which side the judge ranked first: "model_1", "model_2", or None with an error."""
+    """Which side the judge ranked first: "model_1", "model_2", or None with an error (or a tie).
+
+    A benchmark's own verdict format may say more (Arena-Hard's `[[A>>B]]`): a tie (winner None,
+    no error), how strongly the winner won (1: better, 2: much better), and the verdict as written."""
 
     winner: str | None
     error: str = ""
+    tie: bool = False
+    strength: int = 1
+    label: str = ""
 
 
 def normalise(text: str) -> str:
@@ -196,8 +205,10 @@ def _integer_score(raw: str) -> tuple[int | None, str]:
     Read from the digits, never through float() or int() of the whole: a 309-digit score makes
     float() infinite and int() slow or an error, and 7.0000000000000001 would round to 7."""
     text = raw.strip().strip("'\"*").strip()
-    match = _SCORE_VALUE.fullmatch(text)
-    if not match:
+    match = _SCORE_VALUE.match(text)
+    # A note after the number is read past, as the authors' parsers do ("7 out of 10", "8 (good)",
+    # "7分（良好）"); a range or a second number is not a score.
+    if not match or _NOT_A_SCORE_AFTER.match(text, match.end()):
         return None, f"score {_shown(text)!r} is not a number (echoed template?)"
     sign, whole, fraction = match.group(1), match.group(2), match.group(3) or ""
     if fraction.strip("0"):
@@ -318,12 +329,6 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
             reasons.append(COPIED_FROM_ANSWER if copied else ECHOED_EXAMPLE)
             passed_over.append(match.span())
             continue
-        example = _example_marks(block, pairs)
-        if example:
-            # Any template set's example shape (an ellipsis, a placeholder): a copy, not a verdict.
-            reasons.append(example)
-            passed_over.append(match.span())
-            continue
         scores: dict[str, int] = {}
         final_raw: str | None = None
         for key, value in pairs:
@@ -354,7 +359,7 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
         final, problem = _integer_score(phrase)
         return PointwiseParse(None, {}, f"final {problem}") if problem else PointwiseParse(final, {})
 
-    strong = [reason for reason in reasons if reason in (COPIED_FROM_ANSWER, ECHOED_EXAMPLE) or _is_example(reason)]
+    strong = [reason for reason in reasons if reason in (COPIED_FROM_ANSWER, ECHOED_EXAMPLE)]
     if strong:
         return PointwiseParse(None, {}, strong[0])
     if copied_phrase:
@@ -362,42 +367,6 @@ def _parse_pointwise(text: str, criteria: list[str], template: str, answer: str)
     if _echoes_prompt(clean, marks):
         return PointwiseParse(None, {}, ECHOED_PROMPT)
     return PointwiseParse(None, {}, reasons[0] if reasons else NOTHING_FOUND)
-
-
-_ELLIPSIS = re.compile(r"\.{2,}|…|⋯")
-
-
-@functools.lru_cache(maxsize=1)
-def _example_placeholders() -> frozenset[str]:
-    """The values standing for a score in the templates' examples (`打分`, `scoring`, `Score`),
-    casefolded: every template set's, so that one set's example copied under another is caught."""
-    found = set()
-    for template in default_templates():
-        for match in _DICT_BLOCK.finditer(normalise(template.text)):
-            for _key, value in _pairs(match.group(0)):
-                value = value.strip().strip("'\"").strip()
-                if value and not _DIGIT.search(value):
-                    found.add(value.casefold())
-    return frozenset(found)
-
-
-def _is_example(reason: str) -> bool:
-    return reason == ELLIPSIS_IN_DICT or reason.startswith(PLACEHOLDER_IN_DICT.split("{", 1)[0])
-
-
-def _example_marks(block: str, pairs: list[tuple[str, str]]) -> str | None:
-    """Why a scoring dict is the template's example rather than a verdict: an ellipsis where
-    criteria were left out, or a placeholder value; None when it is neither."""
-    if _ELLIPSIS.search(block):
-        return ELLIPSIS_IN_DICT
-    placeholders = _example_placeholders()
-    for key, value in pairs:
-        if _is_final_key(key.strip().strip("'\"").strip()):
-            continue  # a placeholder final score fails on its own, saying so
-        shown = value.strip().strip("'\"").strip()
-        if shown.casefold() in placeholders:
-            return PLACEHOLDER_IN_DICT.format(value=shown)
-    return None
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:
@@ -560,6 +529,8 @@ def _winner(entries: list[tuple[int, str, str]]) -> PairwiseParse:
         if len(rank) > 6:
             return PairwiseParse(None, f"rank {_shown_digits(rank)} of {model} is not a rank")
         ranks[model] = int(rank)
+    if len(ranks) == 1 and set(ranks) <= {"model_1", "model_2"} and set(ranks.values()) == {1}:
+        return PairwiseParse(next(iter(ranks)))  # only the first place listed: ChineseAlpacaEval reads it so
     if set(ranks) != {"model_1", "model_2"}:
         return PairwiseParse(None, f"expected model_1 and model_2, got {sorted(ranks) or 'none'}")
     if sorted(ranks.values()) != [1, 2]:

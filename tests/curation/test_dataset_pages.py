@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def imported():
-    dataset = DatasetFactory(name="ab-import", source=Dataset.Source.ALIGNBENCH, frozen_at=timezone.now())
+    dataset = DatasetFactory(name="ab-import", source="alignbench", frozen_at=timezone.now())
     ItemFactory(dataset=dataset, external_id="m1", question="计算 2+3", category="数学计算", language="zh", intent="")
     ItemFactory(dataset=dataset, external_id="m2", question="What is <b>DNS</b>?", intent=Intent.FACTUAL_QA)
     ItemFactory(

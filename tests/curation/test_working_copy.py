@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def imported(name="ab-import"):
-    dataset = DatasetFactory(name=name, source=Dataset.Source.ALIGNBENCH, frozen_at=timezone.now())
+    dataset = DatasetFactory(name=name, source="alignbench", frozen_at=timezone.now())
     ItemFactory(dataset=dataset, external_id="1", question="Q1", reference="", category="数学计算", language="zh")
     ItemFactory(dataset=dataset, external_id="2", question="Q2", reference="R2", metadata={"evidences": ["e"]})
     ItemFactory(dataset=dataset, external_id="3", question="Q3", reference="", excluded=True, exclusion_reason="dup")
@@ -29,7 +29,7 @@ def test_working_copy_takes_every_item_and_leaves_the_frozen_dataset_alone(resea
         "ab-import-work",
         None,
         frozen,
-        Dataset.Source.ALIGNBENCH,
+        "alignbench",
     )
     rows = list(copy.items.order_by("external_id").values_list("external_id", "question", "reference", "excluded"))
     assert rows == [("1", "Q1", "", False), ("2", "Q2", "R2", False), ("3", "Q3", "", True)]

@@ -18,7 +18,6 @@ from judging.verdicts.parsing import (
     COPIED_FROM_ANSWER,
     ECHOED_EXAMPLE,
     ECHOED_PROMPT,
-    ELLIPSIS_IN_DICT,
     NO_FINAL_IN_DICT,
     NOTHING_FOUND,
     PHRASE_FROM_ANSWER,
@@ -208,14 +207,13 @@ def _pointwise() -> list[PointwiseReply]:
                 {},
                 language=language,
             ),
-            # The template's own `...` left in the judge's dict: criteria left out, the example's
-            # shape copied, not a verdict (the AlignBench example copied under a URS-code
-            # template read as a score of 7 before).
+            # The template's own `...` left in the judge's dict with its own numbers: criteria
+            # elided, a verdict all the same (AlignBench's post_process reads the final score).
             PointwiseReply(
                 f"{language}: dict with ...",
                 body + "\n" + score_dict(language, final_key, ellipsis=True),
-                None,
-                error=ELLIPSIS_IN_DICT,
+                FINAL,
+                dict(list(SCORES.items())[:2]),
                 language=language,
             ),
             # A real dict, then the template's closing instructions and example copied after it.
@@ -519,8 +517,13 @@ PAIRWISE = [
         "expected ranks 1 and 2, got [1, 1]",
     ),
     PairwiseReply(
-        "zh: one model missing",
+        "zh: only the first place listed",
         "[{'model': 'model_1', 'rank': 1, 'reason': '更好'}]",
+        "model_1",
+    ),
+    PairwiseReply(
+        "zh: only the second place listed",
+        "[{'model': 'model_1', 'rank': 2, 'reason': '较差'}]",
         None,
         "expected model_1 and model_2, got ['model_1']",
     ),

@@ -36,7 +36,7 @@ def run_command(*args):
 
 
 def test_generate_uses_category_temperature_and_resumes(default_endpoint):
-    dataset = DatasetFactory(name="ab", source=Dataset.Source.ALIGNBENCH)
+    dataset = DatasetFactory(name="ab", source="alignbench")
     ItemFactory(dataset=dataset, external_id="1", question="1+1?", category="数学计算")
     ItemFactory(dataset=dataset, external_id="2", question="写一首诗", category="文本写作")
     ItemFactory(dataset=dataset, external_id="3", question="other", category="")

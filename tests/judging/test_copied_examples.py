@@ -1,5 +1,6 @@
-"""Copied examples are not verdicts, for every template set: a final dict holding an ellipsis or
-a placeholder of any template's example is a parse failure with a reason.
+"""Copied examples are not verdicts, for every template set: a final dict equal to any template's
+example or format line is a parse failure with a reason; the example's shape with the judge's own
+numbers is a verdict (AlignBench's own parser reads it).
 
 As reported: a reply ending with AlignBench's example dict, ellipsis included
 (`{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 7}`), was a parse failure under the AlignBench
@@ -10,11 +11,14 @@ import re
 
 import pytest
 
+from judging.benchmarks.registry import template_set_of
 from judging.prompts.building import default_templates
-from judging.verdicts.parsing import ECHOED_EXAMPLE, ELLIPSIS_IN_DICT, normalise, parse_pairwise, parse_pointwise
+from judging.verdicts.parsing import ECHOED_EXAMPLE, normalise, parse_pairwise, parse_pointwise
 
 POINTWISE = [t for t in default_templates() if t.mode == "pointwise"]
-PAIRWISE = [t for t in default_templates() if t.mode == "pairwise"]
+# The ranked-list pairwise templates (a benchmark with its own verdict reader, Arena-Hard's, has its
+# copied example in tests/judging/authors_formats.py).
+PAIRWISE = [t for t in default_templates() if t.mode == "pairwise" and template_set_of(t.name).read_verdict is None]
 # Every example dict the shipped templates print (their literal braces undoubled).
 EXAMPLES = sorted(
     {
@@ -46,9 +50,12 @@ def test_the_reported_reply_under_the_urs_code_templates():
     urs_code = next(t for t in POINTWISE if t.name == "urs-code/factual_qa/zh")
     # An exact copy of a shipped example is an echo whichever template judged.
     assert parse_pointwise(reply, template=urs_code.text).error == ECHOED_EXAMPLE
-    # The example's shape with other numbers: criteria left out, still no verdict.
-    shaped = "回答基本正确。\n{'事实正确性': 8, '满足用户需求': 5, ..., '综合得分': 6}"
-    assert parse_pointwise(shaped, template=urs_code.text).error == ELLIPSIS_IN_DICT
+    # The example's shape with the judge's own numbers, middle criteria elided: a verdict, as
+    # AlignBench's post_process reads it, under every template.
+    shaped = "回答基本正确。\n{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 2}"
+    for template in POINTWISE:
+        parsed = parse_pointwise(shaped, template=template.text)
+        assert (parsed.final_score, parsed.error) == (2, ""), template.name
 
 
 def test_a_real_verdict_still_reads_under_every_template():

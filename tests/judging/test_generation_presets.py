@@ -6,7 +6,6 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from curation.models import Dataset
 from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
 from judging.models import Answer, CandidateModel
 from judging.runs.manifest import model_entry
@@ -22,7 +21,7 @@ CAE_SYSTEM = "您是一位乐于助人的智能助手。请用中文回复用户
 def items(fake_llm, fast_retries, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
     fake_llm.reply = lambda body: "answer to " + body["messages"][-1]["content"]
-    dataset = DatasetFactory(name="mixed", source=Dataset.Source.ALIGNBENCH)
+    dataset = DatasetFactory(name="mixed", source="alignbench")
     ItemFactory(dataset=dataset, external_id="1", question="1+1?", category="数学计算")
     ItemFactory(dataset=dataset, external_id="2", question="写一首诗", category="文本写作")
     ItemFactory(dataset=dataset, external_id="3", question="other", category="helpful_base")
@@ -114,5 +113,5 @@ def test_an_unknown_preset_is_refused(items, fake_llm):
 
 
 def test_every_preset_names_its_source():
-    assert set(GENERATION_PRESETS) == {"urs", "alignbench", "chinese_alpaca_eval"}
+    assert set(GENERATION_PRESETS) == {"urs", "alignbench", "chinese_alpaca_eval", "arena_hard"}
     assert all(preset.source for preset in GENERATION_PRESETS.values())

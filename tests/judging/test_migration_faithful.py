@@ -100,9 +100,13 @@ def upgrade(db) -> dict:
 
 
 def test_the_frozen_copy_equals_the_live_defaults():
-    """0005 and 0010 write their own copies; a change to judging/prompts/building.py needs a new data migration."""
+    """0005, 0010 and 0013 write their own copies; a change to a built-in template needs a new data migration."""
     english = importlib.import_module("judging.migrations.0010_english_pairwise")
-    frozen = [tuple(row) for row in TEMPLATES] + [(english.NAME, "pairwise", "en", english.TEXT)]
+    arena = importlib.import_module("judging.migrations.0014_arena_hard_template")
+    frozen = [tuple(row) for row in TEMPLATES] + [
+        (english.NAME, "pairwise", "en", english.TEXT),
+        (arena.NAME, "pairwise", "en", arena.TEXT),
+    ]
     assert frozen == [(t.name, t.mode, t.language, t.text) for t in default_templates()]
 
 
@@ -129,11 +133,14 @@ def test_upgrading_the_demo_database_keeps_old_versions_and_adds_the_faithful_on
         assert versions == [1, 2], name
         assert rows[(name, 1)] == (f"paraphrase of {name}", mode, language)
         assert rows[(name, 2)] == (text, mode, language)
-    # 0010 adds AlpacaEval's English pairwise prompt; nothing else changed: the demo's own
-    # templates, the run's and its judgments' versions.
+    # 0010 adds AlpacaEval's English pairwise prompt and 0013 Arena-Hard-Auto's; nothing else
+    # changed: the demo's own templates, the run's and its judgments' versions.
     english = importlib.import_module("judging.migrations.0010_english_pairwise")
+    arena = importlib.import_module("judging.migrations.0014_arena_hard_template")
     assert [english.NAME, 1, english.TEXT, "pairwise", "en"] in after["templates"]
-    assert [row for row in after["templates"] if row[0] not in faithful and row[0] != english.NAME] == [
+    assert [arena.NAME, 1, arena.TEXT, "pairwise", "en"] in after["templates"]
+    added = {english.NAME, arena.NAME}
+    assert [row for row in after["templates"] if row[0] not in faithful and row[0] not in added] == [
         row for row in before["templates"] if row[0] not in faithful
     ]
     # The demo brings no templates of its own: its run uses the built-in ones.

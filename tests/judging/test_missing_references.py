@@ -16,9 +16,9 @@ from django.urls import reverse
 
 from curation.datasets.services import MissingReferences, dataset_freeze
 from curation.models import Dataset
+from judging.benchmarks.registry import benchmarks
 from judging.errors import RunError
 from judging.models import JudgeRun
-from judging.papers.benchmarks import BENCHMARKS
 from judging.papers.reproduce import ReproduceError, reproduction_run
 from judging.runs.creation import run_create
 from judging.runs.rerun import run_rerun
@@ -175,7 +175,7 @@ def test_the_api_page_and_judge_command_refuse_alike(frozen, client, researcher)
 def test_reproduce_refuses_them_too_unless_excluded(frozen):
     version, _model = frozen
     arguments = dict(
-        benchmark=BENCHMARKS["urs"],
+        benchmark=benchmarks()["urs"],
         dataset=version,
         judge_model="judge",
         models=["cand"],

@@ -110,7 +110,7 @@ def test_pairwise_formats(reply, winner):
     ("reply", "error"),
     [
         ("model_1 is better", "no [...] list of models and ranks in the reply"),
-        ("[{'model': 'model_1', 'rank': 1}]", "expected model_1 and model_2, got ['model_1']"),
+        ("[{'model': 'model_1', 'rank': 2}]", "expected model_1 and model_2, got ['model_1']"),
         ("[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 1}]", "expected ranks 1 and 2, got [1, 1]"),
         (
             "[{'model': 'gpt-4', 'rank': 1}, {'model': 'model_2', 'rank': 2}]",

@@ -10,7 +10,6 @@ from judging.verdicts import parsing
 from judging.verdicts.judgments import judgment_fields_from_reply
 from judging.verdicts.parsing import (
     ECHOED_EXAMPLE,
-    ELLIPSIS_IN_DICT,
     MAX_REPLY_CHARS,
     NO_LIST,
     NOTHING_FOUND,
@@ -41,7 +40,7 @@ def test_the_corpus_covers_both_languages_and_every_final_name():
         for final_name in ("Overall", "Total Score", "Overall Score", "总得分", "综合评分", "总分数", "总分"):
             assert f"{language}: dict with {final_name!r}" in names
             assert f"{language}: phrase {final_name!r}" in names
-    assert len(POINTWISE) == 108 and len(PAIRWISE) == 11
+    assert len(POINTWISE) == 108 and len(PAIRWISE) == 12
 
 
 def test_the_corpus_reads_as_intended_under_every_built_in_template():
@@ -99,13 +98,13 @@ def test_a_final_score_phrase_is_a_verdict_only_when_it_is_not_a_rule(text, fina
     assert parsed.error == ("" if final is not None else NOTHING_FOUND)
 
 
-def test_a_dict_with_dots_or_any_templates_example_is_refused_with_a_reason():
-    # A final dict that leaves criteria out with `...` has the example's shape, not a verdict's;
-    # as reported, the AlignBench example copied under a URS-code template read as a score of 7.
+def test_a_dict_with_dots_is_read_and_only_a_templates_example_is_refused():
+    # Criteria elided with `...` beside a final score: AlignBench's own post_process reads the
+    # final score, and so do we. Only an exact copy of a template's example is refused.
     assert parse_pointwise("{'Factuality': 7, ..., 'Final Score': 7}", criteria=FQA) == PointwiseParse(
-        None, {}, ELLIPSIS_IN_DICT
+        7, {"Factuality": 7}
     )
-    assert parse_pointwise("{'事实正确性': 7, …, '综合得分': 7}", criteria=FQA).error == ELLIPSIS_IN_DICT
+    assert parse_pointwise("{'事实正确性': 7, …, '综合得分': 7}", criteria=FQA) == PointwiseParse(7, {"Factuality": 7})
     examples = {
         "en": "{'Factuality': 9, 'User Satisfaction': 6, ..., 'Final Score': 7}",
         "zh": "{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 7}",
@@ -214,7 +213,7 @@ def test_parsing_is_total(monkeypatch):
         (
             "pointwise",
             "{'Factuality': 7, ..., 'Overall': 7}",
-            {"outcome": "", "parse_error": ELLIPSIS_IN_DICT, "final_score": None, "scores": {}},
+            {"outcome": "", "parse_error": "", "final_score": 7, "scores": {"Factuality": 7}},
         ),
         (
             "pairwise",

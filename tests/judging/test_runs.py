@@ -436,7 +436,7 @@ def test_alignbench_items_get_their_question_type_template_and_aggregates(fake_l
     from judging.results.boards import run_leaderboard
 
     Endpoint.objects.create(name="fake", base_url=fake_llm.base_url)
-    dataset = DatasetFactory(name="ab", source=Dataset.Source.ALIGNBENCH)
+    dataset = DatasetFactory(name="ab", source="alignbench")
     model = CandidateModelFactory(name="glm")
     scores = {"数学计算": 4, "逻辑推理": 6, "文本写作": 8, "综合问答": 7}
     for category in scores:

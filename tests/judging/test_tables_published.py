@@ -13,7 +13,6 @@ from django.conf import settings
 from django.core.management import call_command
 
 from curation.choices import Language
-from curation.models import Dataset
 from judging.models import JudgeRun
 from judging.results.leaderboard import (
     ALIGNBENCH_COLUMNS,
@@ -398,7 +397,7 @@ def test_the_leaderboard_command_folds_api_and_prints_tables_13_and_14(urs_run):
 
 @pytest.fixture
 def alignbench_run(db):
-    dataset = DatasetFactory(name="ab-board", source=Dataset.Source.ALIGNBENCH)
+    dataset = DatasetFactory(name="ab-board", source="alignbench")
     model = CandidateModelFactory(name="glm")
     run = JudgeRunFactory(dataset=dataset, status=JudgeRun.Status.FINISHED)
     run.candidates.set([model])

@@ -10,7 +10,6 @@ import pytest
 from django.conf import settings
 
 from curation.choices import Intent, Language
-from curation.models import Dataset
 from judging.engine.execution import run_execute_inline
 from judging.models import Endpoint, JudgeTemplate
 from judging.prompts.building import (
@@ -67,7 +66,7 @@ def test_a_pairwise_prompt_is_eval_prompt_zh_with_the_instruction_and_outputs_fi
         model: _jsonl(ALPACA / "model_outputs" / f"{model}.jsonl") for model in ("gpt-4-0613", "text-davinci-003")
     }
     picked = [0, 1, 2, *random.Random(5).sample(range(3, len(instructions)), 5)]
-    dataset = DatasetFactory(name="cae", source=Dataset.Source.ALPACAEVAL)
+    dataset = DatasetFactory(name="cae", source="alpacaeval")
     models = {name: CandidateModelFactory(name=name) for name in outputs}
     for index in picked:
         item = ItemFactory(
@@ -157,7 +156,7 @@ def test_an_item_without_a_known_subcategory_falls_back_to_its_category_type():
 
 @pytest.mark.django_db(transaction=True)
 def test_alignbench_prompts_name_the_category_and_use_the_subcategory_dimensions(endpoint, fake_llm):
-    dataset = DatasetFactory(name="ab", source=Dataset.Source.ALIGNBENCH)
+    dataset = DatasetFactory(name="ab", source="alignbench")
     model = CandidateModelFactory(name="glm")
     cases = [("基本任务", "翻译"), ("专业能力", "历史"), ("数学计算", "初等数学"), ("综合问答", "寻求建议")]
     for n, (category, subcategory) in enumerate(cases):

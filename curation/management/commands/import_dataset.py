@@ -6,19 +6,19 @@ from core.errors import UserbenchError
 from core.import_checks import MAX_TEXT_CHARS
 from core.workspaces import workspace_for_command
 from curation.datasets.importers import DataImportError, dataset_import
-from curation.datasets.public_formats import PUBLIC_FORMATS
+from curation.datasets.public_formats import public_formats
 
 
 class Command(BaseCommand):
     help = (
-        "Import a public dataset file (URS CSV, AlignBench or ChineseAlpacaEval JSONL) as a frozen dataset "
+        "Import a public dataset file (a benchmark's item file: see --format) as a frozen dataset "
         "version. Whole file or nothing: a bad line is named with what was expected. UTF-8 (a BOM is fine); "
         f"questions and references up to {MAX_TEXT_CHARS:,} characters; blank lines are skipped."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
-        parser.add_argument("--format", required=True, choices=PUBLIC_FORMATS, dest="fmt")
+        parser.add_argument("--format", required=True, choices=public_formats(), dest="fmt")
         parser.add_argument("--name", required=True, help="name of the new dataset version")
         parser.add_argument("--description", default="")
         parser.add_argument(

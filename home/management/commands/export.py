@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.errors import UserbenchError
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
 from core.workspaces import workspace_for_command
-from curation.datasets.public_formats import PUBLIC_FORMATS, iter_public
+from curation.datasets.public_formats import iter_public, public_formats
 from curation.datasets.selectors import DatasetNotFound
 from home.selectors import export_scope_resolve
 
@@ -22,8 +22,8 @@ def _shell_user() -> str:
 
 class Command(BaseCommand):
     help = (
-        "Stream a table as CSV or JSONL (memory stays flat). Items can also be written in a public "
-        "format (urs, alignbench, alpacaeval) that import_dataset reads back."
+        "Stream a table as CSV or JSONL (memory stays flat). Items can also be written in a benchmark's "
+        "public format (see --format) that import_dataset reads back."
     )
 
     def add_arguments(self, parser):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
             "--workspace", help="slug of a workspace: only its rows (default: every workspace, for the operator)"
         )
         parser.add_argument("--what", required=True, help=f"one of: {', '.join(sorted(EXPORTERS))}")
-        parser.add_argument("--format", default="csv", dest="fmt", choices=ROW_FORMATS + PUBLIC_FORMATS)
+        parser.add_argument("--format", default="csv", dest="fmt", choices=ROW_FORMATS + public_formats())
         parser.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
         parser.add_argument(
             "--raw",
@@ -79,7 +79,7 @@ class Command(BaseCommand):
                 via=f"command line ({_shell_user()})",
                 workspaces={place.pk} if place is not None else None,
             )
-            if fmt in PUBLIC_FORMATS:
+            if fmt in public_formats():
                 if what != "items":
                     raise ExportError(f"Public formats hold items only; use --what items with --format {fmt}.")
                 chunks = iter_public(table.rows, fmt)

@@ -19,7 +19,6 @@ from judging.papers.reproduce import (
     reproduction_run,
     reproduction_table,
 )
-from judging.prompts.building import TEMPLATE_SETS
 from llm.cli import concurrency_option
 
 
@@ -54,13 +53,19 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--reference-model",
-            help="ChineseAlpacaEval: the model every candidate is compared with (default text-davinci-003, whose "
-            "published answers --data holds)",
+            help="a pairwise benchmark: the model every candidate is compared with (default its own: "
+            "ChineseAlpacaEval's text-davinci-003, Arena-Hard-Auto's gpt-4-0314, whose published answers "
+            "--data holds)",
         )
         parser.add_argument(
             "--template-set",
-            choices=[name for name in TEMPLATE_SETS if name.startswith("urs")],
-            help="URS: urs (the paper's prompts, default) or urs-code (the Chinese prompt of the authors' code)",
+            choices=[name for b in BENCHMARKS.values() if len(b.template_sets) > 1 for name in b.template_sets_names()],
+            help="a benchmark judged with more than one set of prompts: which (default: its paper's); "
+            + "; ".join(
+                f"{name}: {', '.join(b.template_sets_names())}"
+                for name, b in BENCHMARKS.items()
+                if len(b.template_sets) > 1
+            ),
         )
         parser.add_argument(
             "--concurrency",
@@ -129,14 +134,20 @@ class Command(BaseCommand):
     ):
         chosen = benchmark_get(benchmark)
         place = workspace_for_command(workspace, required=False)
-        if template_set and chosen.name != "urs":
-            raise CommandError("--template-set is for the URS benchmark.")
+        if template_set and len(chosen.template_sets) < 2:
+            several = [str(b.format.source_label) for b in BENCHMARKS.values() if len(b.template_sets) > 1]
+            raise CommandError(f"--template-set is for the {' or '.join(several)} benchmark.")
+        if template_set and template_set not in chosen.template_sets_names():
+            raise CommandError(
+                f"--template-set {template_set} is not one of {chosen.name}'s: "
+                f"{', '.join(chosen.template_sets_names())}."
+            )
         names = list(dict.fromkeys(name.strip() for name in models.split(",") if name.strip()))
         if not names:
             raise CommandError("Name at least one model with --models.")
         reference = reference_model or chosen.reference_model
         if chosen.mode == "pointwise" and reference_model:
-            raise CommandError("--reference-model is for ChineseAlpacaEval (pairwise).")
+            raise CommandError("--reference-model is for a pairwise benchmark (ChineseAlpacaEval, Arena-Hard-Auto).")
         reproduction_endpoint_check(endpoint_name=endpoint, workspace=place)
         found, files, imported = reproduction_dataset(
             benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit, workspace=place
@@ -181,7 +192,7 @@ class Command(BaseCommand):
                     f"{entry['imported']} imported from {entry['imported_from']['path']}"
                     if entry["imported_from"]
                     else "",
-                    f"{entry['generated']} generated ({chosen.generation_preset} preset"
+                    f"{entry['generated']} generated ({chosen.generation_preset.name} preset"
                     + (", batched)" if entry.get("batch") else ")")
                     if entry["generated"]
                     else "",
