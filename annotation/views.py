@@ -16,6 +16,7 @@ from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
+from annotation.reliability_report import RELIABILITY_ROUNDS
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_by_username,
@@ -127,6 +128,9 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     run = run or default_run_for(dataset=campaign.dataset)
     payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
     style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
+    reliability, _reliability_figures = figures_read(
+        what="reliability", campaign=campaign, rounds=min(rounds, RELIABILITY_ROUNDS)
+    )
     design, design_figures = (
         figures_read(what=DESIGN_WHAT, campaign=campaign, rounds=DESIGN_ROUNDS, seed=0)
         if campaign.is_adaptive
@@ -160,6 +164,9 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "report": report,
             "report_reason": payload.get("report_reason"),
             "quality": payload["quality"],
+            # Stored apart (each round refits the reliabilities too): shown once computed.
+            "reliability": reliability if reliability and reliability.get("estimable", True) else None,
+            "reliability_reason": reliability.get("reason") if reliability else None,
             "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
             "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
             "min_points": correlation.MIN_POINTS,

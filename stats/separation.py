@@ -75,3 +75,17 @@ def votes_to_separate(labels, scores, information, *, votes: int, level: float =
             }
         )
     return rows
+
+
+def separation_of_counts(counts, scores: dict, *, level: float = 0.95) -> list[dict]:
+    """votes_to_separate for plain Bradley-Terry: `counts` a stats.ranking.PairCounts, `scores`
+    label -> fitted log-strength of the ranked models (pairs with an unranked model left out)."""
+    labels = sorted(scores)
+    position = {label: k for k, label in enumerate(labels)}
+    index = np.array([position.get(label, -1) for label in counts.labels], dtype=np.int64)
+    first, second = index[counts.first], index[counts.second]
+    keep = (first >= 0) & (second >= 0)
+    votes = (counts.first_wins + counts.second_wins + counts.ties)[keep]
+    values = np.array([scores[label] for label in labels], dtype=float)
+    information = bt_information(len(labels), first[keep], second[keep], votes, values)
+    return votes_to_separate(labels, values, information, votes=int(votes.sum()), level=level)
