@@ -50,13 +50,15 @@ LEADERBOARD = Path(os.environ.get("SHARED_DATA", DATA)) / "chinese_alpaca_eval" 
 REFERENCE = "text-davinci-003"
 KINDS = (CARELESS, CAREFUL, CAREFUL, CAREFUL, CAREFUL)
 
+# NoisyBT's scores are sigma(s) of its strengths s (crowdkit.aggregation.NoisyBradleyTerry): read
+# back as log-strengths to set them beside the others.
 NOISY_BT = """
-import json, sys
+import json, math, sys
 import pandas as pd
-from crowdkit.aggregation import NoisyBT
+from crowdkit.aggregation import NoisyBradleyTerry
 frame = pd.read_csv(sys.argv[1])
-scores = NoisyBT(n_iter=200, random_state=0).fit_predict(frame)
-print(json.dumps({str(k): float(v) for k, v in scores.items()}))
+scores = NoisyBradleyTerry(n_iter=200, random_state=0).fit_predict(frame)
+print(json.dumps({str(k): math.log(v / (1 - v)) for k, v in scores.items()}))
 """
 
 
@@ -149,7 +151,11 @@ def main():
     args = parser.parse_args()
     if args.crowdkit_python:
         try:
-            subprocess.run([args.crowdkit_python, "-c", "import crowdkit"], check=True, capture_output=True)
+            subprocess.run(
+                [args.crowdkit_python, "-c", "from crowdkit.aggregation import NoisyBradleyTerry"],
+                check=True,
+                capture_output=True,
+            )
         except (OSError, subprocess.CalledProcessError):
             print(f"NoisyBT skipped: crowd-kit is not importable by {args.crowdkit_python}")
             args.crowdkit_python = ""
