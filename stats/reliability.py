@@ -62,6 +62,8 @@ CARELESS_BELOW = 0.95
 ADVERSARIAL_BELOW = 0.5
 CARELESS, ADVERSARIAL = "careless", "adversarial"
 MAX_ITER = 200
+# Bootstrap rounds are fitted in groups of at most this many numbers per array (see reliability_fit).
+CHUNK_NUMBERS = 4_000_000
 STEP_TOL = 1e-8
 MAX_STEP = 2.0
 _EPS = 1e-12
@@ -425,25 +427,27 @@ def reliability_fit(
     skipped = 0
     if rounds > 0:
         rng = np.random.default_rng(seed)
-        multiplicity = rng.multinomial(cells.questions, np.full(cells.questions, 1 / cells.questions), size=rounds)
-        boot = _sums(cells, multiplicity.astype(float))
-        # Gold votes redrawn within each annotator.
-        right = rng.binomial(
-            gold_all.astype(np.int64), np.divide(gold_right, np.maximum(gold_all, 1)), (rounds, k_count)
-        )
-        total = np.broadcast_to(gold_all, (rounds, k_count))
-        score_draws, _eta_draws, done = _fit(
-            cells,
-            boot[0],
-            boot[1],
-            right.astype(float),
-            total,
-            fixed,
-            np.repeat(t, rounds, 0),
-            np.repeat(eta, rounds, 0),
-            shrink,
-        )
-        reliability_draws = _decisive_reliability(cells, score_draws, boot[2], boot[3], right.astype(float), total)
+        # Rounds in groups whose per-question weights and information matrices hold at most
+        # CHUNK_NUMBERS numbers each (32 MB), drawn group after group from one generator.
+        size = cells.n_models + k_count
+        chunk = max(1, CHUNK_NUMBERS // max(1, len(cells.row_cell), cells.questions, size * size))
+        parts = []
+        for start in range(0, rounds, chunk):
+            count = min(chunk, rounds - start)
+            multiplicity = rng.multinomial(cells.questions, np.full(cells.questions, 1 / cells.questions), size=count)
+            boot = _sums(cells, multiplicity.astype(float))
+            # Gold votes redrawn within each annotator.
+            right = rng.binomial(
+                gold_all.astype(np.int64), np.divide(gold_right, np.maximum(gold_all, 1)), (count, k_count)
+            ).astype(float)
+            total = np.broadcast_to(gold_all, (count, k_count))
+            fitted, _eta_draws, converged_part = _fit(
+                cells, boot[0], boot[1], right, total, fixed, np.repeat(t, count, 0), np.repeat(eta, count, 0), shrink
+            )
+            parts.append((fitted, _decisive_reliability(cells, fitted, boot[2], boot[3], right, total), converged_part))
+        score_draws = np.concatenate([part[0] for part in parts])
+        reliability_draws = np.concatenate([part[1] for part in parts])
+        done = np.concatenate([part[2] for part in parts])
         score_draws[~done] = np.nan
         reliability_draws[~done] = np.nan
         skipped = int((~done).sum())
