@@ -70,8 +70,17 @@ def reliability_report(
     the same votes, to say whether the reliabilities move it ("plain_moved"). Raises ValueError
     when there is nothing to fit or the fit does not converge."""
     rows, excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged)
-    fitted = [row for row in rows if row[3] in _TO_RANKING]
-    labels = sorted({name for row in fitted for name in (row[1], row[2])})
+    decided = [row for row in rows if row[3] in _TO_RANKING]
+    voted = sorted({name for row in decided for name in (row[1], row[2])})
+    everyone = set(voted) | (set(campaign.candidates.values_list("name", flat=True)) if campaign is not None else set())
+    # As the plain fit: only the largest piece of the comparison graph is ranked (between pieces
+    # the votes say nothing).
+    both = ranking.pair_counts(voted, [(row[1], row[2], _TO_RANKING[row[3]]) for row in decided])
+    pieces = ranking.components(len(voted), both.first, both.second) if voted else [[]]
+    labels = sorted(voted[k] for k in pieces[0])
+    kept = set(labels)
+    fitted = [row for row in decided if row[1] in kept]
+    disconnected = sorted(everyone - kept)
     annotators = sorted({_rater(row[4], row[5]) for row in fitted})
     votes = annotator_votes(
         labels,
@@ -138,7 +147,7 @@ def reliability_report(
     )
     report = {
         "scores": scores,
-        "disconnected": [],
+        "disconnected": disconnected,
         "comparisons": counts.comparisons,
         "alpha": 0.0,
         "bootstrap_rounds": rounds,
@@ -154,7 +163,7 @@ def reliability_report(
     return {
         **bt_on_elo(report, anchor=anchor),
         "votes": len(rows),
-        "cannot_determine": len(rows) - len(fitted),
+        "cannot_determine": len(rows) - len(decided),
         "excluded_annotators": excluded,
         "ranks_meaningful": verdict["meaningful"],
         "ranks_reason": verdict["reason"],

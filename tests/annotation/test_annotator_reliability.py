@@ -162,3 +162,23 @@ def test_ipw_weights_need_every_vote_to_carry_its_probability(noisy_campaign):
     )
     with pytest.raises(CommandError, match="1 of the 601 counted votes have none"):
         _bt_json(noisy_campaign, "--weights", "ipw", "--bootstrap", "0")
+
+
+def test_models_the_votes_do_not_connect_are_left_out_as_in_the_plain_fit(noisy_campaign):
+    ghost, x, y = (CandidateModelFactory(name=name) for name in ("ghost", "xray", "yank"))
+    noisy_campaign.candidates.add(ghost, x, y)
+    item = ItemFactory(dataset=noisy_campaign.dataset)
+    for winner in ("model_a", "model_b", "model_a"):
+        VoteFactory(campaign=noisy_campaign, item=item, model_a=x, model_b=y, winner=winner, annotator_label="ann")
+    report = _bt_json(noisy_campaign, "--annotator-reliability", "--bootstrap", "10")
+    plain = _bt_json(noisy_campaign, "--bootstrap", "0")
+    assert report["disconnected"] == sorted(plain["disconnected"]) == ["ghost", "xray", "yank"]
+    assert [row["label"] for row in report["scores"]] == ["alpha", "bravo", "charlie", "delta"]
+    assert report["votes"] == 603 and report["comparisons"] == 600
+    out = io.StringIO()
+    call_command(
+        "bt", "--dataset", noisy_campaign.dataset.name, "--campaign", "noisy", "--annotator-reliability",
+        "--bootstrap", "10", "--format", "csv", stdout=out,
+    )  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 5 and lines[1].split(",")[1] == "alpha"
