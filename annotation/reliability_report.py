@@ -173,7 +173,7 @@ def reliability_report(
         "annotators": people,
         "anchor": {**fit.anchor, "note": ANCHOR_NOTES[fit.anchor["kind"]]},
         "votes_to_separate": votes_to_separate(labels, fit.scores, fit.information, votes=counts.comparisons),
-        "plain_moved": plain_moved(plain, scores) if plain is not None else None,
+        "plain_moved": plain_moved(plain, scores) if plain is not None else [],
     }
 
 

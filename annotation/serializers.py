@@ -108,8 +108,10 @@ class BTReportSerializer(serializers.Serializer):
     plain_moved = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        allow_null=True,
         help_text="With ?annotators=reliability: models the reliabilities move from the plain fit.",
+    )
+    weights = serializers.CharField(
+        required=False, help_text="'none', or 'ipw': votes weighed by 1 / their pair's choice probability."
     )
 
 
