@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
 from annotation.figures import figures_read
 from annotation.models import Campaign
+from annotation.reliability_report import RELIABILITY_ROUNDS
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_progress,
@@ -292,6 +293,16 @@ ANCHOR = OpenApiParameter(
 )
 
 
+ANNOTATORS = OpenApiParameter(
+    "annotators",
+    str,
+    enum=["reliability"],
+    description="'reliability': fit each annotator's reliability with the strengths (Crowd-BT); the scores come "
+    "from that fit and 'annotators' lists each one's reliability (1 careful, 0.5 random, 0 adversarial). "
+    f"Default rounds then {RELIABILITY_ROUNDS}.",
+)
+
+
 def _on_elo(request, bt: dict) -> dict:
     """The stored BT figures with their Elo points anchored as the request asks (400 for an
     anchor that is not a ranked model)."""
@@ -308,11 +319,25 @@ class CampaignBtApi(APIView):
 
     permission_classes = [ResearcherPermission]
 
-    @extend_schema(parameters=[ROUNDS, SEED, ANCHOR], responses=BTReportSerializer)
+    @extend_schema(parameters=[ROUNDS, SEED, ANCHOR, ANNOTATORS], responses=BTReportSerializer)
     def get(self, request, slug):
         campaign = researcher_campaign(slug, request.user)
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
+        annotators = request.query_params.get("annotators", "")
+        if annotators not in ("", "reliability"):
+            raise ValidationError(
+                {"annotators": _("Expected 'reliability' (or nothing), got %(value)s.") % {"value": repr(annotators)}}
+            )
+        if annotators:
+            # Every round refits strengths and reliabilities: no more than RELIABILITY_ROUNDS unless asked.
+            rounds = _bounded_int(request, "rounds", RELIABILITY_ROUNDS, 0, 5000)
+            payload, figures = figures_read(
+                what="reliability", campaign=campaign, rounds=rounds, seed=seed, compute="missing"
+            )
+            if payload.get("estimable") is False:
+                raise ValidationError({"annotators": payload["reason"]})
+            return _figures_response(BTReportSerializer(_on_elo(request, payload)).data, figures)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
         return _figures_response(BTReportSerializer(_on_elo(request, payload["bt"])).data, figures)
 

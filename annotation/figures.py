@@ -1,6 +1,7 @@
 """Stored figures of the human votes (core/figures.py says why): a campaign's results (BT with
 bootstrap intervals, alignment with a judge run and agreement, annotator quality), its
-style-controlled BT, an adaptive campaign's pairing design (annotation/adaptive.py), and a
+style-controlled BT, its reliability-aware BT (annotation/reliability_report.py), an adaptive
+campaign's pairing design (annotation/adaptive.py), and a
 dataset's BT and agreement tables for the exports. `figures_task`
 computes them; the results page, the API and the exports read them, and a read that finds
 newer votes asks for them to be computed again (debounced)."""
@@ -95,6 +96,16 @@ def figures_compute(figures: StoredFigures) -> dict:
             return style_bt_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed)
         except NOT_COMPUTABLE as error:
             return style_not_computed(campaign=campaign, reason=_not_computed(error))
+    if figures.what == StoredFigures.What.RELIABILITY:
+        # The reliability fit brings scipy and its own reports, as the reports above.
+        from annotation.reliability_report import reliability_report
+
+        campaign = Campaign.objects.get(pk=cast(int, figures.campaign_id))
+        plain = bt_report(campaign=campaign, rounds=0, seed=figures.seed)
+        try:
+            return reliability_report(campaign=campaign, rounds=figures.rounds, seed=figures.seed, plain=plain)
+        except NOT_COMPUTABLE as error:
+            return {"estimable": False, "reason": _not_computed(error), "votes": plain["votes"]}
     if figures.what == StoredFigures.What.BT:
         return bt_report(dataset=figures.dataset, rounds=figures.rounds, seed=figures.seed)
     run = JudgeRun.objects.filter(pk=figures.run_id).first() if figures.run_id else None

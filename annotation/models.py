@@ -255,6 +255,7 @@ class StoredFigures(models.Model):
         CAMPAIGN = "campaign", _("Campaign results")
         DESIGN = "design", _("Pairing design of an adaptive campaign")
         STYLE = "style", _("Style-controlled Bradley-Terry of a campaign")
+        RELIABILITY = "reliability", _("Bradley-Terry with each annotator's reliability, of a campaign")
         BT = "bt", _("Bradley-Terry over a dataset's votes")
         AGREEMENT = "agreement", _("Agreement over a dataset's votes")
 
@@ -275,8 +276,8 @@ class StoredFigures(models.Model):
         verbose_name_plural = "stored figures"
         constraints = [
             models.CheckConstraint(
-                condition=Q(what__in=["campaign", "style", "design"], campaign__isnull=False)
-                | (~Q(what__in=["campaign", "style", "design"]) & Q(dataset__isnull=False)),
+                condition=Q(what__in=["campaign", "style", "design", "reliability"], campaign__isnull=False)
+                | (~Q(what__in=["campaign", "style", "design", "reliability"]) & Q(dataset__isnull=False)),
                 name="stored_figures_have_a_scope",
             ),
         ]

@@ -18,6 +18,7 @@ from judging.models import JudgeRun, Judgment
 from judging.results.preferences import judge_preferences
 from stats import agreement, correlation, ranking, sample_size
 from stats.elo import bt_on_elo
+from stats.separation import separation_of_counts
 
 _TO_RANKING = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
 
@@ -92,7 +93,9 @@ def flagged_annotators(*, campaign: Campaign | None) -> list[str]:
     return [row["annotator"] for row in annotator_quality(campaign=campaign) if row["flagged"]]
 
 
-def _counted_rows(*, dataset, campaign: Campaign | None, exclude_flagged: bool) -> tuple[list, list[str]]:
+def _counted_rows(
+    *, dataset, campaign: Campaign | None, exclude_flagged: bool, extra: tuple[str, ...] = ()
+) -> tuple[list, list[str]]:
     """Vote rows that count for statistics, and the flagged annotators whose votes were left out.
 
     Flags are per campaign: someone flagged in one campaign loses that campaign's votes only.
@@ -122,6 +125,7 @@ def _counted_rows(*, dataset, campaign: Campaign | None, exclude_flagged: bool) 
         "annotator__username",
         "annotator_label",
         "assignment__model_a_on_left",
+        *extra,
     )
     return list(rows), sorted(excluded)
 
@@ -143,8 +147,13 @@ def bt_report(
     alpha: float | None = None,
     exclude_flagged: bool = True,
     anchor: str | None = None,
+    weights: str = "none",
 ) -> dict:
     """Bradley-Terry scores with bootstrap intervals from the human votes.
+
+    weights "ipw": each vote weighs 1 / the probability with which its pair was chosen (adaptive
+    campaigns record it, `Vote.choice_probability`), as Arena fits; a ValueError when a counted
+    vote has none. The intervals then resample the weighted cells as the plain fit's do.
 
     alpha None (the default) fits unregularised where the comparison graph is strongly connected,
     as FastChat does, and regularised only where it is not: "regularised" and "regularisation"
@@ -157,12 +166,30 @@ def bt_report(
     False (with `ranks_reason` and the models in `ranks_too_few`) when a ranked model has fewer
     than MIN_DECISIVE decisive votes or there are no intervals (stats.sample_size).
     """
-    rows, excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged)
+    if weights not in ("none", "ipw"):
+        raise ValueError(f"Unknown weights {weights!r}: expected 'none' or 'ipw'.")
+    extra = ("choice_probability",) if weights == "ipw" else ()
+    rows, excluded = _counted_rows(dataset=dataset, campaign=campaign, exclude_flagged=exclude_flagged, extra=extra)
     fitted = [row for row in rows if row[3] in _TO_RANKING]
     labels = sorted({row[1] for row in rows} | {row[2] for row in rows})
     if campaign is not None:
         labels = sorted(set(labels) | set(campaign.candidates.values_list("name", flat=True)))
-    counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
+    if weights == "ipw":
+        missing = sum(row[7] is None for row in fitted)
+        if missing:
+            raise ValueError(
+                f"--weights ipw needs the probability with which each vote's pair was chosen, and {missing} of the "
+                f"{len(fitted)} counted votes have none (a fixed design's votes, or votes imported without one)."
+            )
+        counts = ranking.weighted_pair_counts(
+            labels,
+            [row[1] for row in fitted],
+            [row[2] for row in fitted],
+            [_TO_RANKING[row[3]] for row in fitted],
+            [1.0 / row[7] for row in fitted],
+        )
+    else:
+        counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
     result = ranking.bradley_terry(counts, alpha=alpha, rounds=rounds, seed=seed)
     verdict = sample_size.ranks_verdict(
         {score.label: score.wins + score.losses for score in result.scores},
@@ -180,6 +207,8 @@ def bt_report(
         "ranks_reason": verdict["reason"],
         "ranks_too_few": verdict["too_few"],
         "min_decisive": sample_size.MIN_DECISIVE,
+        "votes_to_separate": separation_of_counts(counts, {score.label: score.score for score in result.scores}),
+        "weights": weights,
     }
 
 

@@ -31,6 +31,35 @@ class TooFewSerializer(serializers.Serializer):
     decisive = serializers.IntegerField(help_text="Wins and losses (ties and cannot-determine left out).")
 
 
+class SeparationSerializer(serializers.Serializer):
+    higher = serializers.CharField(help_text="The model ranked above (by score).")
+    lower = serializers.CharField(help_text="Its neighbour below.")
+    gap = serializers.FloatField(help_text="Score of the higher minus score of the lower (log-strength).")
+    se = serializers.FloatField(help_text="Standard error of the gap, from the fit's Fisher information.")
+    separated = serializers.BooleanField(help_text="True when the gap's 95 % interval excludes zero.")
+    more_votes = serializers.IntegerField(
+        allow_null=True, help_text="About how many more votes, spread as so far, would separate them (0: they are)."
+    )
+    more_votes_on_pair = serializers.IntegerField(
+        allow_null=True, help_text="About how many more careful votes on this pair alone would separate them."
+    )
+
+
+class AnnotatorReliabilitySerializer(serializers.Serializer):
+    # A declared field, not Field.label: the serializer metaclass takes it out of the class.
+    label = serializers.CharField(help_text="The annotator.")  # type: ignore[assignment]
+    reliability = serializers.FloatField(
+        allow_null=True, help_text="1 careful, 0.5 voting at random, 0 voting against the truth (decisive votes)."
+    )
+    lower = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, lower end.")
+    upper = serializers.FloatField(allow_null=True, help_text="Bootstrap interval, upper end.")
+    votes = serializers.IntegerField(help_text="Votes fitted (ties included).")
+    decisive = serializers.IntegerField(help_text="Votes for one model.")
+    weight = serializers.FloatField(help_text="How much the fit weighs their votes (ties included).")
+    anchor = serializers.BooleanField(help_text="Taken as careful to anchor the fit (no gold votes).")
+    flags = serializers.ListField(child=serializers.CharField(), help_text="'careless' or 'adversarial'.")
+
+
 class BTReportSerializer(serializers.Serializer):
     class Meta:
         ref_name = "BTReport"
@@ -67,6 +96,23 @@ class BTReportSerializer(serializers.Serializer):
     ranks_reason = serializers.CharField(allow_null=True, help_text="Why the ranks are not meaningful.")
     ranks_too_few = TooFewSerializer(many=True, help_text="Models below min_decisive decisive votes, fewest first.")
     min_decisive = serializers.IntegerField(help_text="Decisive votes a model needs for its rank to mean anything.")
+    votes_to_separate = SeparationSerializer(
+        many=True, required=False, help_text="Per pair of neighbours by score (the first: top against second)."
+    )
+    annotators = AnnotatorReliabilitySerializer(
+        many=True, required=False, help_text="With ?annotators=reliability: each annotator's reliability."
+    )
+    anchor = serializers.JSONField(
+        required=False, help_text="With ?annotators=reliability: what the reliabilities are measured against."
+    )
+    plain_moved = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="With ?annotators=reliability: models the reliabilities move from the plain fit.",
+    )
+    weights = serializers.CharField(
+        required=False, help_text="'none', or 'ipw': votes weighed by 1 / their pair's choice probability."
+    )
 
 
 class CoefficientSerializer(serializers.Serializer):

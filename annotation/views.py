@@ -18,6 +18,7 @@ from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
 from annotation.pair_status import campaign_pair_status
+from annotation.reliability_report import RELIABILITY_ROUNDS
 from annotation.report import default_run_for
 from annotation.selectors import (
     annotator_by_username,
@@ -156,6 +157,9 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     run = run or default_run_for(dataset=campaign.dataset)
     payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
     style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
+    reliability, _reliability_figures = figures_read(
+        what="reliability", campaign=campaign, rounds=min(rounds, RELIABILITY_ROUNDS)
+    )
     design, design_figures = (
         figures_read(what=DESIGN_WHAT, campaign=campaign, rounds=DESIGN_ROUNDS, seed=0)
         if campaign.is_adaptive
@@ -190,6 +194,9 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "report_reason": payload.get("report_reason"),
             "quality": payload["quality"],
             "quality_page": _paged(request, payload["quality"], "annotators_page", "quality-heading"),
+            # Stored apart (each round refits the reliabilities too): shown once computed.
+            "reliability": reliability if reliability and reliability.get("estimable", True) else None,
+            "reliability_reason": reliability.get("reason") if reliability else None,
             "bt_plot": plots.interval_bars([(s["label"], s["score"], s["lower"], s["upper"]) for s in bt["scores"]]),
             "bt_zero_width": any(s["lower"] is not None and s["lower"] == s["upper"] for s in bt["scores"]),
             "min_points": correlation.MIN_POINTS,

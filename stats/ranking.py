@@ -226,6 +226,26 @@ def pair_counts_of(labels: list[str], model_a, model_b, winner) -> PairCounts:
     )
 
 
+def weighted_pair_counts(labels: list[str], model_a, model_b, winner, weights) -> PairCounts:
+    """`pair_counts_of` with a weight per vote (inverse-probability weights, say): each cell holds
+    the sum of its votes' weights, floats. Weights are scaled to a mean of 1, so the cells still
+    sum to the number of votes and the bootstrap redraws that many."""
+    weights = np.asarray(weights, dtype=float)
+    if len(weights) != len(winner) or (len(weights) and not np.all(np.isfinite(weights) & (weights > 0))):
+        raise ValueError("Need one positive, finite weight per vote.")
+    counts = pair_counts_of(labels, model_a, model_b, winner)
+    if not len(weights):
+        return counts
+    weights = weights / weights.mean()
+    n = len(labels)
+    index = {label: position for position, label in enumerate(labels)}
+    i, j, outcome = _positions(model_a, index), _positions(model_b, index), _positions(winner, _WINNERS)
+    outcome = np.where((i > j) & (outcome < 2), 1 - outcome, outcome)
+    key = (np.minimum(i, j) * n + np.maximum(i, j)) * 3 + outcome
+    cells = np.bincount(key, weights, minlength=n * n * 3).reshape(n * n, 3)[counts.first * n + counts.second]
+    return replace(counts, first_wins=cells[:, 0], second_wins=cells[:, 1], ties=cells[:, 2])
+
+
 def win_matrix(n: int, first, second, first_wins, second_wins, ties) -> np.ndarray:
     """Dense matrix with W[i, j] = wins of i over j + half the ties between them."""
     matrix = np.zeros((n, n), dtype=float)
@@ -540,9 +560,10 @@ def bradley_terry(
     else:
         # Fitted strengths are finite numbers, so every one has a rank (None is for NaN).
         ranks = cast(list[int], competition_ranks(scores, tolerance=RANK_TOLERANCE))
-    wins = np.zeros(n, dtype=np.int64)
-    losses = np.zeros(n, dtype=np.int64)
-    ties = np.zeros(n, dtype=np.int64)
+    # Weighted cells (weighted_pair_counts) are floats: their records are read rounded.
+    wins = np.zeros(n, dtype=counts.first_wins.dtype)
+    losses = np.zeros(n, dtype=counts.first_wins.dtype)
+    ties = np.zeros(n, dtype=counts.first_wins.dtype)
     np.add.at(wins, counts.first, counts.first_wins)
     np.add.at(wins, counts.second, counts.second_wins)
     np.add.at(losses, counts.first, counts.second_wins)
@@ -557,9 +578,9 @@ def bradley_terry(
                 lower=None if lower is None else float(lower[k]),
                 upper=None if upper is None else float(upper[k]),
                 rank=ranks[k],
-                wins=int(wins[model]),
-                losses=int(losses[model]),
-                ties=int(ties[model]),
+                wins=int(round(wins[model])),
+                losses=int(round(losses[model])),
+                ties=int(round(ties[model])),
                 note=interval_note(lower, upper, k, rounds),
             )
         )

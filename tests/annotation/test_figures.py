@@ -96,6 +96,7 @@ def test_the_results_page_costs_the_same_queries_however_many_votes(build_campai
     vote_everything(campaign, first, "vega-7b")
     figures_refresh(figures_id=client.get(url) and StoredFigures.objects.get(campaign=campaign, what="campaign").pk)
     figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign, what="style").pk)
+    figures_refresh(figures_id=StoredFigures.objects.get(campaign=campaign, what="reliability").pk)
     with CaptureQueriesContext(connection) as few:
         assert client.get(url).status_code == 200
     vote_everything(campaign, second, "vega-7b")

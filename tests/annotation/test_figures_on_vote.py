@@ -27,7 +27,7 @@ def test_59_votes_queue_one_refresh_and_the_stored_figures_are_current_without_o
     url = reverse("annotation:results", args=[campaign.slug])
     assert "0 votes" in get_computed(client, url).content.decode()
     stored = list(StoredFigures.objects.filter(campaign=campaign))
-    assert {row.what for row in stored} == {"campaign", "style"} and not queued_refreshes().exists()
+    assert {row.what for row in stored} == {"campaign", "style", "reliability"} and not queued_refreshes().exists()
 
     with django_capture_on_commit_callbacks(execute=True):
         for _ in range(59):
@@ -36,7 +36,7 @@ def test_59_votes_queue_one_refresh_and_the_stored_figures_are_current_without_o
 
     # The burst queued one refresh per stored row, not one per vote.
     assert sorted(queued_refreshes().values_list("args_kwargs__args__0", flat=True)) == sorted(r.pk for r in stored)
-    assert run_queued_figures() == 2
+    assert run_queued_figures() == 3
     for row in StoredFigures.objects.filter(campaign=campaign):
         assert row.inputs == figures_inputs(row) and row.inputs["votes"] == 59
         assert row.refresh_queued_at is None
@@ -56,7 +56,7 @@ def test_an_undone_vote_queues_a_refresh_too(build_campaign, client_as, research
     assert "1 votes" in get_computed(client, url).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         vote_undo(campaign=campaign, annotator=first)
-    assert queued_refreshes().count() == 2
+    assert queued_refreshes().count() == 3
     run_queued_figures()
     assert StoredFigures.objects.get(campaign=campaign, what="campaign").inputs["votes"] == 0
 

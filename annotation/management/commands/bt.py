@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.exports import BT_FIELDS, bt_rows
 from annotation.management.commands._campaign_args import fmt, resolve
+from annotation.reliability_report import reliability_report
 from annotation.report import bt_report
 from annotation.style_report import style_beside_plain, style_bt_report
 from core.exports import ExportTable, iter_csv
@@ -21,6 +22,10 @@ STYLE_CSV_FIELDS = [
     "bt_upper",
     "places_moved",
 ]
+
+
+def _count(value) -> str:
+    return "-" if value is None else f"{value:,}"
 
 
 def elo(value) -> str:
@@ -69,6 +74,20 @@ class Command(BaseCommand):
             "shows both side by side with the style effects, json adds a 'style' key, csv gives the "
             "style-controlled ranking beside the plain one",
         )
+        parser.add_argument(
+            "--annotator-reliability",
+            action="store_true",
+            help="fit each annotator's reliability with the strengths (Crowd-BT: 1 careful, 0.5 random, 0 "
+            "adversarial), anchored on gold votes where there are any, else on the most consistent annotators; "
+            "the scores come from that fit (questions resampled whole) and json adds 'annotators' and 'anchor'",
+        )
+        parser.add_argument(
+            "--weights",
+            choices=["none", "ipw"],
+            default="none",
+            help="ipw: weigh each vote by 1 / the probability with which its pair was chosen, as Arena fits "
+            "(adaptive campaigns record it; every counted vote must carry one)",
+        )
         parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     def handle(
@@ -83,6 +102,8 @@ class Command(BaseCommand):
         style=False,
         alpha=None,
         anchor=None,
+        annotator_reliability=False,
+        weights="none",
         **options,
     ):
         if not 0 <= bootstrap <= 100_000:
@@ -90,16 +111,29 @@ class Command(BaseCommand):
         if alpha is not None and not 0 <= alpha < float("inf"):
             raise CommandError(f"--alpha must be zero or positive, got {alpha}.")
         found, target = resolve(dataset, campaign)
+        if annotator_reliability and (style or weights != "none"):
+            raise CommandError("--annotator-reliability cannot be combined with --style or --weights.")
         try:
             report = bt_report(
                 dataset=found,
                 campaign=target,
-                rounds=bootstrap,
+                rounds=0 if annotator_reliability else bootstrap,
                 seed=seed,
                 alpha=alpha,
                 exclude_flagged=not keep_flagged,
                 anchor=anchor,
+                weights=weights,
             )
+            if annotator_reliability:
+                report = reliability_report(
+                    dataset=found,
+                    campaign=target,
+                    rounds=bootstrap,
+                    seed=seed,
+                    exclude_flagged=not keep_flagged,
+                    anchor=anchor,
+                    plain=report,
+                )
         except ValueError as error:
             # alpha=0 on votes whose maximum-likelihood scores are infinite, or an anchor that is not
             # ranked: the message names the models.
@@ -148,6 +182,38 @@ class Command(BaseCommand):
             self.stdout.write(
                 "Left out (flagged by gold accuracy or speed): " + ", ".join(report["excluded_annotators"])
             )
+        if report.get("weights") == "ipw":
+            self.stdout.write("Votes weighed by 1 / the probability with which their pair was chosen (ipw).")
+        self._separation(report)
+        if annotator_reliability:
+            self._annotators(report)
+
+    def _separation(self, report):
+        rows = report.get("votes_to_separate") or []
+        if rows:
+            self.stdout.write("More votes to separate neighbours (95 %; spread as so far / on that pair alone):")
+        for row in rows:
+            more = (
+                "separated"
+                if row["separated"]
+                else f"{_count(row['more_votes'])} / {_count(row['more_votes_on_pair'])}"
+            )
+            self.stdout.write(f"  {row['higher']} > {row['lower']}: {more}")
+
+    def _annotators(self, report):
+        self.stdout.write(
+            f"Annotator reliability (1 careful, 0.5 random, 0 adversarial); anchor: {report['anchor']['note']}"
+        )
+        self.stdout.write(f"  {'annotator':<24} {'reliability':>11}  {'interval':>15} {'votes':>6}  flags")
+        for row in report["annotators"]:
+            interval = f"{fmt(row['lower'])} .. {fmt(row['upper'])}"
+            mark = " (anchor)" if row["anchor"] else ""
+            self.stdout.write(
+                f"  {row['label']:<24} {fmt(row['reliability']):>11}  {interval:>15} {row['votes']:>6}  "
+                f"{', '.join(row['flags'])}{mark}"
+            )
+        if report["plain_moved"]:
+            self.stdout.write("The reliabilities move the plain ranking for: " + ", ".join(report["plain_moved"]))
 
     def _style(self, report, styled, *, format, dataset):
         rows = style_beside_plain(report, styled)

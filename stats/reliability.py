@@ -1,0 +1,506 @@
+"""Bradley-Terry with each annotator's reliability fitted alongside the strengths: pure numpy and
+scipy, no Django.
+
+The model is Crowd-BT's (Chen, Bennett, Collins-Thompson and Horvitz, 2013): annotator k votes
+the way the Bradley-Terry model says with probability eta_k and against it with 1 - eta_k, so k
+prefers model i to model j with probability
+
+    q = eta_k p + (1 - eta_k) (1 - p) = 1/2 + (eta_k - 1/2) (2 p - 1),   p = sigma(t_i - t_j).
+
+eta 1 is a careful annotator (plain Bradley-Terry), 1/2 one voting at random, 0 one voting against
+the truth. A tie counts as half a win each way, as in the plain fit (stats/ranking.py), so the
+strengths maximise
+
+    sum over (annotator, pair) cells of  y log q + (n - y) log(1 - q)
+
+(n votes of the cell, y the first model's wins plus half its ties), plus, for gold pairs, each
+annotator's decisive gold votes as Bernoulli(eta_k) draws (a gold pair's answer is known: p = 1).
+Ties as half wins keep the strengths consistent when a careful annotator ties close models (the
+bench's annotators), when they tie anything at a fixed rate, and when a careless one ties at
+random: in each case a vote's expected score is q for the eta that describes it.
+
+Two reliabilities per annotator, then. The fit weighs each annotator's votes by `weight`, the eta
+of all their votes, ties included: an annotator who ties at a fixed rate t says less about the
+order and weighs 1 - t/2. What the output calls `reliability` is read from the decisive votes
+only (given the fitted strengths, gold votes included): a careful annotator who often says "tie"
+keeps a reliability near 1, and is not called careless.
+
+Identification. The likelihood does not change when every strength changes sign and every eta
+becomes 1 - eta, and a common eta below 1 looks much like a narrower spread of strengths. So eta
+needs an anchor, which the result names (`anchor`):
+
+- "gold": the campaign's gold votes (pairs whose answer the researcher fixed) pin every eta;
+- "consistent": without gold votes, the most consistent annotators are taken as careful: a fit
+  with every eta free (started from all careful, so the orientation is the one in which most
+  votes follow the strengths) orders the annotators, and the most reliable of them, together
+  casting at least half of the votes, have their weight fixed at 1.
+
+Intervals come from a bootstrap that resamples questions, each with all of its votes (a question's
+votes share the question: they are not independent of each other), and keeps the annotators, whose
+reliabilities are parameters of the fit rather than noise; each annotator's gold votes are redrawn
+among themselves. The rounds are fitted together: one L-BFGS-B run over all rounds' parameters,
+started from the full-data fit. A weak normal prior (sd RIDGE_SD) on each centred strength keeps a
+model that careful annotators never saw lose finite (with eta below 1 a loss to a careless vote
+costs little, so the maximum could run off to infinity); at these spreads it moves nothing.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stats.bt_rounds import cholesky_solve
+from stats.intervals import percentile_interval
+
+RIDGE_SD = 10.0
+# Without gold votes, the most reliable annotators holding at least this share of the votes anchor the fit.
+ANCHOR_SHARE = 0.5
+GOLD, CONSISTENT = "gold", "consistent"
+# Flags: an annotator whose interval lies wholly below CARELESS_BELOW votes at random part of the
+# time (about 2 (1 - reliability) of it); one whose interval lies wholly below 1/2 votes against
+# the truth more often than with it.
+CARELESS_BELOW = 0.95
+ADVERSARIAL_BELOW = 0.5
+CARELESS, ADVERSARIAL = "careless", "adversarial"
+MAX_ITER = 200
+# Bootstrap rounds are fitted in groups of at most this many numbers per array (see reliability_fit).
+CHUNK_NUMBERS = 4_000_000
+STEP_TOL = 1e-8
+MAX_STEP = 2.0
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class AnnotatorVotes:
+    """Votes with who cast them and on which question: positions into `labels` (models),
+    `annotators` and questions (any integers: votes sharing one are resampled together)."""
+
+    labels: list[str]
+    annotators: list[str]
+    annotator: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    # 0: the first model won, 1: the second, 2: a tie.
+    outcome: np.ndarray
+    question: np.ndarray
+    # Decisive gold votes: who cast each, and whether it picked the gold answer.
+    gold_annotator: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    gold_correct: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+_OUTCOMES = {"a": 0, "b": 1, "tie": 2}
+
+
+def annotator_votes(labels, annotators, rows, gold=()) -> AnnotatorVotes:
+    """From (model_a, model_b, winner "a"/"b"/"tie", annotator, question) rows and optional gold
+    rows (annotator, correct): labels and annotators are names, a question any hashable."""
+    model = {label: k for k, label in enumerate(labels)}
+    who = {name: k for k, name in enumerate(annotators)}
+    questions: dict = {}
+    columns = [
+        (model[a], model[b], _OUTCOMES[w], who[k], questions.setdefault(q, len(questions))) for a, b, w, k, q in rows
+    ]
+    data = np.array(columns, dtype=np.int64).reshape(-1, 5)
+    gold_rows = [(who[k], bool(correct)) for k, correct in gold]
+    return AnnotatorVotes(
+        labels=list(labels),
+        annotators=list(annotators),
+        annotator=data[:, 3],
+        first=data[:, 0],
+        second=data[:, 1],
+        outcome=data[:, 2],
+        question=data[:, 4],
+        gold_annotator=np.array([k for k, _ in gold_rows], dtype=np.int64),
+        gold_correct=np.array([c for _, c in gold_rows], dtype=bool),
+    )
+
+
+@dataclass
+class Cells:
+    """Votes summed per (annotator, unordered model pair) cell, per question for the bootstrap."""
+
+    n_models: int
+    n_annotators: int
+    annotator: np.ndarray  # per cell
+    first: np.ndarray
+    second: np.ndarray
+    # (question-cell rows): which cell, which question, and its sums
+    row_cell: np.ndarray
+    row_question: np.ndarray
+    row_votes: np.ndarray
+    row_score: np.ndarray  # first model's wins + half its ties
+    row_decisive: np.ndarray
+    row_first_wins: np.ndarray
+    questions: int
+
+
+def cells_of(votes: AnnotatorVotes) -> Cells:
+    n, k_count = len(votes.labels), len(votes.annotators)
+    if np.any(votes.first == votes.second):
+        raise ValueError("A vote compares a model with itself.")
+    low = np.minimum(votes.first, votes.second)
+    high = np.maximum(votes.first, votes.second)
+    flipped = votes.first > votes.second
+    outcome = np.where(flipped & (votes.outcome < 2), 1 - votes.outcome, votes.outcome)
+    cell_key = (votes.annotator * n + low) * n + high
+    cell_keys, cell_index = np.unique(cell_key, return_inverse=True)
+    _, question = np.unique(votes.question, return_inverse=True)
+    questions = int(question.max()) + 1 if len(question) else 0
+    row_key = question.astype(np.int64) * len(cell_keys) + cell_index
+    row_keys, row_index = np.unique(row_key, return_inverse=True)
+    rows = len(row_keys)
+    return Cells(
+        n_models=n,
+        n_annotators=k_count,
+        annotator=cell_keys // (n * n),
+        first=(cell_keys // n) % n,
+        second=cell_keys % n,
+        row_cell=row_keys % max(1, len(cell_keys)),
+        row_question=row_keys // max(1, len(cell_keys)),
+        row_votes=np.bincount(row_index, minlength=rows).astype(float),
+        row_score=np.bincount(row_index, (outcome == 0) + 0.5 * (outcome == 2), minlength=rows),
+        row_decisive=np.bincount(row_index, outcome < 2, minlength=rows).astype(float),
+        row_first_wins=np.bincount(row_index, outcome == 0, minlength=rows).astype(float),
+        questions=questions,
+    )
+
+
+def _sums(cells: Cells, multiplicity: np.ndarray | None):
+    """Per round (rows of `multiplicity`, times each question is drawn) the cells' sums:
+    votes, score, decisive, first wins, each (rounds, cells). None: the data as they are."""
+    count = len(cells.annotator)
+    values = np.stack([cells.row_votes, cells.row_score, cells.row_decisive, cells.row_first_wins])
+    if multiplicity is None:
+        return tuple(np.bincount(cells.row_cell, v, minlength=count)[None, :] for v in values)
+    weight = multiplicity[:, cells.row_question]  # (rounds, rows)
+    rounds = weight.shape[0]
+    index = (np.arange(rounds)[:, None] * count + cells.row_cell[None, :]).ravel()
+    return tuple(
+        np.bincount(index, (weight * v[None, :]).ravel(), minlength=rounds * count).reshape(rounds, count)
+        for v in values
+    )
+
+
+def _probabilities(t, first, second):
+    return 0.5 * (1.0 + np.tanh(0.5 * (t[:, first] - t[:, second])))
+
+
+def _fit(cells: Cells, votes, score, gold_right, gold_all, fixed, t0, eta0, shrink=1.0 / RIDGE_SD**2):
+    """Strengths and weights (eta over all votes) of every round, fitted together by Fisher
+    scoring (Newton's method with the expected information, which is never indefinite), eta kept
+    in [0, 1] by holding an eta on its bound while the gradient pushes it out. A round stops
+    moving once its step is below STEP_TOL; only the others are computed on.
+
+    votes, score: (rounds, cells); gold_right, gold_all: (rounds, annotators); fixed: annotators
+    whose eta is held at 1 (bool, annotators); t0, eta0: starting values (rounds, ...).
+    Returns (strengths centred, eta, converged per round)."""
+    rounds = votes.shape[0]
+    t = np.array(t0, dtype=float)
+    eta = np.where(fixed[None, :], 1.0, np.array(eta0, dtype=float))
+    converged = np.zeros(rounds, dtype=bool)
+    active = np.arange(rounds)
+    for _ in range(MAX_ITER):
+        step = _scoring_step(
+            cells,
+            votes[active],
+            score[active],
+            gold_right[active],
+            gold_all[active],
+            fixed,
+            t[active],
+            eta[active],
+            shrink,
+        )
+        if step is None:
+            # A round with no information on some strength (its votes in pieces): left unconverged.
+            break
+        largest = np.max(np.abs(step), axis=1)
+        step *= np.minimum(1.0, MAX_STEP / np.maximum(largest, 1e-300))[:, None]
+        t[active] += step[:, : cells.n_models]
+        eta[active] = np.clip(eta[active] + step[:, cells.n_models :], 0.0, 1.0)
+        done = largest < STEP_TOL
+        converged[active[done]] = True
+        active = active[~done]
+        if not len(active):
+            break
+    t = t - t.mean(axis=1, keepdims=True)
+    return t, eta, converged & np.all(np.isfinite(t), axis=1)
+
+
+def _scoring_step(cells: Cells, votes, score, gold_right, gold_all, fixed, t, eta, shrink):
+    """One Newton (or Fisher-scoring) step of every round given: (rounds, models + annotators),
+    or None when a round's information is singular."""
+    rounds, n, k_count = votes.shape[0], cells.n_models, cells.n_annotators
+    size = n + k_count
+    first, second, who = cells.first, cells.second, cells.annotator
+    row = np.arange(rounds)[:, None]
+    p = _probabilities(t, first, second)
+    e = eta[:, who]
+    q = np.clip(0.5 + (e - 0.5) * (2 * p - 1), _EPS, 1 - _EPS)
+    residual = score / q - (votes - score) / (1 - q)
+    weight = votes / (q * (1 - q))
+    a = (2 * e - 1) * p * (1 - p)
+    b = 2 * p - 1
+    centred = t - t.mean(axis=1, keepdims=True)
+    grad_t = (
+        np.bincount(
+            np.concatenate([(row * n + first).ravel(), (row * n + second).ravel()]),
+            np.concatenate([(residual * a).ravel(), -(residual * a).ravel()]),
+            rounds * n,
+        ).reshape(rounds, n)
+        - shrink * centred
+    )
+    grad_e = np.bincount((row * k_count + who).ravel(), (residual * b).ravel(), rounds * k_count)
+    grad_e = grad_e.reshape(rounds, k_count)
+    # Newton's step with the observed information where it is positive definite (quadratic
+    # convergence near the maximum), else Fisher scoring's with the expected one (always positive
+    # semi-definite). Every cell's nine entries are gathered by one np.bincount.
+    curvature = score / q**2 + (votes - score) / (1 - q) ** 2
+    observed = (
+        curvature * a * a - residual * (2 * e - 1) * p * (1 - p) * (1 - 2 * p),
+        curvature * b * b,
+        curvature * a * b - residual * 2 * p * (1 - p),
+    )
+    base = row * size * size
+
+    def gathered(tt, ee, te):
+        places = [
+            (first, first, tt), (second, second, tt), (first, second, -tt), (second, first, -tt),
+            (n + who, n + who, ee), (first, n + who, te), (n + who, first, te),
+            (second, n + who, -te), (n + who, second, -te),
+        ]  # fmt: skip
+        return np.bincount(
+            np.concatenate([(base + r * size + c).ravel() for r, c, _ in places]),
+            np.concatenate([v.ravel() for _, _, v in places]),
+            rounds * size * size,
+        ).reshape(rounds, size, size)
+
+    for info in (gathered(*observed), gathered(weight * a * a, weight * b * b, weight * a * b)):
+        step = _solved(info, grad_t, grad_e, gold_right, gold_all, fixed, eta, n, k_count, shrink)
+        if step is not None:
+            return step
+    return None
+
+
+def _solved(info, grad_t, grad_e, gold_right, gold_all, fixed, eta, n, k_count, shrink):
+    """The step info^-1 gradient, with gold votes, the ridge and the etas held on their bounds
+    added; None when info is not positive definite."""
+    diagonal = n + np.arange(k_count)
+    if gold_all.any():
+        g = np.clip(eta, 1e-6, 1 - 1e-6)
+        grad_e = grad_e + gold_right / g - (gold_all - gold_right) / (1 - g)
+        info[:, diagonal, diagonal] += gold_all / (g * (1 - g))
+    # The ridge, and the direction "add one to every strength" (the ridge is flat along it).
+    info[:, :n, :n] += shrink * (np.eye(n) - 1.0 / n) + 1.0 / n
+    held = fixed[None, :] | ((eta >= 1) & (grad_e >= 0)) | ((eta <= 0) & (grad_e <= 0))
+    grad_e = np.where(held, 0.0, grad_e)
+    info[:, diagonal, :] *= ~held[:, :, None]
+    info[:, :, diagonal] *= ~held[:, None, :]
+    info[:, diagonal, diagonal] += np.where(held, 1.0, 1e-9)
+    try:
+        lower = np.linalg.cholesky(info)
+    except np.linalg.LinAlgError:
+        return None
+    return cholesky_solve(lower, np.concatenate([grad_t, grad_e], axis=1))
+
+
+def _decisive_reliability(cells: Cells, t, decisive, first_wins, gold_right, gold_all, iterations=60):
+    """Each annotator's eta from its decisive votes (and gold votes) at strengths t: the maximum
+    of a concave function of one variable on [0, 1], by bisection on its derivative, every
+    round and annotator at once. (rounds, annotators)."""
+    rounds, k_count = t.shape[0], cells.n_annotators
+    p = _probabilities(t, cells.first, cells.second)
+    slope = 2 * p - 1
+    row = np.arange(rounds)[:, None]
+    index = (row * k_count + cells.annotator).ravel()
+    low = np.zeros((rounds, k_count))
+    high = np.ones((rounds, k_count))
+
+    def derivative(eta):
+        e = eta[:, cells.annotator]
+        q = np.clip(0.5 + (e - 0.5) * slope, _EPS, 1 - _EPS)
+        per_cell = slope * (first_wins / q - (decisive - first_wins) / (1 - q))
+        value = np.bincount(index, per_cell.ravel(), rounds * k_count).reshape(rounds, k_count)
+        g = np.clip(eta, _EPS, 1 - _EPS)
+        return value + gold_right / g - (gold_all - gold_right) / (1 - g)
+
+    for _ in range(iterations):
+        middle = 0.5 * (low + high)
+        rising = derivative(middle) > 0
+        low = np.where(rising, middle, low)
+        high = np.where(rising, high, middle)
+    eta = 0.5 * (low + high)
+    # Where the maximum is on the boundary the bisection ends within 1e-18 of it: read it as the boundary.
+    eta = np.where(derivative(np.ones_like(eta)) >= 0, 1.0, eta)
+    eta = np.where(derivative(np.zeros_like(eta)) <= 0, 0.0, eta)
+    # An annotator with no decisive vote nor gold vote says nothing: no reliability.
+    said = np.bincount(cells.annotator, minlength=k_count) > 0
+    return np.where(said[None, :] | (gold_all > 0), eta, np.nan)
+
+
+@dataclass
+class ReliabilityFit:
+    labels: list[str]
+    annotators: list[str]
+    scores: np.ndarray  # centred log-strengths
+    weights: np.ndarray  # eta over all votes (the fit's)
+    reliability: np.ndarray  # eta over decisive votes
+    score_draws: np.ndarray | None  # (rounds, models)
+    reliability_draws: np.ndarray | None  # (rounds, annotators)
+    anchor: dict
+    votes: np.ndarray  # per annotator
+    decisive: np.ndarray
+    information: np.ndarray  # (models, models): Fisher information of the strengths at the fit
+    skipped_rounds: int = 0
+
+
+def _gold_counts(votes: AnnotatorVotes):
+    k_count = len(votes.annotators)
+    right = np.bincount(votes.gold_annotator, votes.gold_correct, minlength=k_count).astype(float)
+    total = np.bincount(votes.gold_annotator, minlength=k_count).astype(float)
+    return right, total
+
+
+def _anchor(cells: Cells, sums, gold_right, gold_all, votes_per_annotator, shrink) -> tuple[np.ndarray, dict]:
+    k_count = cells.n_annotators
+    if gold_all.sum() > 0:
+        return np.zeros(k_count, dtype=bool), {"kind": GOLD, "gold_votes": int(gold_all.sum()), "annotators": []}
+    t0 = np.zeros((1, cells.n_models))
+    free = np.zeros(k_count, dtype=bool)
+    _t, eta, _converged = _fit(
+        cells, sums[0], sums[1], gold_right[None], gold_all[None], free, t0, np.ones((1, k_count)), shrink
+    )
+    eta = eta[0]
+    if votes_per_annotator @ eta < 0.5 * votes_per_annotator.sum():
+        # The mirror image fits as well: take the orientation in which most votes follow the strengths.
+        eta = 1 - eta
+    order = sorted(range(k_count), key=lambda k: (-round(float(eta[k]), 6), -votes_per_annotator[k], k))
+    fixed = np.zeros(k_count, dtype=bool)
+    held = 0.0
+    for k in order:
+        if held >= ANCHOR_SHARE * votes_per_annotator.sum():
+            break
+        fixed[k] = True
+        held += votes_per_annotator[k]
+    return fixed, {"kind": CONSISTENT, "gold_votes": 0, "annotators": sorted(np.flatnonzero(fixed).tolist())}
+
+
+def information_matrix(cells: Cells, t: np.ndarray, eta: np.ndarray, votes: np.ndarray) -> np.ndarray:
+    """Fisher information of the strengths at the fit (per vote of annotator k on pair ij:
+    ((2 eta_k - 1) p (1 - p))^2 / (q (1 - q)); eta 1 gives Bradley-Terry's p (1 - p))."""
+    n = cells.n_models
+    p = _probabilities(t[None], cells.first, cells.second)[0]
+    e = eta[cells.annotator]
+    q = np.clip(0.5 + (e - 0.5) * (2 * p - 1), _EPS, 1 - _EPS)
+    weight = votes * ((2 * e - 1) * p * (1 - p)) ** 2 / (q * (1 - q))
+    matrix = np.zeros((n, n))
+    np.add.at(matrix, (cells.first, cells.first), weight)
+    np.add.at(matrix, (cells.second, cells.second), weight)
+    np.add.at(matrix, (cells.first, cells.second), -weight)
+    np.add.at(matrix, (cells.second, cells.first), -weight)
+    return matrix
+
+
+def reliability_fit(
+    votes: AnnotatorVotes, *, rounds: int = 200, seed: int = 0, ridge_sd: float = RIDGE_SD
+) -> ReliabilityFit:
+    """The joint fit of strengths and reliabilities, with bootstrap draws (see the module docstring).
+    ridge_sd: the prior sd of each centred strength (math.inf: none, the plain maximum likelihood)."""
+    shrink = 1.0 / ridge_sd**2
+    if len(votes.annotator) == 0:
+        raise ValueError("No votes to fit.")
+    cells = cells_of(votes)
+    k_count = cells.n_annotators
+    gold_right, gold_all = _gold_counts(votes)
+    sums = _sums(cells, None)
+    per_annotator = np.bincount(votes.annotator, minlength=k_count).astype(float)
+    decisive_per = np.bincount(votes.annotator, votes.outcome < 2, minlength=k_count).astype(float)
+    fixed, anchor = _anchor(cells, sums, gold_right, gold_all, per_annotator, shrink)
+    anchor["annotators"] = [votes.annotators[k] for k in anchor["annotators"]]
+    t, eta, converged = _fit(
+        cells, sums[0], sums[1], gold_right[None], gold_all[None], fixed,
+        np.zeros((1, cells.n_models)), np.ones((1, k_count)), shrink,
+    )  # fmt: skip
+    reliability = _decisive_reliability(cells, t, sums[2], sums[3], gold_right[None], gold_all[None])[0]
+    if not converged[0]:
+        raise ValueError("The reliability fit did not converge on these votes.")
+    score_draws = reliability_draws = None
+    skipped = 0
+    if rounds > 0:
+        rng = np.random.default_rng(seed)
+        # Rounds in groups whose per-question weights and information matrices hold at most
+        # CHUNK_NUMBERS numbers each (32 MB), drawn group after group from one generator.
+        size = cells.n_models + k_count
+        chunk = max(1, CHUNK_NUMBERS // max(1, len(cells.row_cell), cells.questions, size * size))
+        parts = []
+        for start in range(0, rounds, chunk):
+            count = min(chunk, rounds - start)
+            multiplicity = rng.multinomial(cells.questions, np.full(cells.questions, 1 / cells.questions), size=count)
+            boot = _sums(cells, multiplicity.astype(float))
+            # Gold votes redrawn within each annotator.
+            right = rng.binomial(
+                gold_all.astype(np.int64), np.divide(gold_right, np.maximum(gold_all, 1)), (count, k_count)
+            ).astype(float)
+            total = np.broadcast_to(gold_all, (count, k_count))
+            fitted, _eta_draws, converged_part = _fit(
+                cells, boot[0], boot[1], right, total, fixed, np.repeat(t, count, 0), np.repeat(eta, count, 0), shrink
+            )
+            parts.append((fitted, _decisive_reliability(cells, fitted, boot[2], boot[3], right, total), converged_part))
+        score_draws = np.concatenate([part[0] for part in parts])
+        reliability_draws = np.concatenate([part[1] for part in parts])
+        done = np.concatenate([part[2] for part in parts])
+        score_draws[~done] = np.nan
+        reliability_draws[~done] = np.nan
+        skipped = int((~done).sum())
+    return ReliabilityFit(
+        labels=list(votes.labels),
+        annotators=list(votes.annotators),
+        scores=t[0],
+        weights=eta[0],
+        reliability=reliability,
+        score_draws=score_draws,
+        reliability_draws=reliability_draws,
+        anchor=anchor,
+        votes=per_annotator,
+        decisive=decisive_per,
+        information=information_matrix(cells, t[0], eta[0], sums[0][0]),
+        skipped_rounds=skipped,
+    )
+
+
+def annotator_flags(reliability: float | None, upper: float | None) -> list[str]:
+    """ADVERSARIAL when the interval lies wholly below 1/2, CARELESS when it lies wholly below
+    CARELESS_BELOW (without an interval, the point estimate stands for it)."""
+    if reliability is None:
+        return []
+    top = reliability if upper is None else upper
+    if top < ADVERSARIAL_BELOW:
+        return [ADVERSARIAL]
+    if top < CARELESS_BELOW:
+        return [CARELESS]
+    return []
+
+
+def strength_intervals(fit: ReliabilityFit, *, level: float = 0.95):
+    """(lower, upper) of each strength: basic bootstrap intervals, 2 x estimate minus the rounds'
+    percentiles. The percentile interval repeats the pull a few votes give a far model (its
+    rounds scatter around the estimate, which already overshoots); reflecting them about the
+    estimate corrects it, to first order. None, None without rounds."""
+    if fit.score_draws is None or np.isnan(fit.score_draws).all():
+        return None, None
+    low, high = percentile_interval(fit.score_draws, level=level)
+    return 2 * fit.scores - high, 2 * fit.scores - low
+
+
+def reliability_intervals(fit: ReliabilityFit, *, level: float = 0.95):
+    """(lower, upper) of each annotator's reliability: percentile intervals, which stay in [0, 1].
+    NaN for an annotator without decisive votes; None, None without rounds."""
+    if fit.reliability_draws is None:
+        return None, None
+    draws = fit.reliability_draws
+    lower = np.full(draws.shape[1], np.nan)
+    upper = np.full(draws.shape[1], np.nan)
+    for k in range(draws.shape[1]):
+        column = draws[:, k][np.isfinite(draws[:, k])]
+        if len(column):
+            lower[k], upper[k] = percentile_interval(column, level=level)
+    return lower, upper
