@@ -1,4 +1,7 @@
+from django.utils.functional import SimpleLazyObject
+
 from core.roles import Role, roles_of
+from core.workspaces import current_of, workspace_choices
 
 
 def roles(request):
@@ -8,6 +11,18 @@ def roles(request):
         "is_researcher": Role.RESEARCHER in held,
         "is_reviewer": Role.REVIEWER in held,
         "is_annotator": Role.ANNOTATOR in held,
+    }
+
+
+def workspaces(request):
+    """The header's workspace switcher: the person's workspaces (read only when a page shows them) and
+    the current one (None: all of theirs)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"workspace_current": None, "workspace_choices": ()}
+    return {
+        "workspace_current": current_of(user),
+        "workspace_choices": SimpleLazyObject(lambda: workspace_choices(user)),
     }
 
 

@@ -135,14 +135,17 @@ def export_table(
     personal = what in PERSONAL_EXPORTS and PERSONAL_EXPORTS[what](dataset=dataset, study=study, run=run)
     if personal or raw:
         named = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
-        owner = next((value.workspace_id for value in (dataset, study, run) if value is not None), None)
-        audit_record(
-            actor=actor,
-            action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,
-            target=f"export:{what}",
-            details={**named, "via": via},
-            workspace=owner,
-        )
+        owner = next((value.workspace_id for value in (dataset, study, run, campaign) if value is not None), None)
+        # An export across workspaces is recorded in each of them (their researchers read it).
+        owners = [owner] if owner is not None or workspaces is None else sorted(workspaces) or [None]
+        for place in owners:
+            audit_record(
+                actor=actor,
+                action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,
+                target=f"export:{what}",
+                details={**named, "via": via},
+                workspace=place,
+            )
     return table
 
 
