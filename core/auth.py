@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.db import connection
+from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
 
@@ -100,3 +101,9 @@ class CurrentWorkspaceMixin:
 
 class WorkspaceSessionAuthentication(CurrentWorkspaceMixin, SessionAuthentication):
     """DRF's session authentication (with its CSRF check), the workspace named as for tokens."""
+
+
+class WorkspaceSessionScheme(SessionScheme):
+    """The API schema describes the session sign-in as DRF's own (a cookie)."""
+
+    target_class = "core.auth.WorkspaceSessionAuthentication"

@@ -137,8 +137,8 @@ def export_table(
         named = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
         owner = next((value.workspace_id for value in (dataset, study, run, campaign) if value is not None), None)
         # An export across workspaces is recorded in each of them (their researchers read it).
-        owners = [owner] if owner is not None or workspaces is None else sorted(workspaces) or [None]
-        for place in owners:
+        owners: list[int | None] = [owner] if owner is not None or workspaces is None else [*sorted(workspaces)]
+        for place in owners or [None]:
             audit_record(
                 actor=actor,
                 action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,

@@ -124,7 +124,7 @@ def _refusal(request: HttpRequest, message: str) -> HttpResponse:
 
 # The session key of the workspace a person chose with the header's switcher (its slug).
 SESSION_WORKSPACE = "userbench_workspace"
-# The hidden field of a form drawn in a workspace (core/templates/core/drawn_workspace.html): the
+# The hidden field of a form drawn in a workspace (templates/includes/drawn_workspace.html): the
 # slug it was drawn in, "" when drawn across all of the person's workspaces.
 DRAWN_FIELD = "drawn_workspace"
 

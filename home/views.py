@@ -131,7 +131,13 @@ def _may_change(actor, person) -> bool:
 
 
 def _people_page(
-    request: HttpRequest, *, account_form=None, invitation_form=None, member_form=None, status=200, created_link=""
+    request: AuthenticatedHttpRequest,
+    *,
+    account_form=None,
+    invitation_form=None,
+    member_form=None,
+    status=200,
+    created_link="",
 ):
     workspace = _workspace_chosen(request)
     admin = administers(request.user, workspace.pk)
@@ -188,7 +194,7 @@ def _confirm(request: HttpRequest, *, question: str, action: str, button: str, f
 
 @researcher_required
 @people_view
-def people(request: HttpRequest) -> HttpResponse:
+def people(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A workspace's members and their roles there, a form for a new account and one for an
     invitation link (both into the workspace); only its admins change anything."""
     return _people_page(request)

@@ -22,7 +22,7 @@ from home.workspace_services import (
     workspace_create,
 )
 
-ROLE_CHOICES = [*Role.values]
+ROLE_CHOICES = Role.choices
 
 
 def _refusals_as_403(call, **kwargs):
