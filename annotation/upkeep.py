@@ -53,6 +53,7 @@ def pair_release(*, campaign: Campaign, pair_id: int, actor: User | None) -> lis
         action=AuditAction.CAMPAIGN_CHANGED,
         target=f"campaign:{campaign.slug}",
         details={"pair": pair.pk, "skips_released": names},
+        workspace=campaign.workspace_id,
     )
     return names
 
@@ -93,5 +94,6 @@ def pair_reassign(*, campaign: Campaign, pair_id: int, annotator: User, actor: U
         action=AuditAction.CAMPAIGN_CHANGED,
         target=f"campaign:{campaign.slug}",
         details={"pair": pair.pk, "reassigned_to": annotator.get_username(), "leases_ended": ended},
+        workspace=campaign.workspace_id,
     )
     return assignment

@@ -106,6 +106,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # The workspace a person works in on pages: chosen with the header's switcher.
+    "core.middleware.CurrentWorkspaceMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # NUL and control characters, and over-deep JSON, are refused here for every view and API.
     "core.middleware.InputCheckMiddleware",
@@ -129,6 +131,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.roles",
+                "core.context_processors.workspaces",
                 "core.context_processors.kept_form",
             ],
         },
@@ -431,7 +434,7 @@ REST_FRAMEWORK = {
         # Looked up by the token's hash (core/tokens.py), failed attempts limited per client;
         # `Authorization: Token <token>` as before.
         "core.tokens.HashedTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "core.auth.WorkspaceSessionAuthentication",
         # Last: requests no class above signed in, throttled per client before any permission check.
         "core.throttling.AnonymousApiAuthentication",
     ],
@@ -453,7 +456,7 @@ SPECTACULAR_SETTINGS = {
     # The schema documents how to sign in; the anonymous throttle is no way to.
     "AUTHENTICATION_WHITELIST": [
         "core.tokens.HashedTokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "core.auth.WorkspaceSessionAuthentication",
     ],
     "TITLE": "Userbench API",
     "DESCRIPTION": "User-centric evaluation of LLMs: studies, datasets, judge runs, annotation.",

@@ -6,6 +6,16 @@ from core.audit import AuditAction, audit_record
 from core.models import Membership, Workspace
 
 
+def superusers_only(request) -> bool:
+    """Who may open the admin: active superusers only. The pages scope every object to a
+    person's workspaces; the admin does not, so a staff account with view permissions would read
+    every team's data there."""
+    return bool(request.user.is_active and request.user.is_superuser)
+
+
+admin.site.has_permission = superusers_only  # type: ignore[method-assign]
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):
     """For records that are evidence (audit trails, votes, judgments, cached replies): the admin
     may show them but never add, change or delete one; their services are the only writers."""

@@ -8,6 +8,7 @@ from rest_framework.views import APIView, exception_handler
 
 from core.errors import UserbenchError
 from core.roles import Role, roles_of
+from core.workspaces import administers, current_of, places_of, workspace_choices
 
 
 class ApiRootApi(APIView):
@@ -21,6 +22,7 @@ class ApiRootApi(APIView):
         return Response(
             {
                 "me": link("api-me"),
+                "workspaces": link("api-workspaces"),
                 "studies": link("api-studies"),
                 "datasets": link("api-datasets"),
                 "runs": link("api-runs"),
@@ -32,18 +34,54 @@ class ApiRootApi(APIView):
         )
 
 
+class PlaceSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "MyWorkspace"
+
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    roles = serializers.ListField(child=serializers.ChoiceField(choices=Role.choices))
+    admin = serializers.BooleanField()
+
+
 class MeApi(APIView):
+    """Who the token or session is: the roles held anywhere, each workspace with the roles held
+    and the admin flag there, and the workspace this request works in (its X-Userbench-Workspace
+    header; null: all of theirs)."""
+
     class OutputSerializer(serializers.Serializer):
         class Meta:
             ref_name = "Me"
 
         username = serializers.CharField()
         roles = serializers.ListField(child=serializers.ChoiceField(choices=Role.choices))
+        superuser = serializers.BooleanField()
+        workspace = serializers.SlugField(allow_null=True)
+        workspaces = serializers.ListField(child=PlaceSerializer())
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request):
-        held = sorted(roles_of(request.user))
-        return Response(self.OutputSerializer({"username": request.user.get_username(), "roles": held}).data)
+        user = request.user
+        held = sorted(roles_of(user))
+        places = places_of(user)
+        workspaces = [
+            {
+                "slug": workspace.slug,
+                "name": workspace.name,
+                "roles": sorted(places[workspace.pk].roles) if workspace.pk in places else [],
+                "admin": administers(user, workspace.pk),
+            }
+            for workspace in workspace_choices(user)
+        ]
+        current = current_of(user)
+        me = {
+            "username": user.get_username(),
+            "roles": held,
+            "superuser": bool(user.is_superuser),
+            "workspace": current.slug if current else None,
+            "workspaces": workspaces,
+        }
+        return Response(self.OutputSerializer(me).data)
 
 
 def api_exception_handler(exc, context):

@@ -7,11 +7,11 @@ back leaves no entry and an entry never describes a change that did not happen.
 """
 
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from core.models import AuditEvent, Workspace
-from core.workspaces import scoped
+from core.workspaces import is_everywhere, scoped
 
 
 class AuditAction(models.TextChoices):
@@ -49,7 +49,13 @@ MAX_TARGET = AuditEvent._meta.get_field("target").max_length
 
 
 def audit_record(
-    *, actor, action: str, target: str = "", details: dict | None = None, workspace: Workspace | int | None = None
+    *,
+    actor,
+    action: str,
+    target: str = "",
+    details: dict | None = None,
+    workspace: Workspace | int | None = None,
+    subject=None,
 ) -> AuditEvent:
     """Write one entry of the audit log and return it.
 
@@ -60,7 +66,9 @@ def audit_record(
     JSON-serialisable dict of what a reader needs (never a secret, a password, an IP address or
     a participant's text). For a failed log-in pass the typed user name as details["username"];
     it becomes the entry's name. `workspace` (a Workspace or its id): whose members read the
-    entry on /audit/; None for what belongs to no workspace.
+    entry on /audit/; None for what belongs to no workspace. `subject`: the person an entry
+    outside any workspace is about (their tokens, a failed log-in with their name): they read it,
+    and superusers; an entry with neither is for superusers only.
     """
     details = dict(details or {})
     person = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
@@ -72,6 +80,7 @@ def audit_record(
         target=str(target)[:MAX_TARGET],
         details=details,
         workspace_id=workspace.pk if isinstance(workspace, Workspace) else workspace,
+        subject=subject,
     )
 
 
@@ -100,13 +109,20 @@ def audit_changes(before: dict, after: dict) -> dict[str, list]:
     }
 
 
-def audit_events(*, action: str = "", user=None) -> QuerySet[AuditEvent]:
-    """The audit log, newest first, optionally of one action. With a `user`, the entries of the
-    workspaces where they are a researcher and those that belong to no workspace (failed
-    log-ins, the operator's changes); a superuser reads every entry."""
+def audit_events(*, action: str = "", user=None, workspace: Workspace | None = None) -> QuerySet[AuditEvent]:
+    """The audit log, newest first, optionally of one action and of one `workspace`. With a
+    `user`: the entries of the workspaces where they are a researcher (of their current one, when
+    they chose one), and of no workspace those about them or done by them (their tokens, failed
+    log-ins with their name); a superuser reads every entry, failed log-ins of unknown names
+    included."""
     events = AuditEvent.objects.select_related("workspace").order_by("-created_at", "-id")
     if user is not None:
-        events = scoped(events, user, role="researcher") | events.filter(workspace__isnull=True)
+        personal = Q(workspace__isnull=True) & (Q(subject=user) | Q(actor=user))
+        if is_everywhere(user):
+            personal = Q(workspace__isnull=True)
+        events = scoped(events, user, role="researcher") | events.filter(personal)
+    if workspace is not None:
+        events = events.filter(workspace=workspace)
     return events.filter(action=action) if action else events
 
 

@@ -1,7 +1,5 @@
 """The audit log as an export table (`export audit`), registered when core is ready."""
 
-from django.db.models import Q
-
 from core.exports import EXPORT_CHUNK, ExportTable, exporter
 from core.models import AuditEvent
 
@@ -10,12 +8,14 @@ AUDIT_FIELDS = ["created_at", "actor", "action", "target", "details"]
 
 @exporter("audit", across=True)
 def audit_export(*, dataset=None, study=None, run=None, workspaces: set[int] | None = None) -> ExportTable:
-    """Every entry of the audit log, oldest first: of the given workspaces and those of none."""
+    """Every entry of the audit log, oldest first: of the given workspaces only (those of no
+    workspace, about a person or the site, only when every workspace is asked for: a superuser,
+    the command line)."""
 
     def rows():
         events = AuditEvent.objects.all()
         if workspaces is not None:
-            events = events.filter(Q(workspace_id__in=workspaces) | Q(workspace__isnull=True))
+            events = events.filter(workspace_id__in=workspaces)
         values = events.order_by("created_at", "id").values_list(
             "created_at", "actor_name", "action", "target", "details"
         )

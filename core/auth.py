@@ -11,12 +11,15 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.db import connection
+from drf_spectacular.authentication import SessionScheme
+from rest_framework import exceptions
+from rest_framework.authentication import SessionAuthentication
 
 from core.models import Membership
 from core.rate_counters import counter_hit, counter_peek
 from core.roles import remember_roles
 from core.throttling import client_fingerprint
-from core.workspaces import FLAG_LETTERS, places_from_flags, remember_places
+from core.workspaces import FLAG_LETTERS, WorkspaceUnknown, api_current_bind, places_from_flags, remember_places
 
 
 @cache
@@ -79,3 +82,28 @@ class LoginLockoutBackend(AxesStandaloneBackend):
             kwargs.get("response_context", {})["error"] = settings.AXES_COOLOFF_MESSAGE
             raise AxesBackendPermissionDenied("Too many failed log-ins from this address")
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+class CurrentWorkspaceMixin:
+    """For the API's authentication classes: once a request is signed in, its workspace is the one
+    its X-Userbench-Workspace header (or `?workspace=`) names (core.workspaces.api_current_bind);
+    one that is not the person's is 404, naming theirs."""
+
+    def authenticate(self, request):
+        signed_in = super().authenticate(request)  # type: ignore[misc]
+        if signed_in is not None:
+            try:
+                api_current_bind(request, signed_in[0])
+            except WorkspaceUnknown as error:
+                raise exceptions.NotFound(error.message) from None
+        return signed_in
+
+
+class WorkspaceSessionAuthentication(CurrentWorkspaceMixin, SessionAuthentication):
+    """DRF's session authentication (with its CSRF check), the workspace named as for tokens."""
+
+
+class WorkspaceSessionScheme(SessionScheme):
+    """The API schema describes the session sign-in as DRF's own (a cookie)."""
+
+    target_class = "core.auth.WorkspaceSessionAuthentication"

@@ -163,14 +163,17 @@ def export_table(
         named = {key: str(value) for key, value in (("dataset", dataset), ("study", study), ("run", run)) if value}
         if question_text:
             named["question_text"] = "yes"
-        owner = next((value.workspace_id for value in (dataset, study, run) if value is not None), None)
-        audit_record(
-            actor=actor,
-            action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,
-            target=f"export:{what}",
-            details={**named, "via": via},
-            workspace=owner,
-        )
+        owner = next((value.workspace_id for value in (dataset, study, run, campaign) if value is not None), None)
+        # An export across workspaces is recorded in each of them (their researchers read it).
+        owners: list[int | None] = [owner] if owner is not None or workspaces is None else [*sorted(workspaces)]
+        for place in owners or [None]:
+            audit_record(
+                actor=actor,
+                action=AuditAction.RAW_EXPORT if raw else AuditAction.EXPORT,
+                target=f"export:{what}",
+                details={**named, "via": via},
+                workspace=place,
+            )
     return table
 
 

@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
+from core.workspaces import WorkspaceUnknown, current_set
 
 # C0 controls but tab, line feed and carriage return; DEL and the C1 controls.
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -119,3 +120,45 @@ def _refusal(request: HttpRequest, message: str) -> HttpResponse:
     if request.path.startswith("/api/") or request.content_type == "application/json":
         return JsonResponse({"detail": message}, status=400)
     return render(request, "400.html", {"message": message}, status=400)
+
+
+# The session key of the workspace a person chose with the header's switcher (its slug).
+SESSION_WORKSPACE = "userbench_workspace"
+# The hidden field of a form drawn in a workspace (templates/includes/drawn_workspace.html): the
+# slug it was drawn in, "" when drawn across all of the person's workspaces.
+DRAWN_FIELD = "drawn_workspace"
+
+
+class CurrentWorkspaceMiddleware:
+    """Pages work in the workspace the person chose with the header's switcher (remembered in
+    the session; core.workspaces.current_set narrows every scoped read to it). A workspace they
+    have since left is forgotten. A form that carries the workspace it was drawn in and arrives
+    after the person switched to another is refused (400, saying which), so a half-filled form
+    never lands in another workspace. The API names its workspace itself (core.auth)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            return self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return self.get_response(request)
+        current = None
+        slug = request.session.get(SESSION_WORKSPACE, "")
+        if slug:
+            try:
+                current = current_set(user, slug)
+            except WorkspaceUnknown:
+                del request.session[SESSION_WORKSPACE]
+        if request.method == "POST" and DRAWN_FIELD in request.POST:
+            drawn = request.POST[DRAWN_FIELD]
+            if drawn != (current.slug if current else ""):
+                return render(
+                    request,
+                    "core/workspace_changed.html",
+                    {"drawn": drawn, "current": current},
+                    status=400,
+                )
+        return self.get_response(request)

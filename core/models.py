@@ -27,6 +27,11 @@ class AuditEvent(models.Model):
     # The workspace the change belongs to: its members read the entry on /audit/. None for what
     # belongs to no workspace (a failed log-in, a change the operator made to the site).
     workspace = models.ForeignKey("core.Workspace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The person an entry is about when it belongs to no workspace (their API tokens, a failed
+    # log-in with their user name): they read it on /audit/, and superusers do; nobody else.
+    subject = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -38,7 +43,10 @@ class AuditEvent(models.Model):
 class ApiToken(models.Model):
     """A person's token for the API, made on /account/tokens/. Only a SHA-256 hash of the token
     is stored: the token itself is shown once, when it is made, and cannot be read again. Written
-    only through core/tokens.py (which records each creation and revocation in the audit log)."""
+    only through core/tokens.py (which records each creation and revocation in the audit log).
+
+    A revoked token stays as a tombstone (its hash and `revoked_at`): a script still sending it
+    is told it was revoked (401) without that counting as a guess against the script's address."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     # What the person calls it ("laptop script"), so that they know which one to revoke.
@@ -48,12 +56,21 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=12)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # None: valid until revoked.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…) of {self.user_id}"
+
+    def is_live(self, now=None) -> bool:
+        """Neither revoked nor past its expiry."""
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > (now or timezone.now())
 
 
 # The workspace of a fresh install and of everything that existed before workspaces.

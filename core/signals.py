@@ -1,5 +1,7 @@
 """Receivers of Django's own signals. Thin: each hands the event to a service."""
 
+from django.contrib.auth import get_user_model
+
 from core.audit import AuditAction, audit_record
 from core.auth import login_failure_count
 
@@ -17,6 +19,9 @@ def login_failed_audit(sender, credentials=None, request=None, **kwargs):
         action=AuditAction.LOGIN_FAILED,
         target=f"login:{path}" if path else "login",
         details={"username": typed, "locked_out": locked},
+        # About the account of that name, if there is one: its owner reads the entry too. An
+        # unknown name's entries are for superusers only.
+        subject=get_user_model().objects.filter(username=typed).first() if typed else None,
     )
 
 

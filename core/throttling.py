@@ -108,8 +108,10 @@ class ThrottledTokenAuthentication(TokenAuthentication):
             raise Throttled(failures.duration)
         try:
             return super().authenticate(request)
-        except AuthenticationFailed:
-            counter_hit(key, failures.duration)
+        except AuthenticationFailed as refused:
+            # A token that was real once (revoked, expired) is a forgotten script, not a guess.
+            if not getattr(refused, "known_token", False):
+                counter_hit(key, failures.duration)
             raise
 
     def _carries_token(self, request) -> bool:

@@ -2,22 +2,35 @@
 refused form."""
 
 import sys
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import REASON_NO_CSRF_COOKIE
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django.views.defaults import server_error as default_server_error
 
 from core.audit import AuditAction, audit_action_label, audit_detail_rows, audit_events
+from core.errors import UserbenchError
 from core.kept_forms import typed_fields
+from core.params import int_param
 from core.roles import AuthenticatedHttpRequest, Role, role_required, signed_in_required
-from core.tokens import MAX_NAME, TokenError, api_token_create, api_token_revoke, api_tokens_of
+from core.tokens import (
+    MAX_EXPIRY_DAYS,
+    MAX_NAME,
+    TokenError,
+    api_token_create,
+    api_token_of,
+    api_token_revoke,
+    api_tokens_of,
+)
+from core.workspaces import workspaces_of
 
 PAGE_SIZE = 100
 # How long a client is asked to wait before trying again when the database cannot be reached.
@@ -56,9 +69,16 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def audit_log(request: HttpRequest) -> HttpResponse:
     """Who exported participant data, changed studies, campaigns, endpoints, people, workspaces
     or templates, started or cancelled runs, withdrew participants, and which log-ins failed;
-    newest first. Entries of the person's workspaces and those of none (see audit_events)."""
+    newest first. Entries of the workspaces where the person is a researcher, filtered to one by
+    `?workspace=`, and those about them (see audit_events)."""
     action = request.GET.get("action", "")
-    page = Paginator(audit_events(action=action, user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    choices = list(workspaces_of(request.user, Role.RESEARCHER.value).order_by("slug"))
+    slug = request.GET.get("workspace", "")
+    chosen = next((workspace for workspace in choices if workspace.slug == slug), None)
+    if slug and chosen is None:
+        raise Http404("No such workspace.")
+    events = audit_events(action=action, user=request.user, workspace=chosen)
+    page = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [
         {"event": event, "label": audit_action_label(event.action), "details": audit_detail_rows(event.details)}
         for event in page
@@ -66,22 +86,33 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "core/audit.html",
-        {"page": page, "rows": rows, "action": action, "actions": AuditAction.choices},
+        {
+            "page": page,
+            "rows": rows,
+            "action": action,
+            "actions": AuditAction.choices,
+            "audit_workspaces": choices,
+            "audit_workspace": chosen,
+            "filter_query": urlencode(
+                {key: value for key, value in (("action", action), ("workspace", slug)) if value}
+            ),
+        },
     )
 
 
 @signed_in_required
 def account_tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The person's own API tokens: make one (shown once, on this response only), list, revoke."""
-    created, error, name = None, "", ""
+    created, error, name, days = None, "", "", ""
     if request.method == "POST":
-        name = request.POST.get("name", "")
+        name, days = request.POST.get("name", ""), request.POST.get("days", "").strip()
         try:
-            token, key = api_token_create(user=request.user, name=name)
-        except TokenError as problem:
+            expiry = int_param(days, name="days", default=None, low=1, high=MAX_EXPIRY_DAYS) if days else None
+            token, key = api_token_create(user=request.user, name=name, expires_in_days=expiry)
+        except UserbenchError as problem:
             error = problem.message
         else:
-            created, name = {"token": token, "key": key}, ""
+            created, name, days = {"token": token, "key": key}, "", ""
     response = render(
         request,
         "core/account_tokens.html",
@@ -90,7 +121,10 @@ def account_tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
             "created": created,
             "error": error,
             "name": name,
+            "days": days,
             "max_name": MAX_NAME,
+            "max_days": MAX_EXPIRY_DAYS,
+            "now": timezone.now(),
         },
         status=400 if error else 200,
     )
@@ -102,6 +136,13 @@ def account_tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
 @signed_in_required
 @require_POST
 def account_token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
+    """Revoke one of the person's tokens, after a confirmation step (the same form with `confirm`)."""
+    if request.POST.get("confirm") != "1":
+        token = api_token_of(user=request.user, token_id=token_id)
+        if token is None:
+            messages.error(request, _("You have no token %(id)s.") % {"id": token_id})
+            return redirect("core:tokens")
+        return render(request, "core/token_revoke_confirm.html", {"token": token})
     try:
         token = api_token_revoke(user=request.user, token_id=token_id)
     except TokenError as problem:

@@ -9,6 +9,11 @@ leak.
 
 A person's memberships are read once per request: a session's user arrives with them (see
 core.auth), any other user object reads them on first use and keeps them.
+
+The current workspace: a person in several workspaces works in one at a time once they choose it
+(the header's switcher on pages, remembered in the session; `X-Userbench-Workspace` or
+`?workspace=` in the API). While one is current, every scoped list, picker and lookup reads only
+that workspace (`workspace_ids` narrows to it); without one, everything of theirs, as before.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
 from core.models import DEFAULT_SLUG, Membership, Workspace, default_workspace_id
@@ -70,6 +76,47 @@ def places_of(user) -> dict[int, Place]:
     )
 
 
+class WorkspaceUnknown(UserbenchError):
+    """A workspace was asked for that the person is not a member of (or that does not exist; the
+    two are not told apart)."""
+
+
+def workspace_choices(user) -> list[Workspace]:
+    """The workspaces a person may work in (every one for a superuser), by slug, whichever is
+    current."""
+    if is_everywhere(user):
+        return list(Workspace.objects.order_by("slug"))
+    return list(Workspace.objects.filter(pk__in=list(places_of(user))).order_by("slug"))
+
+
+def _listed(user) -> str:
+    return ", ".join(workspace.slug for workspace in workspace_choices(user)) or "—"
+
+
+def current_set(user, slug: str) -> Workspace:
+    """Make the workspace named by `slug` the person's current one for this request; every scoped
+    read then narrows to it. WorkspaceUnknown, listing their workspaces, for one they are not a
+    member of."""
+    clear_current(user)
+    workspace = next((choice for choice in workspace_choices(user) if choice.slug == slug), None)
+    if workspace is None:
+        raise WorkspaceUnknown(
+            _("No workspace %(slug)s of yours; yours: %(yours)s.") % {"slug": repr(slug), "yours": _listed(user)}
+        )
+    user._userbench_current = workspace
+    return workspace
+
+
+def current_of(user) -> Workspace | None:
+    """The person's current workspace, or None when they work across all of theirs."""
+    return getattr(user, "_userbench_current", None)
+
+
+def clear_current(user) -> None:
+    if hasattr(user, "_userbench_current"):
+        delattr(user, "_userbench_current")
+
+
 def forget_places(user) -> None:
     """Drop what was read of a person's memberships (after they change in this request)."""
     for attribute in ("_userbench_places", "_userbench_roles"):
@@ -84,10 +131,12 @@ def is_everywhere(user) -> bool:
 
 def workspace_ids(user, role: str | None = None) -> set[int] | None:
     """The ids of the workspaces where the person holds `role` (any membership when None);
-    None means every workspace (a superuser)."""
+    None means every workspace (a superuser). Narrowed to the current workspace, if one is set."""
+    current = current_of(user)
     if is_everywhere(user):
-        return None
-    return {pk for pk, place in places_of(user).items() if role is None or role in place.roles}
+        return None if current is None else {current.pk}
+    held = {pk for pk, place in places_of(user).items() if role is None or role in place.roles}
+    return held if current is None else held & {current.pk}
 
 
 def admin_workspace_ids(user) -> set[int] | None:
@@ -125,11 +174,21 @@ def scoped[M: Model](queryset: QuerySet[M], user, *, role: str | None = None, vi
 def workspace_get[M: Model](
     queryset: QuerySet[M], user, *, role: str | None = None, via: str = "workspace", **lookup
 ) -> M:
-    """One object the person may see, or 404: an object of another workspace is "not found"."""
-    found = scoped(queryset, user, role=role, via=via).filter(**lookup).first()
-    if found is None:
+    """One object the person may see, or 404: an object of another workspace is "not found". When
+    the lookup finds one in each of two of their workspaces (a name both use), WorkspaceUnknown
+    asks which, listing their workspaces."""
+    found = list(scoped(queryset, user, role=role, via=via).filter(**lookup)[:2])
+    if not found:
         raise Http404("Not found.")
-    return found
+    if len(found) > 1:
+        raise WorkspaceUnknown(
+            _(
+                "That name is used in more than one of your workspaces; switch to one (in the API: the "
+                "X-Userbench-Workspace header): %(yours)s."
+            )
+            % {"yours": _listed(user)}
+        )
+    return found[0]
 
 
 def workspace_for_new(user, role: str, slug: str = "") -> Workspace | None:
@@ -188,3 +247,18 @@ def membership_set(
         setattr(membership, name, value)
     membership.save(update_fields=list(fields))
     return membership
+
+
+# The API's way to name the current workspace (or `?workspace=` in the query string).
+WORKSPACE_HEADER = "X-Userbench-Workspace"
+
+
+def api_current_bind(request, user) -> Workspace | None:
+    """The current workspace of an API request, from its X-Userbench-Workspace header or its
+    `?workspace=` parameter: set on the person (None when neither is given: every workspace of
+    theirs, as before). WorkspaceUnknown, listing theirs, for one that is not theirs."""
+    slug = request.headers.get(WORKSPACE_HEADER, "") or request.GET.get("workspace", "")
+    clear_current(user)
+    if not slug:
+        return None
+    return current_set(user, slug.strip())

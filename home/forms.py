@@ -66,3 +66,30 @@ class AcceptInvitationForm(ErrorSummary, NoLabelSuffix, UserCreationForm):
         self.fields["username"].widget.attrs["autocomplete"] = "username"
         for name in ("password1", "password2"):
             self.fields[name].widget.attrs["autocomplete"] = "new-password"
+
+
+class MemberForm(ErrorSummary, NoLabelSuffix, forms.Form):
+    """An existing account, by user name, added to the workspace with roles."""
+
+    username = forms.CharField(label=_("User name"), max_length=150)
+    roles = role_field(label=_("Roles"), required=False, initial=[Role.RESEARCHER])
+    admin = forms.BooleanField(label=_("Admin of this workspace"), required=False)
+
+
+class WorkspaceForm(ErrorSummary, NoLabelSuffix, forms.Form):
+    """A new workspace (superusers): its short name for links, its name, and its first admin."""
+
+    slug = forms.CharField(
+        label=_("Short name"), max_length=50, help_text=_("Lower-case letters, digits and dashes, as in lab-b.")
+    )
+    name = forms.CharField(label=_("Name"), max_length=100)
+    first_admin = forms.CharField(
+        label=_("First admin (user name)"),
+        max_length=150,
+        required=False,
+        help_text=_("An existing account; they become its admin and a researcher there."),
+    )
+
+
+class WorkspaceRenameForm(NoLabelSuffix, forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=100)

@@ -3,12 +3,21 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Count
 
 from annotation.models import Campaign
 from core.exports import ExportError
 from core.models import Membership, Workspace, WorkspaceInvitation
 from core.roles import Role
-from core.workspaces import DEFAULT_SLUG, admin_workspace_ids, scoped, workspace_ids
+from core.workspaces import (
+    DEFAULT_SLUG,
+    admin_workspace_ids,
+    is_everywhere,
+    places_of,
+    scoped,
+    workspace_choices,
+    workspace_ids,
+)
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Study
 from home.models import Invitation
@@ -90,3 +99,29 @@ def invitation_list(*, workspace: Workspace, limit: int | None = 100):
     else:
         invitations = invitations.filter(token_hash__in=hashes)
     return invitations if limit is None else invitations[:limit]
+
+
+def workspace_rows(*, user) -> list[dict]:
+    """The person's workspaces (every one for a superuser), by slug, each with the roles they hold
+    there, whether they administer it, and its number of members."""
+    places = places_of(user)
+    counts = dict(
+        Membership.objects.values("workspace_id").annotate(members=Count("id")).values_list("workspace_id", "members")
+    )
+    rows = []
+    for workspace in workspace_choices(user):
+        place = places.get(workspace.pk)
+        rows.append(
+            {
+                "workspace": workspace,
+                "roles": sorted(place.roles) if place else [],
+                "admin": bool(place and place.admin) or is_everywhere(user),
+                "members": counts.get(workspace.pk, 0),
+            }
+        )
+    return rows
+
+
+def workspace_members(*, workspace: Workspace) -> list[Membership]:
+    """The workspace's members, by user name, with their accounts."""
+    return list(Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username"))

@@ -44,6 +44,7 @@ def people_change_record(
     details: dict | None = None,
     workspace: Workspace | None = None,
     audit_action: str = AuditAction.PEOPLE_CHANGED,
+    subject_user: User | None = None,
 ) -> None:
     """Record who changed an account, a role or an invitation, and how: the application log and
     the audit log (in the workspace it happened in).
@@ -63,7 +64,12 @@ def people_change_record(
         target=subject if subject.startswith("invitation") else f"user:{subject}",
         details={"change": action, **(details or {})},
         workspace=workspace,
+        subject=subject_user,
     )
+
+
+class PeopleRefused(PeopleError):
+    """A change the person asking has no right to make (the API answers 403)."""
 
 
 def token_hash(token: str) -> str:
@@ -90,16 +96,28 @@ def _rank(user: User) -> int:
 def _guard(*, actor: User, user: User) -> None:
     """Nobody changes someone with more rights than they have."""
     if user.is_superuser and not actor.is_superuser:
-        raise PeopleError(_("%(name)s is a superuser; manage that account in the admin.") % {"name": user.username})
+        raise PeopleRefused(_("%(name)s is a superuser; manage that account in the admin.") % {"name": user.username})
     if _rank(user) > _rank(actor):
-        raise PeopleError(
+        raise PeopleRefused(
             _("%(name)s has more rights than you (a staff account); ask a superuser.") % {"name": user.username}
+        )
+
+
+def _guard_other_admin(*, actor: User, user: User, workspace: Workspace) -> None:
+    """Only a superuser changes the place of someone who administers another workspace."""
+    if actor.is_superuser:
+        return
+    elsewhere = Membership.objects.filter(user=user, admin=True).exclude(workspace=workspace)
+    if elsewhere.exists():
+        raise PeopleRefused(
+            _("%(name)s administers another workspace; only a superuser changes their roles or removes them.")
+            % {"name": user.username}
         )
 
 
 def _require_admin(*, actor: User, workspace: Workspace) -> None:
     if not administers(actor, workspace.pk):
-        raise PeopleError(
+        raise PeopleRefused(
             _("Only an admin of workspace %(workspace)s changes its members and their roles.")
             % {"workspace": workspace.slug}
         )
@@ -148,6 +166,7 @@ def account_roles_set(
     workspace = _workspace(workspace)
     _require_admin(actor=actor, workspace=workspace)
     _guard(actor=actor, user=user)
+    _guard_other_admin(actor=actor, user=user, workspace=workspace)
     before, was_admin = _place(user, workspace)
     if user.pk == actor.pk and Role.RESEARCHER.value in before and Role.RESEARCHER.value not in roles:
         raise PeopleError(_("You cannot take the researcher role from yourself; ask another researcher."))
@@ -160,9 +179,38 @@ def account_roles_set(
         if was_admin != after_admin:
             changes["admin"] = [was_admin, after_admin]
         people_change_record(
-            actor=actor, action="roles changed", subject=user.username, details=changes, workspace=workspace
+            actor=actor,
+            action="roles changed",
+            subject=user.username,
+            details=changes,
+            workspace=workspace,
+            subject_user=user,
         )
     return roles
+
+
+def account_active_refusal(*, user: User, actor: User) -> str:
+    """Why `actor` may not deactivate (or activate) `user`, or "" when they may: what the people
+    page asks before offering the action."""
+    try:
+        if user.pk == actor.pk:
+            raise PeopleError(_("You cannot deactivate your own account."))
+        _active_check(user=user, actor=actor)
+    except PeopleError as error:
+        return error.message
+    return ""
+
+
+def _active_check(*, user: User, actor: User) -> list[Membership]:
+    _guard(actor=actor, user=user)
+    places = list(Membership.objects.filter(user=user).select_related("workspace"))
+    foreign = [place.workspace.slug for place in places if not administers(actor, place.workspace_id)]
+    if foreign or (not places and not actor.is_superuser):
+        raise PeopleError(
+            _("%(name)s is also a member of workspaces you do not administer (%(workspaces)s); ask a superuser.")
+            % {"name": user.username, "workspaces": ", ".join(foreign) or "—"}
+        )
+    return places
 
 
 @transaction.atomic
@@ -171,16 +219,9 @@ def account_active_set(*, user: User, active: bool, actor: User) -> None:
 
     An account spans workspaces, so only someone who administers every workspace it is a member
     of (or a superuser) does it, and never to someone with more rights than they have."""
-    _guard(actor=actor, user=user)
     if user.pk == actor.pk and not active:
         raise PeopleError(_("You cannot deactivate your own account."))
-    places = list(Membership.objects.filter(user=user).select_related("workspace"))
-    foreign = [place.workspace.slug for place in places if not administers(actor, place.workspace_id)]
-    if foreign or (not places and not actor.is_superuser):
-        raise PeopleError(
-            _("%(name)s is also a member of workspaces you do not administer (%(workspaces)s); ask a superuser.")
-            % {"name": user.username, "workspaces": ", ".join(foreign) or "—"}
-        )
+    places = _active_check(user=user, actor=actor)
     if user.is_active != active:
         user.is_active = active
         user.save(update_fields=["is_active"])
@@ -191,6 +232,7 @@ def account_active_set(*, user: User, active: bool, actor: User) -> None:
                 action="activated" if active else "deactivated",
                 subject=user.username,
                 workspace=workspace,
+                subject_user=user,
             )
 
 

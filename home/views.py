@@ -1,6 +1,7 @@
 """Pages that span the apps: the home page that routes each person, the researcher dashboard, and
 the people pages (accounts, roles, one-time invitation links)."""
 
+from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,14 +19,15 @@ from django.views.decorators.http import require_POST
 from annotation.selectors import campaign_list_with_counts
 from core.models import Workspace
 from core.roles import AuthenticatedHttpRequest, Role, has_role, roles_of
-from core.workspaces import administers, is_everywhere, places_of, workspace_for_new
+from core.workspaces import administers, current_of, is_everywhere, places_of, workspace_for_new, workspaces_of
 from curation.access import researcher_required
 from curation.datasets.selectors import dataset_list_with_counts
 from curation.studies.selectors import study_list_with_counts
-from home.forms import AcceptInvitationForm, AccountForm, InvitationForm, RolesForm
+from home.forms import AcceptInvitationForm, AccountForm, InvitationForm, MemberForm, RolesForm
 from home.selectors import invitation_list, people_list, people_workspaces
 from home.services import (
     PeopleError,
+    account_active_refusal,
     account_active_set,
     account_create,
     account_roles_set,
@@ -33,7 +35,9 @@ from home.services import (
     invitation_create,
     invitation_for_token,
     invitation_revoke,
+    invitation_workspace,
 )
+from home.workspace_services import member_add, member_remove, member_remove_refusal, member_roles_refusal
 from judging.results.selectors import run_list_with_progress
 
 WORK_PAGES = {
@@ -60,6 +64,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if not has_role(request.user, Role.RESEARCHER) and places_of(request.user):
         raise PermissionDenied
     user = request.user
+    slugs = dict(workspaces_of(user, Role.RESEARCHER.value).values_list("pk", "slug"))
     return render(
         request,
         "dashboard.html",
@@ -69,6 +74,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "runs": run_list_with_progress(user=user)[:20],
             "campaigns": campaign_list_with_counts(user=user)[:20],
             "no_workspace": not places_of(user) and not is_everywhere(user),
+            "workspace_slugs": slugs,
+            "show_workspace": current_of(user) is None and len(slugs) > 1,
         },
     )
 
@@ -76,18 +83,44 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 # ---------------------------------------------------------------- people and invitations
 
 
+class WorkspaceSwitched(Exception):
+    """A form of /people/ drawn for one workspace, sent after the person switched to another."""
+
+
 def _workspace_chosen(request: HttpRequest) -> Workspace:
-    """The workspace /people/ shows: the one named by `workspace` (a form's field or the query),
-    else the person's default one; 404 for a workspace they may not see."""
+    """The workspace /people/ shows: the current one (the header's switcher), else the person's
+    default one. A form carries the workspace it was drawn for (`workspace`); sent after the
+    person switched to another, it is refused (WorkspaceSwitched); 404 for a workspace they may
+    not see."""
     choices = people_workspaces(user=request.user)
-    slug = request.POST.get("workspace") or request.GET.get("workspace") or ""
+    current = current_of(request.user)
+    slug = request.POST.get("workspace", "") if request.method == "POST" else ""
+    if slug and current is not None and slug != current.slug:
+        raise WorkspaceSwitched(slug)
     if slug:
         chosen = next((workspace for workspace in choices if workspace.slug == slug), None)
+    elif current is not None:
+        chosen = current if current in choices else None
     else:
         chosen = workspace_for_new(request.user, Role.RESEARCHER.value) or (choices[0] if choices else None)
     if chosen is None:
         raise Http404("No such workspace.")
     return chosen
+
+
+def people_view(view):
+    """A view of /people/: a form drawn for another workspace than the current one is refused
+    (400, saying which), nothing changed."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except WorkspaceSwitched as switched:
+            context = {"drawn": str(switched), "current": current_of(request.user)}
+            return render(request, "core/workspace_changed.html", context, status=400)
+
+    return wrapped
 
 
 def _may_change(actor, person) -> bool:
@@ -97,20 +130,36 @@ def _may_change(actor, person) -> bool:
     return not person.is_staff or actor.is_staff or actor.is_superuser
 
 
-def _people_page(request: HttpRequest, *, account_form=None, invitation_form=None, status=200, created_link=""):
+def _people_page(
+    request: AuthenticatedHttpRequest,
+    *,
+    account_form=None,
+    invitation_form=None,
+    member_form=None,
+    status=200,
+    created_link="",
+):
     workspace = _workspace_chosen(request)
     admin = administers(request.user, workspace.pk)
     users = people_list(workspace=workspace)
-    people = [
-        {
-            "user": person,
-            "form": RolesForm(
-                initial={"roles": person.role_names, "admin": person.is_workspace_admin}, prefix=f"p{person.pk}"
-            ),
-            "editable": admin and _may_change(request.user, person),
-        }
-        for person in users
-    ]
+    people = []
+    for person in users:
+        editable = admin and _may_change(request.user, person)
+        if editable:
+            editable = not member_roles_refusal(workspace=workspace, user=person, actor=request.user)
+        people.append(
+            {
+                "user": person,
+                "form": RolesForm(
+                    initial={"roles": person.role_names, "admin": person.is_workspace_admin}, prefix=f"p{person.pk}"
+                ),
+                # What this page offers: only what the viewer may do (the services check again).
+                "editable": editable,
+                "removable": editable
+                and not member_remove_refusal(workspace=workspace, user=person, actor=request.user),
+                "may_activate": editable and not account_active_refusal(user=person, actor=request.user),
+            }
+        )
     return render(
         request,
         "home/people.html",
@@ -120,6 +169,7 @@ def _people_page(request: HttpRequest, *, account_form=None, invitation_form=Non
             "workspaces": people_workspaces(user=request.user),
             "is_admin": admin,
             "account_form": account_form or AccountForm(prefix="account"),
+            "member_form": member_form or MemberForm(prefix="member"),
             "invitation_form": invitation_form or InvitationForm(prefix="invite"),
             "invitations": invitation_list(workspace=workspace),
             "created_link": created_link,
@@ -130,11 +180,21 @@ def _people_page(request: HttpRequest, *, account_form=None, invitation_form=Non
 
 
 def _back_to_people(workspace: Workspace) -> HttpResponse:
-    return redirect(f"{reverse('people')}?workspace={workspace.slug}")
+    return redirect("people")
+
+
+def _confirm(request: HttpRequest, *, question: str, action: str, button: str, fields: dict) -> HttpResponse:
+    """The step before an action that cannot be taken back: the same form again, with `confirm`."""
+    return render(
+        request,
+        "home/confirm.html",
+        {"question": question, "action": action, "button": button, "fields": fields, "back": reverse("people")},
+    )
 
 
 @researcher_required
-def people(request: HttpRequest) -> HttpResponse:
+@people_view
+def people(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A workspace's members and their roles there, a form for a new account and one for an
     invitation link (both into the workspace); only its admins change anything."""
     return _people_page(request)
@@ -142,6 +202,7 @@ def people(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
+@people_view
 def account_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = AccountForm(request.POST, prefix="account")
     workspace = _workspace_chosen(request)
@@ -164,6 +225,7 @@ def account_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
+@people_view
 def account_roles(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
     workspace = _workspace_chosen(request)
     # Only the workspace's members are found here: an account elsewhere is "not found".
@@ -187,10 +249,20 @@ def account_roles(request: AuthenticatedHttpRequest, user_id: int) -> HttpRespon
 
 @researcher_required
 @require_POST
+@people_view
 def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
     workspace = _workspace_chosen(request)
     person = get_object_or_404(get_user_model(), pk=user_id, memberships__workspace=workspace)
     active = request.POST.get("active") == "1"
+    if not active and request.POST.get("confirm") != "1":
+        return _confirm(
+            request,
+            question=_("Deactivate %(name)s? They can no longer log in (in any workspace); their work stays.")
+            % {"name": person.username},
+            action=reverse("people-active", args=[person.pk]),
+            button=_("Deactivate %(name)s") % {"name": person.username},
+            fields={"workspace": workspace.slug, "active": "0"},
+        )
     try:
         account_active_set(user=person, active=active, actor=request.user)
     except PeopleError as error:
@@ -203,6 +275,68 @@ def account_active(request: AuthenticatedHttpRequest, user_id: int) -> HttpRespo
 
 @researcher_required
 @require_POST
+@people_view
+def member_new(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Add an existing account (by user name) to the workspace with roles (its admins)."""
+    form = MemberForm(request.POST, prefix="member")
+    workspace = _workspace_chosen(request)
+    if form.is_valid():
+        try:
+            membership = member_add(
+                workspace=workspace,
+                username=form.cleaned_data["username"],
+                roles=form.cleaned_data["roles"],
+                admin=form.cleaned_data["admin"],
+                actor=request.user,
+            )
+        except PeopleError as error:
+            form.add_error("username", str(error))
+        else:
+            messages.success(
+                request,
+                _("%(name)s is now a member of %(workspace)s.")
+                % {"name": membership.user.username, "workspace": workspace.name},
+            )
+            return _back_to_people(workspace)
+    return _people_page(request, member_form=form, status=400)
+
+
+@researcher_required
+@require_POST
+@people_view
+def member_leave(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
+    """Take a member out of the workspace, after a confirmation step (its admins)."""
+    workspace = _workspace_chosen(request)
+    person = get_object_or_404(get_user_model(), pk=user_id, memberships__workspace=workspace)
+    if request.POST.get("confirm") != "1":
+        refusal = member_remove_refusal(workspace=workspace, user=person, actor=request.user)
+        if refusal:
+            messages.error(request, refusal)
+            return _back_to_people(workspace)
+        return _confirm(
+            request,
+            question=_("Remove %(name)s from %(workspace)s? They lose its roles; their account and their work stay.")
+            % {"name": person.username, "workspace": workspace.name},
+            action=reverse("people-remove", args=[person.pk]),
+            button=_("Remove %(name)s") % {"name": person.username},
+            fields={"workspace": workspace.slug},
+        )
+    try:
+        member_remove(workspace=workspace, user=person, actor=request.user)
+    except PeopleError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            _("%(name)s is no longer a member of %(workspace)s.")
+            % {"name": person.username, "workspace": workspace.name},
+        )
+    return _back_to_people(workspace)
+
+
+@researcher_required
+@require_POST
+@people_view
 def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Make a one-time link and show it once: only its hash is kept."""
     form = InvitationForm(request.POST, prefix="invite")
@@ -226,6 +360,7 @@ def invitation_new(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @researcher_required
 @require_POST
+@people_view
 def invitation_withdraw(request: AuthenticatedHttpRequest, invitation_id: int) -> HttpResponse:
     workspace = _workspace_chosen(request)
     invitation = get_object_or_404(invitation_list(workspace=workspace, limit=None), pk=invitation_id)
@@ -274,6 +409,11 @@ def invitation_accept_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "home/invitation_accept.html",
-        {"form": form, "roles": roles, "expires_at": invitation.expires_at},
+        {
+            "form": form,
+            "roles": roles,
+            "expires_at": invitation.expires_at,
+            "workspace": invitation_workspace(invitation=invitation),
+        },
         status=400 if form.errors else 200,
     )

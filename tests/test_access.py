@@ -112,7 +112,13 @@ def test_api_accepts_a_token(client):
     token = Token.objects.create(user=user)
     response = client.get(reverse("api-me"), headers={"Authorization": f"Token {token.key}"})
     assert response.status_code == 200
-    assert response.json() == {"username": "scripted", "roles": ["annotator", "researcher"]}
+    assert response.json() == {
+        "username": "scripted",
+        "roles": ["annotator", "researcher"],
+        "superuser": False,
+        "workspace": None,
+        "workspaces": [{"slug": "default", "name": "Default", "roles": ["annotator", "researcher"], "admin": False}],
+    }
     assert client.get(reverse("api-me"), headers={"Authorization": "Token not-a-token"}).status_code == 401
 
 
@@ -150,6 +156,10 @@ def test_a_superuser_holds_every_role_without_joining_a_group(client):
     assert client.get(reverse("api-me")).json() == {
         "username": "boss",
         "roles": ["annotator", "researcher", "reviewer"],
+        "superuser": True,
+        "workspace": None,
+        # Every workspace, as their admin, without a membership.
+        "workspaces": [{"slug": "default", "name": "Default", "roles": [], "admin": True}],
     }
     boss.is_superuser = False
     boss.save()

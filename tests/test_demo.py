@@ -90,11 +90,11 @@ def test_demo_fills_each_role_page(settings, client):
 def test_dashboard_query_count_does_not_grow_with_data(settings, client, django_assert_num_queries, researcher):
     settings.DEMO_MODE = True
     client.force_login(researcher)
-    # session, user with roles, then one query per table section
-    with django_assert_num_queries(6):
+    # session, user with roles, the workspace it names, then one query per table section
+    with django_assert_num_queries(7):
         client.get(reverse("dashboard"))
     demo_seed()
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         client.get(reverse("dashboard"))
 
 

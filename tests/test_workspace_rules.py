@@ -38,7 +38,7 @@ def test_a_researcher_who_is_no_admin_changes_no_roles_and_deactivates_no_one(cl
     response = _roles_post(client, reviewer, ["researcher"])
     assert "Only an admin of workspace default changes its members and their roles." in response.text
     assert roles_of(User.objects.get(pk=reviewer.pk)) == {"reviewer"}
-    response = client.post(reverse("people-active", args=[reviewer.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[reviewer.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert User.objects.get(pk=reviewer.pk).is_active
     response = client.post(
         reverse("people-account-new"),
@@ -81,9 +81,9 @@ def test_nobody_demotes_or_deactivates_someone_with_more_rights(client, admin, d
     client.force_login(admin)
     response = _roles_post(client, staff, [])
     assert "sam has more rights than you (a staff account); ask a superuser." in response.text
-    response = client.post(reverse("people-active", args=[staff.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[staff.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert "sam has more rights than you" in response.text
-    response = client.post(reverse("people-active", args=[boss.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[boss.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert "boss is a superuser; manage that account in the admin." in response.text
     assert User.objects.get(pk=staff.pk).is_active and User.objects.get(pk=boss.pk).is_active
     assert roles_of(User.objects.get(pk=staff.pk)) == {"researcher"}
@@ -96,11 +96,13 @@ def test_an_admin_of_one_workspace_cannot_deactivate_a_member_of_another(client,
     shared = UserFactory(username="shared", roles=["annotator"])
     membership_set(user=shared, workspace=other, roles=["annotator"])
     client.force_login(admin)
-    response = client.post(reverse("people-active", args=[shared.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[shared.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert "also a member of workspaces you do not administer (other)" in response.text
     assert User.objects.get(pk=shared.pk).is_active
     # Nor reach the other workspace's page, or its members through it.
-    assert client.get(reverse("people"), {"workspace": "other"}).status_code == 404
+    # (a workspace is chosen with the header's switcher, a POST; the query string no longer chooses)
+    page = client.get(reverse("people"), {"workspace": "other"})
+    assert page.status_code == 200 and "Members of the workspace Default (default)" in page.text
     response = client.post(
         reverse("people-roles", args=[shared.pk]), {"workspace": "other", f"p{shared.pk}-roles": ["researcher"]}
     )

@@ -147,6 +147,7 @@ NOT_SCOPED = {
     "invitation-accept-path": "an invitation link of the old form: redirects to invitation-accept",
     "core:tokens": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
     "core:token-revoke": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
+    "api-workspace-member": "PATCH and DELETE only: B's 404 for A's members in tests/test_workspace_teams.py",
 }
 
 # Pages and API lists of B's own: they open (200), and show nothing of A.
@@ -169,6 +170,8 @@ LISTS = {
     "judging:run-list": {},
     "annotation:index": {},
     "annotation:campaign-new": {},
+    "workspaces": {},
+    "api-workspaces": {},
 }
 
 
@@ -180,8 +183,10 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
     generation = {"name": w.dataset.name, "generation_id": w.generation.pk}
     return {
         "people-roles": ({"user_id": w.alice.pk}, {f"p{w.alice.pk}-roles": ["annotator"]}),
-        "people-active": ({"user_id": w.alice.pk}, {"active": "0"}),
+        "people-active": ({"user_id": w.alice.pk}, {"active": "0", "confirm": "1"}),
         "people-invitation-withdraw": ({"invitation_id": w.invitation.pk}, {}),
+        "people-remove": ({"user_id": w.alice.pk}, {"confirm": "1"}),
+        "api-workspace-members": ({"slug": DEFAULT_SLUG}, {"username": "bob", "roles": ["researcher"]}),
         "api-study-statistics": (study, {}),
         "api-run-detail": (run, {}),
         "api-run-progress": (run, {}),
@@ -259,6 +264,11 @@ NOT_404 = {
     "curation:review-copy": ({}, {"dataset": "alpha-data", "name": "stolen"}),
     # B's own import form; a workspace of A's named in it is refused (tests/test_workspace_chooser.py).
     "curation:review-import": ({}, {"name": "stolen", "format": "urs", "workspace": "1"}),
+    # Workspaces: only one's own are switched to; only superusers make or rename one.
+    "people-member-new": ({}, {"member-username": "bob", "member-roles": ["researcher"], "workspace": DEFAULT_SLUG}),
+    "workspace-switch": ({}, {"workspace": DEFAULT_SLUG, "next": "/dashboard/"}),
+    "workspace-new": ({}, {"new-slug": "stolen", "new-name": "Stolen", "new-first_admin": "bob"}),
+    "workspace-rename": ({"slug": DEFAULT_SLUG}, {f"{DEFAULT_SLUG}-name": "Stolen"}),
 }
 
 

@@ -195,5 +195,6 @@ def prolific_ids_export(*, study: Study, decision: str, actor) -> list[str]:
         action=AuditAction.EXPORT,
         target=f"export:prolific-{decision}",
         details={"study": study.slug, "ids": len(ids), "via": "page"},
+        workspace=study.workspace_id,
     )
     return ids

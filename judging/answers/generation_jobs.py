@@ -128,6 +128,7 @@ def _generation_write(*, dataset, model_name, endpoint, preset, max_tokens, crea
         actor=created_by,
         action=AuditAction.GENERATION_STARTED,
         target=f"dataset:{dataset.name}",
+        workspace=dataset.workspace_id,
         details={
             "generation": generation.pk,
             "model": name,
@@ -185,6 +186,7 @@ def generation_cancel(*, generation: AnswerGeneration, actor=None) -> AnswerGene
         action=AuditAction.GENERATION_CANCELLED,
         target=f"dataset:{locked.dataset.name}",
         details={"generation": locked.pk, "was": locked.status},
+        workspace=locked.dataset.workspace_id,
     )
     generation.refresh_from_db()
     return generation

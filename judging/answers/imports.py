@@ -199,5 +199,6 @@ def answers_import(
         action=AuditAction.ANSWERS_IMPORTED,
         target=f"dataset:{dataset.name}",
         details={"model": model_name, "answers": len(answers), "format": file_format},
+        workspace=dataset.workspace_id,
     )
     return len(answers)

@@ -48,12 +48,17 @@ def test_a_token_is_revoked_by_its_owner_only_and_both_are_audited(client):
     token, key = api_token_create(user=owner, name="laptop")
     client.force_login(other)
     assert "laptop" not in client.get(PAGE).text
-    client.post(reverse("core:token-revoke", args=[token.pk]), follow=True)
-    assert ApiToken.objects.filter(pk=token.pk).exists()
+    client.post(reverse("core:token-revoke", args=[token.pk]), {"confirm": "1"}, follow=True)
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
 
     client.force_login(owner)
-    page = client.post(reverse("core:token-revoke", args=[token.pk]), follow=True).text
-    assert "Token “laptop” revoked" in page and not ApiToken.objects.exists()
+    # The first step only asks; nothing is revoked until it is confirmed.
+    asked = client.post(reverse("core:token-revoke", args=[token.pk]))
+    assert asked.status_code == 200 and "Revoke the token “laptop”" in asked.text
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None
+    page = client.post(reverse("core:token-revoke", args=[token.pk]), {"confirm": "1"}, follow=True).text
+    assert "Token “laptop” revoked" in page and ApiToken.objects.get(pk=token.pk).revoked_at is not None
+    assert "laptop" not in client.get(PAGE).text
     client.logout()
     assert client.get(reverse("api-me"), headers={"Authorization": f"Token {key}"}).status_code == 401
     events = {(event.action, event.actor_name, event.details["name"]) for event in AuditEvent.objects.all()}

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from core.audit import AuditAction, audit_record
 from core.models import AuditEvent
+from core.workspaces import default_workspace_id
 from tests.factories import AnswerFactory, DatasetFactory, ItemFactory, StudyFactory, SubmissionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +67,7 @@ def test_exports_without_participant_data_are_not_audited(client, researcher):
 
 def test_the_audit_page_is_for_researchers_only_and_lists_entries(client, researcher, reviewer):
     audit_record(actor=researcher, action=AuditAction.RUN_CANCELLED, target="run:7")
-    audit_record(actor=None, action="custom_action", target="x:<b>1</b>")
+    audit_record(actor=None, action="custom_action", target="x:<b>1</b>", workspace=default_workspace_id())
     url = reverse("core:audit")
     assert client.get(url).status_code == 302
     client.force_login(reviewer)
@@ -80,7 +81,13 @@ def test_the_audit_page_is_for_researchers_only_and_lists_entries(client, resear
 
 
 def test_the_audit_log_is_exportable(client, researcher):
-    audit_record(actor=researcher, action=AuditAction.EXPORT, target="export:cases", details={"study": "s"})
+    audit_record(
+        actor=researcher,
+        action=AuditAction.EXPORT,
+        target="export:cases",
+        details={"study": "s"},
+        workspace=default_workspace_id(),
+    )
     client.force_login(researcher)
     body = b"".join(client.get(reverse("api-export", args=["audit"]), {"format": "jsonl"}).streaming_content)
     assert b'"actor": "res"' in body and b'"target": "export:cases"' in body

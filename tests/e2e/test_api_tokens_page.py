@@ -19,6 +19,7 @@ WORDS = {
         "copy": "Copy the token",
         "copied": "Copied",
         "revoke": "Revoke",
+        "confirm": "Revoke the token",
         "none": "You have no token.",
     },
     "zh-hans": {
@@ -28,6 +29,7 @@ WORDS = {
         "copy": "复制令牌",
         "copied": "已复制",
         "revoke": "撤销",
+        "confirm": "撤销令牌",
         "none": "您还没有令牌。",
     },
 }
@@ -63,6 +65,9 @@ def test_a_token_is_made_shown_once_used_and_revoked(browser, live_server, langu
     page.goto(page.url)
     expect(page.locator("#new-token")).to_have_count(0)  # shown once
     page.get_by_role("button", name=words["revoke"]).click()
+    # Asked first: the token still works until the revocation is confirmed.
+    assert script.request.get(f"{live_server.url}/api/me/", headers={"Authorization": f"Token {token}"}).status == 200
+    page.get_by_role("button", name=words["confirm"], exact=True).click()
     expect(page.get_by_text(words["none"])).to_be_visible()
     assert script.request.get(f"{live_server.url}/api/me/", headers={"Authorization": f"Token {token}"}).status == 401
     script.close()

@@ -177,7 +177,7 @@ def test_roles_are_assigned_and_removed_and_accounts_deactivated(client, client_
     admin.post(reverse("people-roles", args=[rev.pk]), {})
     assert roles_of(User.objects.get(pk=rev.pk)) == set()
 
-    admin.post(reverse("people-active", args=[rev.pk]), {"active": "0"})
+    admin.post(reverse("people-active", args=[rev.pk]), {"active": "0", "confirm": "1"})
     assert User.objects.get(pk=rev.pk).is_active is False
     client.logout()
     assert not client.login(username="rev2", password="pw-for-tests")
@@ -192,12 +192,12 @@ def test_a_researcher_cannot_lock_themselves_out_or_touch_a_superuser(client_as,
         reverse("people-roles", args=[researcher.pk]), {f"p{researcher.pk}-roles": ["reviewer"]}, follow=True
     )
     assert "You cannot take the researcher role from yourself" in response.text
-    response = client.post(reverse("people-active", args=[researcher.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[researcher.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert "You cannot deactivate your own account." in response.text
     boss = UserFactory(username="boss", roles=["researcher"])
     boss.is_superuser = True
     boss.save()
-    response = client.post(reverse("people-active", args=[boss.pk]), {"active": "0"}, follow=True)
+    response = client.post(reverse("people-active", args=[boss.pk]), {"active": "0", "confirm": "1"}, follow=True)
     assert "boss is a superuser; manage that account in the admin." in response.text
     assert User.objects.get(pk=boss.pk).is_active and roles_of(User.objects.get(pk=researcher.pk)) == {"researcher"}
 
