@@ -67,10 +67,11 @@ from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 from scipy.stats import kendalltau, spearmanr  # noqa: E402
 
+from annotation.campaigns import campaign_create  # noqa: E402
 from annotation.models import Campaign  # noqa: E402
 from annotation.report import bt_report  # noqa: E402
 from annotation.selectors import assignment_display  # noqa: E402
-from annotation.services import assignment_next, campaign_create, vote_cast  # noqa: E402
+from annotation.services import assignment_next, vote_cast  # noqa: E402
 from core.models import Membership, default_workspace_id  # noqa: E402
 from curation.models import Dataset, Item  # noqa: E402
 from judging.models import Answer, CandidateModel  # noqa: E402

@@ -98,7 +98,7 @@ def seed(*, annotators: int, questions: int, models: int, pairs_per_question: in
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from annotation.services import campaign_create
+    from annotation.campaigns import campaign_create
     from core.models import Membership, default_workspace_id
     from curation.models import Dataset, Item
     from judging.models import Answer, CandidateModel

@@ -11,18 +11,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.adaptive import design_key
+from annotation.campaigns import campaign_create, gold_pair_add
 from annotation.errors import AnnotationError
 from annotation.exports import votes_export
 from annotation.models import Assignment, Campaign, ComparisonPair, StoredFigures, Vote
 from annotation.selectors import annotator_progress
-from annotation.services import (
-    assignment_next,
-    assignment_skip,
-    campaign_create,
-    gold_pair_add,
-    vote_cast,
-    vote_undo,
-)
+from annotation.services import assignment_next, assignment_skip, vote_cast, vote_undo
 from stats.pairing import all_pairs
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 from tests.figures import run_queued_figures

@@ -5,7 +5,8 @@ it, nobody left to take it, and the skips released from the campaign page."""
 import pytest
 from playwright.sync_api import expect
 
-from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast
+from annotation.campaigns import campaign_create
+from annotation.services import assignment_next, assignment_skip, vote_cast
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
