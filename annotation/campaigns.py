@@ -12,11 +12,12 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from annotation import leasing
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT
 from annotation.errors import AnnotationError
 from annotation.figures import figures_read
 from annotation.manifest import campaign_manifest_build
-from annotation.models import Campaign, ComparisonPair, Winner
+from annotation.models import Campaign, ComparisonPair, ModelPairSlots, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
 from core.audit import AuditAction, audit_record
 from core.roles import Role
@@ -246,6 +247,7 @@ def campaign_create(
         except AnnotationError as error:
             raise AnnotationError(_("Gold pair %(n)d: %(error)s") % {"n": number, "error": error}) from None
     if adaptive:
+        _model_pair_slots_create(campaign, candidates, answered)
         # Its first pairs need a design: with no votes yet, every model pair alike.
         figures_read(what=DESIGN_WHAT, campaign=campaign, rounds=DESIGN_ROUNDS, seed=0, compute="missing")
     campaign.manifest = campaign_manifest_build(campaign=campaign)
@@ -258,6 +260,39 @@ def campaign_create(
         workspace=campaign.workspace_id,
     )
     return campaign
+
+
+def _model_pair_slots_create(campaign: Campaign, candidates, answered: dict[int, set[int]]) -> None:
+    """An adaptive campaign's questions per model pair (annotation.models.ModelPairSlots), those
+    its gold pairs show counted as drawn; refuses a budget asking for more distinct pairs (a
+    question with two of its models) than there are, naming the number."""
+    available: Counter = Counter()
+    for models in answered.values():
+        available.update(combinations(sorted(models), 2))
+    used = {
+        (item_id, min(a, b), max(a, b))
+        for item_id, a, b in campaign.pairs.values_list("item_id", "model_a_id", "model_b_id")
+        if {a, b} <= answered.get(item_id, set())
+    }
+    drawn = Counter((a, b) for _item, a, b in used)
+    distinct = sum(available.values()) - len(used)
+    if campaign.pairs_planned > distinct:
+        raise AnnotationError(
+            _(
+                "These candidates and questions make %(pairs)d distinct pairs (a question with two of its "
+                "models), %(votes)d votes at %(per)d per pair; a budget of %(budget)d votes asks for more."
+            )
+            % {
+                "pairs": distinct,
+                "votes": distinct * campaign.votes_per_pair,
+                "per": campaign.votes_per_pair,
+                "budget": campaign.budget,
+            }
+        )
+    ModelPairSlots.objects.bulk_create(
+        ModelPairSlots(campaign=campaign, model_a_id=a, model_b_id=b, available=available[(a, b)], drawn=drawn[(a, b)])
+        for a, b in combinations(sorted(model.pk for model in candidates), 2)
+    )
 
 
 @transaction.atomic
@@ -302,6 +337,20 @@ def gold_pair_add(
         raise AnnotationError(_("A gold pair compares two different models."))
     if not Answer.objects.filter(item=item, model__in=[model_a, model_b]).count() == 2:
         raise AnnotationError(_("Both models need an answer to this question."))
+    shown = ComparisonPair.objects.filter(
+        campaign=campaign, item=item, model_a__in=[model_a, model_b], model_b__in=[model_a, model_b]
+    )
+    if campaign.is_adaptive and not shown.exists():
+        # Its question with these two models can no longer be drawn (no-op during campaign_create,
+        # which counts its gold pairs once they are all added).
+        leasing.model_pair_drawn(campaign_id=campaign.pk, model_ids=(model_a.pk, model_b.pk))
     return ComparisonPair.objects.create(
-        campaign=campaign, item=item, model_a=model_a, model_b=model_b, is_gold=True, gold_winner=winner
+        campaign=campaign,
+        item=item,
+        model_a=model_a,
+        model_b=model_b,
+        is_gold=True,
+        gold_winner=winner,
+        # Every annotator sees a gold pair: it has no slots to fill.
+        needs_votes=False,
     )

@@ -68,9 +68,7 @@ def _due_for_gold(campaign: Campaign, annotator: User) -> bool:
     """One gold pair in every `gold_every` items, at a position the annotator cannot predict."""
     if not campaign.gold_every:
         return False
-    seen = Assignment.objects.filter(
-        pair__campaign=campaign, annotator=annotator, status=Assignment.Status.VOTED
-    ).count()
+    seen = leasing.annotator_voted(campaign_id=campaign.pk, annotator_id=annotator.pk)
     block, position = divmod(seen, campaign.gold_every)
     return position == gold_position(
         campaign_id=campaign.pk, annotator_id=annotator.pk, block=block, every=campaign.gold_every
@@ -120,6 +118,7 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
             return held
         held.status = Assignment.Status.RELEASED
         held.save(update_fields=["status"])
+        leasing.tally_add(campaign_id=campaign.pk, annotator_id=annotator.pk, released=1)
 
     if _due_for_gold(campaign, annotator):
         gold = _unseen_gold(campaign, annotator)
@@ -129,7 +128,7 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
     pair = _pair_with_a_free_slot(campaign, annotator, now)
     if pair is None and campaign.is_adaptive:
         # Pairs drawn earlier come first (their overlap, skips and expired leases); then a new one.
-        pair = pair_draw(campaign=campaign)
+        pair = pair_draw(campaign=campaign, annotator_id=annotator.pk)
         if pair is None:
             # The budget's last slot may have gone, while this request waited for the campaign's
             # row lock, to a draw the first look could not see yet: its pair is committed now, and
@@ -237,8 +236,21 @@ def vote_cast(
     )
     assignment.status = Assignment.Status.VOTED
     assignment.save(update_fields=["status"])
+    _count_vote(assignment, annotator.pk, 1)
     _refresh_figures_after_commit(assignment.pair_campaign_id)
     return vote, True
+
+
+def _count_vote(assignment: Assignment, annotator_id: int, delta: int) -> None:
+    """Keep the counters of a vote cast (delta 1) or taken back (-1): its pair's votes, the
+    annotator's tally and, for an ordinary pair, the campaign's. `assignment` carries its pair's
+    `pair_id`, `pair_campaign_id`, `pair_is_gold` and the campaign's `votes_per_pair`."""
+    gold = bool(assignment.pair_is_gold)
+    campaign_id = assignment.pair_campaign_id
+    leasing.pair_votes_add(pair_id=assignment.pair_id, delta=delta, votes_per_pair=assignment.votes_per_pair)
+    leasing.tally_add(campaign_id=campaign_id, annotator_id=annotator_id, voted=delta, gold_voted=delta if gold else 0)
+    if not gold:
+        leasing.campaign_votes_add(campaign_id=campaign_id, annotator_id=annotator_id, delta=delta)
 
 
 @transaction.atomic
@@ -255,7 +267,7 @@ def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = Non
     vote = (
         Vote.objects.select_for_update(of=("self",))
         .filter(campaign=campaign, annotator=annotator, assignment__isnull=False)
-        .select_related("assignment")
+        .select_related("assignment__pair")
         .order_by("-created_at", "-pk")
         .first()
     )
@@ -268,6 +280,9 @@ def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = Non
     assignment.undone_at = now
     assignment.leased_until = now + timedelta(seconds=campaign.lease_seconds)
     assignment.save(update_fields=["status", "undone_at", "leased_until"])
+    assignment.pair_campaign_id, assignment.pair_is_gold = campaign.pk, assignment.pair.is_gold
+    assignment.votes_per_pair = campaign.votes_per_pair
+    _count_vote(assignment, annotator.pk, -1)
     _refresh_figures_after_commit(campaign.pk)
     return assignment
 
@@ -280,7 +295,11 @@ def assignment_skip(*, token: str, annotator: User, campaign: Campaign | None = 
     Skipping an item already skipped (a double click, a resent request) changes nothing and
     answers the same; an item already voted on is refused (undo the vote instead).
     """
-    assignments = Assignment.objects.select_for_update().filter(token=token, annotator=annotator)
+    assignments = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("pair")
+        .filter(token=token, annotator=annotator)
+    )
     if campaign is not None:
         assignments = assignments.filter(pair__campaign=campaign)
     assignment = assignments.first()
@@ -292,4 +311,7 @@ def assignment_skip(*, token: str, annotator: User, campaign: Campaign | None = 
         raise AnnotationError(_("You have already voted on this item: undo your vote to change it."))
     assignment.status = Assignment.Status.RELEASED
     assignment.save(update_fields=["status"])
+    # The slot goes back to the pool; an adaptive campaign draws no pair for it (its next pair
+    # for this annotator is drawn only while they hold few drawn pairs nobody voted on: adaptive.py).
+    leasing.tally_add(campaign_id=assignment.pair.campaign_id, annotator_id=annotator.pk, released=1)
     return assignment

@@ -181,9 +181,9 @@ def test_query_counts_are_fixed(build_campaign, client, django_assert_num_querie
 
 NEXT_WITH_LEASE = 7
 NEXT_NEW_LEASE = 10
-VOTE = 8
+VOTE = 11
 API_NEXT = 7
-API_VOTE = 8
+API_VOTE = 11
 
 
 def test_index_counts_my_votes_and_the_drawn_pairs(build_campaign, client):
