@@ -276,7 +276,7 @@ def _model_pair_slots_create(campaign: Campaign, candidates, answered: dict[int,
     }
     drawn = Counter((a, b) for _item, a, b in used)
     distinct = sum(available.values()) - len(used)
-    if campaign.pairs_planned > distinct:
+    if campaign.budget > distinct * campaign.votes_per_pair:
         raise AnnotationError(
             _(
                 "These candidates and questions make %(pairs)d distinct pairs (a question with two of its "
