@@ -36,12 +36,11 @@ def counters_mismatches(*, campaign: Campaign) -> list[str]:
             released=Count("pk", filter=Q(status=Assignment.Status.RELEASED)),
         )
     )
-    counted = {row.pop("annotator_id"): row for row in real}
+    fields = ("voted", "gold_voted", "released")
+    counted = {row["annotator_id"]: {name: row[name] for name in fields} for row in real}
     kept = {
-        row.pop("annotator_id"): row
-        for row in AnnotatorTally.objects.filter(campaign=campaign).values(
-            "annotator_id", "voted", "gold_voted", "released"
-        )
+        row["annotator_id"]: {name: row[name] for name in fields}
+        for row in AnnotatorTally.objects.filter(campaign=campaign).values("annotator_id", *fields)
     }
     zero = {"voted": 0, "gold_voted": 0, "released": 0}
     for person in sorted(set(counted) | set(kept)):
