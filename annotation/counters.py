@@ -37,7 +37,10 @@ def counters_mismatches(*, campaign: Campaign) -> list[str]:
         )
     )
     fields = ("voted", "gold_voted", "released")
-    counted = {row["annotator_id"]: {name: row[name] for name in fields} for row in real}
+    counted = {
+        row["annotator_id"]: {"voted": row["voted"], "gold_voted": row["gold_voted"], "released": row["released"]}
+        for row in real
+    }
     kept = {
         row["annotator_id"]: {name: row[name] for name in fields}
         for row in AnnotatorTally.objects.filter(campaign=campaign).values("annotator_id", *fields)
