@@ -129,8 +129,8 @@ def _statements(vendor: str) -> dict[str, str]:
             WHERE id = %s""",
         # An annotator's tally in a campaign, created by its first change.
         "tally_add": f"""
-            INSERT INTO {table["tally"]} (campaign_id, annotator_id, voted, gold_voted, released)
-            VALUES (%s, %s, %s, %s, %s)
+            INSERT INTO {table["tally"]} (campaign_id, annotator_id, voted, gold_voted, released, last_pair_id)
+            VALUES (%s, %s, %s, %s, %s, 0)
             ON CONFLICT (campaign_id, annotator_id) DO UPDATE SET
                 voted = {table["tally"]}.voted + EXCLUDED.voted,
                 gold_voted = {table["tally"]}.gold_voted + EXCLUDED.gold_voted,
@@ -142,8 +142,14 @@ def _statements(vendor: str) -> dict[str, str]:
             WHERE campaign_id = %s AND annotator_id = %s""",
         "campaign_tally_change": f"""
             UPDATE {table["campaign_tally"]} SET votes = votes + %s WHERE campaign_id = %s AND shard = %s""",
-        "tally_voted": f"""
-            SELECT voted FROM {table["tally"]} WHERE campaign_id = %s AND annotator_id = %s""",
+        "tally_read": f"""
+            SELECT voted, last_pair_id FROM {table["tally"]} WHERE campaign_id = %s AND annotator_id = %s""",
+        "tally_last_pair": f"""
+            INSERT INTO {table["tally"]} (campaign_id, annotator_id, voted, gold_voted, released, last_pair_id)
+            VALUES (%s, %s, 0, 0, 0, %s)
+            ON CONFLICT (campaign_id, annotator_id) DO UPDATE SET last_pair_id = CASE
+                WHEN EXCLUDED.last_pair_id > {table["tally"]}.last_pair_id THEN EXCLUDED.last_pair_id
+                ELSE {table["tally"]}.last_pair_id END""",
         # One shard of the campaign's votes on ordinary pairs.
         "campaign_tally_add": f"""
             INSERT INTO {table["campaign_tally"]} (campaign_id, shard, votes) VALUES (%s, %s, %s)
@@ -360,12 +366,18 @@ def campaign_votes_add(*, campaign_id: int, annotator_id: int, delta: int) -> No
         _execute("campaign_tally_add", [campaign_id, shard, delta])
 
 
-def annotator_voted(*, campaign_id: int, annotator_id: int) -> int:
-    """The items (gold pairs included) this annotator has voted on in the campaign, from their tally."""
+def tally_read(*, campaign_id: int, annotator_id: int) -> tuple[int, int]:
+    """(items voted on, gold pairs included; the highest ordinary pair id leased to them) of an
+    annotator in the campaign, from their tally."""
     with connection.cursor() as cursor:
-        cursor.execute(_sql("tally_voted"), [campaign_id, annotator_id])
+        cursor.execute(_sql("tally_read"), [campaign_id, annotator_id])
         row = cursor.fetchone()
-    return 0 if row is None else int(row[0])
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def last_pair_note(*, campaign_id: int, annotator_id: int, pair_id: int) -> None:
+    """Remember that the annotator was leased this ordinary pair (their lookups start after the highest)."""
+    _execute("tally_last_pair", [campaign_id, annotator_id, pair_id])
 
 
 def drawn_unvoted(*, campaign_id: int, annotator_id: int, limit: int) -> int:

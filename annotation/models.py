@@ -279,6 +279,9 @@ class AnnotatorTally(models.Model):
     gold_voted = models.PositiveIntegerField(default=0)
     # Items skipped or given back (assignments RELEASED).
     released = models.PositiveIntegerField(default=0)
+    # The highest ordinary pair id leased to them: their lease lookup starts after it, so it does
+    # not walk again the pairs they already had that still wait for others' votes.
+    last_pair_id = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         constraints = [

@@ -45,6 +45,8 @@ def _with_answer_texts(pairs):
 
 
 def _lease(pair: ComparisonPair, annotator: User, campaign: Campaign, now) -> Assignment:
+    if not pair.is_gold:
+        leasing.last_pair_note(campaign_id=campaign.pk, annotator_id=annotator.pk, pair_id=pair.pk)
     assignment = Assignment.objects.create(
         pair=pair,
         annotator=annotator,
@@ -64,11 +66,11 @@ def gold_position(*, campaign_id: int, annotator_id: int, block: int, every: int
     return int.from_bytes(digest[:8], "big") % every
 
 
-def _due_for_gold(campaign: Campaign, annotator: User) -> bool:
-    """One gold pair in every `gold_every` items, at a position the annotator cannot predict."""
+def _due_for_gold(campaign: Campaign, annotator: User, seen: int) -> bool:
+    """One gold pair in every `gold_every` items (`seen`: those they voted on so far), at a
+    position the annotator cannot predict."""
     if not campaign.gold_every:
         return False
-    seen = leasing.annotator_voted(campaign_id=campaign.pk, annotator_id=annotator.pk)
     block, position = divmod(seen, campaign.gold_every)
     return position == gold_position(
         campaign_id=campaign.pk, annotator_id=annotator.pk, block=block, every=campaign.gold_every
@@ -120,12 +122,13 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
         held.save(update_fields=["status"])
         leasing.tally_add(campaign_id=campaign.pk, annotator_id=annotator.pk, released=1)
 
-    if _due_for_gold(campaign, annotator):
+    seen, last_pair_id = leasing.tally_read(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    if _due_for_gold(campaign, annotator, seen):
         gold = _unseen_gold(campaign, annotator)
         if gold is not None:
             return _lease(gold, annotator, campaign, now)
 
-    pair = _pair_with_a_free_slot(campaign, annotator, now)
+    pair = _pair_with_a_free_slot(campaign, annotator, now, last_pair_id)
     if pair is None and campaign.is_adaptive:
         # Pairs drawn earlier come first (their overlap, skips and expired leases); then a new one.
         pair = pair_draw(campaign=campaign, annotator_id=annotator.pk)
@@ -134,13 +137,22 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
             # row lock, to a draw the first look could not see yet: its pair is committed now, and
             # may need this annotator's vote. Without this second look, annotators arriving
             # together at the end were all told "done" with that pair one vote short.
-            pair = _pair_with_a_free_slot(campaign, annotator, now)
+            pair = _pair_with_a_free_slot(campaign, annotator, now, last_pair_id)
     return None if pair is None else _lease(pair, annotator, campaign, now)
 
 
-def _pair_with_a_free_slot(campaign: Campaign, annotator: User, now) -> ComparisonPair | None:
-    """The first ordinary pair the annotator never had that has a free slot, row-locked; None."""
-    after_id = 0
+def _pair_with_a_free_slot(campaign: Campaign, annotator: User, now, last_pair_id: int) -> ComparisonPair | None:
+    """The first ordinary pair the annotator never had that has a free slot, row-locked; None.
+    Pairs after the last one leased to them are looked at first: those before it they had, or
+    found full, and most still wait for others' votes. Only when none is left after it does the
+    lookup start again from the first pair (a lease that ran out or a skip may have freed one)."""
+    pair = _first_free_pair(campaign, annotator, now, last_pair_id)
+    if pair is None and last_pair_id:
+        pair = _first_free_pair(campaign, annotator, now, 0)
+    return pair
+
+
+def _first_free_pair(campaign: Campaign, annotator: User, now, after_id: int) -> ComparisonPair | None:
     # Locked rows are skipped, so a few tries are enough even when the counts moved under us.
     for _attempt in range(5):
         pair = leasing.free_pair(

@@ -6,7 +6,7 @@ from collections import defaultdict
 from itertools import combinations
 
 from django.db import migrations, models
-from django.db.models import BooleanField, Case, Count, OuterRef, Q, Subquery, Value, When
+from django.db.models import BooleanField, Case, Count, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 
@@ -41,6 +41,7 @@ def backfill(apps, schema_editor):
                 voted=Count("pk", filter=Q(status="voted")),
                 gold_voted=Count("pk", filter=Q(status="voted", pair__is_gold=True)),
                 released=Count("pk", filter=Q(status="released")),
+                last_pair_id=Coalesce(Max("pair_id", filter=Q(pair__is_gold=False)), 0),
             )
         )
         shards = [0] * SHARDS
@@ -91,6 +92,7 @@ class Migration(migrations.Migration):
                 ("voted", models.PositiveIntegerField(default=0)),
                 ("gold_voted", models.PositiveIntegerField(default=0)),
                 ("released", models.PositiveIntegerField(default=0)),
+                ("last_pair_id", models.PositiveBigIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(

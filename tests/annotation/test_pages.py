@@ -180,7 +180,7 @@ def test_query_counts_are_fixed(build_campaign, client, django_assert_num_querie
 
 
 NEXT_WITH_LEASE = 7
-NEXT_NEW_LEASE = 10
+NEXT_NEW_LEASE = 12
 VOTE = 11
 API_NEXT = 7
 API_VOTE = 11
