@@ -220,14 +220,17 @@ def test_rows_touched_by_next_and_vote_do_not_grow_with_ten_times_the_pairs():
             vote_cast(token=given.token, annotator=person, choice="left")
             rounds += rows_touched() - before
         touched[name] = rounds
+    big = ("annotation_comparisonpair", "annotation_assignment", "annotation_vote", "judging_answer")
     relevant = {
         name: {table: n for table, n in counts.items() if table.startswith(("annotation_", "judging_", "curation_"))}
         for name, counts in touched.items()
     }
     # The tallies are a few rows here, which the planner rightly reads whole; never the big tables.
-    big = ("annotation_comparisonpair", "annotation_assignment", "annotation_vote", "judging_answer")
     assert not [table for table in relevant["large"] if table.endswith("(seq scans)") and table.startswith(big)]
-    assert sum(relevant["large"].values()) <= sum(relevant["small"].values()) + 6, relevant
+    # The tables that grow with the campaign: the same rows (a few either way: which pairs the
+    # frontier holds differs with the draw), never ten times more.
+    sized = {name: sum(n for table, n in counts.items() if table.startswith(big)) for name, counts in relevant.items()}
+    assert sized["large"] <= sized["small"] + 6, relevant
     # About 70 rows a round, most of them the pairs being worked on now and their assignments.
     assert sum(relevant["large"].values()) < 3 * 80, relevant
 
