@@ -10,6 +10,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
+from annotation.campaigns import (
+    DEFAULT_UNIFORM_SHARE,
+    MAX_BUDGET,
+    MAX_GOLD_EVERY,
+    MAX_SECONDS_PER_ITEM,
+    MAX_VOTES_PER_PAIR,
+    campaign_create_by_names,
+)
 from annotation.figures import figures_read
 from annotation.models import Campaign
 from annotation.reliability_report import RELIABILITY_ROUNDS
@@ -25,19 +33,7 @@ from annotation.serializers import (
     BTReportSerializer,
     StyleBTReportSerializer,
 )
-from annotation.services import (
-    CHOICES,
-    DEFAULT_UNIFORM_SHARE,
-    MAX_BUDGET,
-    MAX_GOLD_EVERY,
-    MAX_SECONDS_PER_ITEM,
-    MAX_VOTES_PER_PAIR,
-    assignment_next,
-    assignment_skip,
-    campaign_create_by_names,
-    vote_cast,
-    vote_undo,
-)
+from annotation.services import CHOICES, assignment_next, assignment_skip, vote_cast, vote_undo
 from core.params import ParameterError, int_param
 from judging.models import JudgeRun
 from stats.elo import bt_on_elo

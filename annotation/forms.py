@@ -5,15 +5,15 @@ from typing import cast
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Campaign
-from annotation.selectors import annotator_choices
-from annotation.services import (
+from annotation.campaigns import (
     DEFAULT_UNIFORM_SHARE,
     MAX_BUDGET,
     MAX_GOLD_EVERY,
     MAX_SECONDS_PER_ITEM,
     MAX_VOTES_PER_PAIR,
 )
+from annotation.models import Campaign
+from annotation.selectors import annotator_choices
 from core.forms import ErrorSummary, NoLabelSuffix
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel

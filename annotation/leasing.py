@@ -10,6 +10,13 @@ locks: there the project opens every transaction IMMEDIATE, so writers take turn
 A pair's slots: it wants `votes_per_pair` votes, and an assignment holds one of its slots
 while it is VOTED, or LEASED with time left.
 
+No statement on the annotator's path counts a campaign's pairs or votes: each pair keeps its
+votes (`votes_cast`, and `needs_votes` while it has fewer than the campaign wants), each annotator
+and the campaign keep tallies (annotation.models.AnnotatorTally, CampaignTally), all updated in
+the vote's transaction. Finding a pair with room walks the partial index of the pairs that need
+votes in id order and stops at the first one with room, so it touches the pairs being worked on
+now (about as many as annotators at work), never the pairs already full.
+
 Adaptive campaigns (annotation/adaptive.py) add three: a slot of the budget taken under the
 campaign's row lock (so concurrent draws take turns), given back when nothing could be drawn,
 and an unused question for a model pair.
@@ -21,7 +28,14 @@ from typing import cast
 from django.db import connection
 from django.db.models import Model
 
-from annotation.models import Assignment, Campaign, ComparisonPair
+from annotation.models import (
+    AnnotatorTally,
+    Assignment,
+    Campaign,
+    CampaignTally,
+    ComparisonPair,
+    ModelPairSlots,
+)
 from curation.models import Item
 from judging.models import Answer
 
@@ -43,6 +57,9 @@ def _statements(vendor: str) -> dict[str, str]:
             ("pair", ComparisonPair),
             ("item", Item),
             ("answer", Answer),
+            ("tally", AnnotatorTally),
+            ("campaign_tally", CampaignTally),
+            ("model_pairs", ModelPairSlots),
         )
     }
     features = connection.features
@@ -78,31 +95,81 @@ def _statements(vendor: str) -> dict[str, str]:
             ORDER BY s.undone_at IS NULL, s.undone_at DESC, s.created_at
             LIMIT 1{lock_own_row}""",
         # The first ordinary pair after `after_id` that this annotator has never had and that
-        # has a free slot (as far as this statement's snapshot sees: see slots_taken).
+        # has a free slot (as far as this statement's snapshot sees: see slots_taken): its votes
+        # are read from the pair, its running leases counted (at most votes_per_pair of them).
+        # Only pairs that need votes are walked (pair_needs_votes_idx), in id order.
         "free": f"""
             SELECT p.id AS id, {shown}
             FROM {table["pair"]} p
             JOIN {table["item"]} i ON i.id = p.item_id
-            WHERE p.campaign_id = %s AND NOT p.is_gold AND p.id > %s
+            WHERE p.campaign_id = %s AND p.needs_votes AND NOT p.is_gold AND p.id > %s
               AND NOT EXISTS (SELECT 1 FROM {table["assignment"]} mine
                               WHERE mine.pair_id = p.id AND mine.annotator_id = %s)
-              AND (SELECT COUNT(*) FROM {table["assignment"]} s WHERE s.pair_id = p.id AND {holding_a_slot}) < %s
+              AND p.votes_cast + (SELECT COUNT(*) FROM {table["assignment"]} s
+                             WHERE s.pair_id = p.id AND s.status = '{_LEASED}' AND s.leased_until > %s) < %s
             ORDER BY p.id
             LIMIT 1{lock_free_pair}""",
-        # One annotator's votes in a campaign (and how many of them on gold pairs), their items taken back by undo and not yet voted
-        # on again, and the items they skipped; then the votes on ordinary pairs of the whole
-        # campaign, by everyone.
+        # One annotator's votes in a campaign (and how many of them on gold pairs) and the items
+        # they skipped, from their tally; whether an item taken back by undo waits for their new
+        # vote (their LEASED assignments, a handful, through assignment_annotator_idx); the votes
+        # on ordinary pairs of the whole campaign, by everyone, from its tally's shards.
         "progress": f"""
-            SELECT COALESCE(SUM(CASE WHEN s.status = '{_VOTED}' THEN 1 ELSE 0 END), 0),
-                   COALESCE(SUM(CASE WHEN s.status = '{_VOTED}' AND p.is_gold THEN 1 ELSE 0 END), 0),
-                   COALESCE(SUM(CASE WHEN s.status = '{_LEASED}' AND s.undone_at IS NOT NULL THEN 1 ELSE 0 END), 0),
-                   COALESCE(SUM(CASE WHEN s.status = '{_RELEASED}' THEN 1 ELSE 0 END), 0),
-                   (SELECT COUNT(*) FROM {table["assignment"]} a
-                    JOIN {table["pair"]} q ON q.id = a.pair_id
-                    WHERE q.campaign_id = %s AND NOT q.is_gold AND a.status = '{_VOTED}')
-            FROM {table["assignment"]} s
-            JOIN {table["pair"]} p ON p.id = s.pair_id
-            WHERE p.campaign_id = %s AND s.annotator_id = %s""",
+            SELECT COALESCE(t.voted, 0), COALESCE(t.gold_voted, 0),
+                   (SELECT COUNT(*) FROM {table["assignment"]} s
+                    JOIN {table["pair"]} p ON p.id = s.pair_id
+                    WHERE s.annotator_id = %s AND s.status = '{_LEASED}' AND s.undone_at IS NOT NULL
+                      AND p.campaign_id = %s),
+                   COALESCE(t.released, 0),
+                   (SELECT COALESCE(SUM(c.votes), 0) FROM {table["campaign_tally"]} c WHERE c.campaign_id = %s)
+            FROM (SELECT 1 AS one) o
+            LEFT JOIN {table["tally"]} t ON t.campaign_id = %s AND t.annotator_id = %s""",
+        # Counters kept with the vote. A pair's votes, and whether it still needs some.
+        "pair_votes": f"""
+            UPDATE {table["pair"]} SET votes_cast = votes_cast + %s, needs_votes = (NOT is_gold AND votes_cast + %s < %s)
+            WHERE id = %s""",
+        # An annotator's tally in a campaign, created by its first change.
+        "tally_add": f"""
+            INSERT INTO {table["tally"]} (campaign_id, annotator_id, voted, gold_voted, released, last_pair_id)
+            VALUES (%s, %s, %s, %s, %s, 0)
+            ON CONFLICT (campaign_id, annotator_id) DO UPDATE SET
+                voted = {table["tally"]}.voted + EXCLUDED.voted,
+                gold_voted = {table["tally"]}.gold_voted + EXCLUDED.gold_voted,
+                released = {table["tally"]}.released + EXCLUDED.released""",
+        # The same when the tally exists (a count going down: its upsert's new row would break
+        # the tally's own checks before the conflict is found).
+        "tally_change": f"""
+            UPDATE {table["tally"]} SET voted = voted + %s, gold_voted = gold_voted + %s, released = released + %s
+            WHERE campaign_id = %s AND annotator_id = %s""",
+        "campaign_tally_change": f"""
+            UPDATE {table["campaign_tally"]} SET votes = votes + %s WHERE campaign_id = %s AND shard = %s""",
+        "tally_read": f"""
+            SELECT voted, last_pair_id FROM {table["tally"]} WHERE campaign_id = %s AND annotator_id = %s""",
+        "tally_last_pair": f"""
+            INSERT INTO {table["tally"]} (campaign_id, annotator_id, voted, gold_voted, released, last_pair_id)
+            VALUES (%s, %s, 0, 0, 0, %s)
+            ON CONFLICT (campaign_id, annotator_id) DO UPDATE SET last_pair_id = CASE
+                WHEN EXCLUDED.last_pair_id > {table["tally"]}.last_pair_id THEN EXCLUDED.last_pair_id
+                ELSE {table["tally"]}.last_pair_id END""",
+        # One shard of the campaign's votes on ordinary pairs.
+        "campaign_tally_add": f"""
+            INSERT INTO {table["campaign_tally"]} (campaign_id, shard, votes) VALUES (%s, %s, %s)
+            ON CONFLICT (campaign_id, shard) DO UPDATE SET votes = {table["campaign_tally"]}.votes + EXCLUDED.votes""",
+        # Adaptive campaigns: how many pairs this annotator's requests drew that nobody has voted
+        # on yet (pair_drawn_unvoted_idx; stops counting at the limit).
+        "drawn_unvoted": f"""
+            SELECT COUNT(*) FROM (SELECT 1 FROM {table["pair"]} p
+                                  WHERE p.campaign_id = %s AND p.drawn_by_id = %s AND p.votes_cast = 0
+                                  LIMIT %s) d""",
+        # The model pairs (ids in order) that have no question left to draw.
+        "model_pairs_used_up": f"""
+            SELECT model_a_id, model_b_id FROM {table["model_pairs"]}
+            WHERE campaign_id = %s AND drawn >= available""",
+        "model_pair_drawn": f"""
+            UPDATE {table["model_pairs"]} SET drawn = drawn + 1
+            WHERE campaign_id = %s AND model_a_id = %s AND model_b_id = %s AND drawn < available""",
+        "model_pair_used_up": f"""
+            UPDATE {table["model_pairs"]} SET drawn = available
+            WHERE campaign_id = %s AND model_a_id = %s AND model_b_id = %s""",
         # The annotator's assignment with this token, row-locked, with what a vote copies from
         # its pair and the campaign's overlap.
         "mine": f"""
@@ -199,7 +266,7 @@ def votes_and_waiting(*, campaign_id: int, annotator_id: int) -> tuple[int, int,
     """(items voted on, those of them gold pairs, items taken back by undo and waiting for a new
     vote, items skipped) of one annotator, and the votes on the campaign's ordinary pairs by everyone."""
     with connection.cursor() as cursor:
-        cursor.execute(_sql("progress"), [campaign_id, campaign_id, annotator_id])
+        cursor.execute(_sql("progress"), [annotator_id, campaign_id, campaign_id, campaign_id, annotator_id])
         voted, gold, waiting, skipped, campaign_votes = cursor.fetchone()
     return int(voted), int(gold), int(waiting), int(skipped), int(campaign_votes)
 
@@ -267,3 +334,67 @@ def unused_question_pair(
     pair.item = Item.from_db(connection.alias, _ITEM_FIELDS, [item_id, question, language])
     pair.answer_a_text, pair.answer_b_text = text_a, text_b
     return pair
+
+
+def _execute(name: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(name), params)
+
+
+def pair_votes_add(*, pair_id: int, delta: int, votes_per_pair: int) -> None:
+    """Count a vote on the pair (delta 1) or one taken back (-1), and whether it still needs votes.
+    Takes the pair's row lock to the end of the transaction: call inside one."""
+    _execute("pair_votes", [delta, delta, votes_per_pair, pair_id])
+
+
+def tally_add(*, campaign_id: int, annotator_id: int, voted: int = 0, gold_voted: int = 0, released: int = 0) -> None:
+    """Change an annotator's tally in a campaign by these amounts (its database constraints refuse
+    a count below zero or more gold votes than votes)."""
+    if min(voted, gold_voted, released) < 0:
+        _execute("tally_change", [voted, gold_voted, released, campaign_id, annotator_id])
+    else:
+        _execute("tally_add", [campaign_id, annotator_id, voted, gold_voted, released])
+
+
+def campaign_votes_add(*, campaign_id: int, annotator_id: int, delta: int) -> None:
+    """Count a vote on an ordinary pair of the campaign (delta 1) or one taken back (-1), in the
+    voter's shard of the campaign's tally."""
+    shard = annotator_id % CampaignTally.TALLY_SHARDS
+    if delta < 0:
+        _execute("campaign_tally_change", [delta, campaign_id, shard])
+    else:
+        _execute("campaign_tally_add", [campaign_id, shard, delta])
+
+
+def tally_read(*, campaign_id: int, annotator_id: int) -> tuple[int, int]:
+    """(items voted on, gold pairs included; the highest ordinary pair id leased to them) of an
+    annotator in the campaign, from their tally."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("tally_read"), [campaign_id, annotator_id])
+        row = cursor.fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def last_pair_note(*, campaign_id: int, annotator_id: int, pair_id: int) -> None:
+    """Remember that the annotator was leased this ordinary pair (their lookups start after the highest)."""
+    _execute("tally_last_pair", [campaign_id, annotator_id, pair_id])
+
+
+def drawn_unvoted(*, campaign_id: int, annotator_id: int, limit: int) -> int:
+    """How many pairs the annotator's requests drew in the campaign that have no vote yet, up to `limit`."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("drawn_unvoted"), [campaign_id, annotator_id, limit])
+        return int(cursor.fetchone()[0])
+
+
+def model_pairs_used_up(*, campaign_id: int) -> set[tuple[int, int]]:
+    """The model pairs (ids in order) of an adaptive campaign with no question left to draw."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("model_pairs_used_up"), [campaign_id])
+        return {(int(a), int(b)) for a, b in cursor.fetchall()}
+
+
+def model_pair_drawn(*, campaign_id: int, model_ids: tuple[int, int], used_up: bool = False) -> None:
+    """Count one more question drawn for the two models (`used_up`: none is left, whatever the count said)."""
+    low, high = sorted(model_ids)
+    _execute("model_pair_used_up" if used_up else "model_pair_drawn", [campaign_id, low, high])

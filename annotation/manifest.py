@@ -31,7 +31,7 @@ def _adaptive_design(campaign: Campaign) -> dict:
 
 
 def campaign_manifest_build(*, campaign: Campaign) -> dict:
-    """The manifest of a campaign just created (annotation.services.campaign_create stores it)."""
+    """The manifest of a campaign just created (annotation.campaigns.campaign_create stores it)."""
     return {
         "format": FORMAT,
         "userbench_version": __version__,

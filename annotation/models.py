@@ -115,6 +115,16 @@ class ComparisonPair(models.Model):
     # stats/pairing.py). Null and empty for pairs drawn at creation and for gold pairs.
     choice_probability = models.FloatField(null=True, blank=True)
     chosen_by = models.CharField(max_length=12, blank=True, default="")
+    # Kept with every vote and undo (annotation/services.py) so that finding a pair with room
+    # never counts a campaign's votes: the votes on this pair, and whether it is an ordinary pair
+    # still short of the campaign's votes per pair (the partial index below holds only those).
+    votes_cast = models.PositiveIntegerField(default=0)
+    needs_votes = models.BooleanField(default=True)
+    # Adaptive campaigns: the annotator whose request drew the pair (annotation/adaptive.py: an
+    # annotator who skips may hold only a few drawn pairs that nobody has voted on yet).
+    drawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     # Not columns: both answers' texts, read along with the pair by annotation.leasing and
     # annotation.services (None when a model has no answer); set only on the pairs they return.
@@ -139,6 +149,18 @@ class ComparisonPair(models.Model):
                     chosen_by__in=["uniform", "information"],
                 ),
                 name="pair_choice_recorded_whole",
+            ),
+            models.CheckConstraint(condition=Q(is_gold=False) | Q(needs_votes=False), name="gold_pair_needs_no_slot"),
+        ]
+        indexes = [
+            # The lease lookup walks this in id order and stops at the first pair with room.
+            models.Index(
+                fields=["campaign", "id"], condition=Q(needs_votes=True, is_gold=False), name="pair_needs_votes_idx"
+            ),
+            models.Index(
+                fields=["campaign", "drawn_by"],
+                condition=Q(votes_cast=0, drawn_by__isnull=False),
+                name="pair_drawn_unvoted_idx",
             ),
         ]
 
@@ -231,7 +253,8 @@ class Vote(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["campaign", "annotator"], name="vote_campaign_annotator_idx")]
+        # With the time: an annotator's latest vote (undo) is read from the index's end.
+        indexes = [models.Index(fields=["campaign", "annotator", "created_at"], name="vote_campaign_annotator_at_idx")]
         constraints = [
             models.CheckConstraint(condition=~Q(model_a=F("model_b")), name="vote_between_two_models"),
             models.CheckConstraint(
@@ -242,6 +265,75 @@ class Vote(models.Model):
 
     def __str__(self):
         return f"vote {self.pk}: {self.winner}"
+
+
+class AnnotatorTally(models.Model):
+    """One annotator's counts in a campaign, kept with every vote, undo and skip
+    (annotation/services.py, annotation/upkeep.py), so that their progress and their turn for a
+    gold pair are read from one row instead of counted from their assignments."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Items voted on (assignments VOTED), gold pairs included, and how many of them were gold.
+    voted = models.PositiveIntegerField(default=0)
+    gold_voted = models.PositiveIntegerField(default=0)
+    # Items skipped or given back (assignments RELEASED).
+    released = models.PositiveIntegerField(default=0)
+    # The highest ordinary pair id leased to them: their lease lookup starts after it, so it does
+    # not walk again the pairs they already had that still wait for others' votes.
+    last_pair_id = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="annotator_tally_once"),
+            models.CheckConstraint(condition=Q(gold_voted__lte=F("voted")), name="annotator_tally_gold_within"),
+        ]
+
+    def __str__(self):
+        return f"tally of {self.annotator_id} in campaign {self.campaign_id}"
+
+
+class CampaignTally(models.Model):
+    """The votes on a campaign's ordinary pairs by everyone, kept with every vote and undo in
+    TALLY_SHARDS rows (the voter's id picks the row), so that concurrent votes seldom wait on one
+    row; the progress line sums them."""
+
+    TALLY_SHARDS = 8
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    shard = models.PositiveSmallIntegerField()
+    votes = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "shard"], name="campaign_tally_once"),
+            models.CheckConstraint(condition=Q(shard__gte=0, shard__lt=8), name="campaign_tally_shard_range"),
+        ]
+
+    def __str__(self):
+        return f"tally {self.shard} of campaign {self.campaign_id}"
+
+
+class ModelPairSlots(models.Model):
+    """Adaptive campaigns: for each pair of candidates (ids in order), the questions both answered
+    (`available`) and how many of them the campaign's pairs already show with the two (`drawn`,
+    gold pairs included), so that a draw knows at once which model pairs have a question left."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    model_a = models.ForeignKey(CandidateModel, on_delete=models.CASCADE, related_name="+")
+    model_b = models.ForeignKey(CandidateModel, on_delete=models.CASCADE, related_name="+")
+    available = models.PositiveIntegerField()
+    drawn = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "model_a", "model_b"], name="model_pair_slots_once"),
+            models.CheckConstraint(condition=Q(model_a__lt=F("model_b")), name="model_pair_slots_in_order"),
+            models.CheckConstraint(condition=Q(drawn__lte=F("available")), name="model_pair_slots_within"),
+        ]
+
+    def __str__(self):
+        return f"{self.model_a_id}-{self.model_b_id} of campaign {self.campaign_id}"
 
 
 class StoredFigures(models.Model):

@@ -32,8 +32,8 @@ def _waiting_pair(campaign: Campaign, pair_id: int) -> ComparisonPair:
     if pair.is_gold:
         raise AnnotationError(_("Gold pairs are shown to every annotator and never wait on anyone."))
     leasing.pair_lock(pair_id=pair.pk)
-    voted = Assignment.objects.filter(pair=pair, status=Assignment.Status.VOTED).count()
-    if voted >= campaign.votes_per_pair:
+    pair.refresh_from_db(fields=["votes_cast"])  # read under the lock: a vote may have just come in
+    if pair.votes_cast >= campaign.votes_per_pair:
         raise AnnotationError(_("This pair already has all its votes."))
     return pair
 
@@ -44,10 +44,13 @@ def pair_release(*, campaign: Campaign, pair_id: int, actor: User | None) -> lis
     may be offered it again; returns their usernames (none: nothing changed, nothing recorded)."""
     pair = _waiting_pair(campaign, pair_id)
     skips = Assignment.objects.filter(pair=pair, status=Assignment.Status.RELEASED)
-    names = sorted(skips.values_list("annotator__username", flat=True))
+    skipped = list(skips.values_list("annotator_id", "annotator__username"))
+    names = sorted(name for _id, name in skipped)
     if not names:
         raise AnnotationError(_("Nobody skipped this pair."))
     skips.delete()
+    for annotator_id, _name in skipped:
+        leasing.tally_add(campaign_id=campaign.pk, annotator_id=annotator_id, released=-1)
     audit_record(
         actor=actor,
         action=AuditAction.CAMPAIGN_CHANGED,
@@ -74,6 +77,8 @@ def pair_reassign(*, campaign: Campaign, pair_id: int, annotator: User, actor: U
         raise AnnotationError(_("%(name)s holds this pair already.") % {"name": annotator.get_username()})
     if mine is not None:
         mine.delete()  # a skip or a lease that ran out: replaced by the new lease below
+        if mine.status == Assignment.Status.RELEASED:
+            leasing.tally_add(campaign_id=campaign.pk, annotator_id=annotator.pk, released=-1)
     # Someone whose running lease is ended to make room finds, on voting, that the item is no
     # longer theirs; what they see next is another pair.
     ended: list[str] = []

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.campaigns import campaign_create
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
@@ -27,7 +28,7 @@ from annotation.selectors import (
     campaigns_for_annotator,
     gold_question_choices,
 )
-from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast, vote_undo
+from annotation.services import assignment_next, assignment_skip, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from annotation.upkeep import pair_reassign, pair_release
 from core import plots

@@ -365,8 +365,9 @@ def draw_cost(sizes=(200, 2000), votes=200) -> None:
     from django.db import connection, reset_queries
     from django.test.utils import CaptureQueriesContext
 
+    from annotation.campaigns import campaign_create
     from annotation.models import Campaign
-    from annotation.services import assignment_next, campaign_create, vote_cast
+    from annotation.services import assignment_next, vote_cast
     from core.models import Membership, default_workspace_id
     from curation.models import Dataset, Item
     from judging.models import Answer, CandidateModel

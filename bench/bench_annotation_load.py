@@ -36,59 +36,28 @@ import random
 import re
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._annotation_load_helpers import (  # noqa: E402 (after the path is set)
+    Connection,
+    admin,
+    database_url,
+    interpreter_speed_ms,
+    percentile,
+    postgres_admin_url,
+    start_gunicorn,
+    stop,
+)
+
 CHOICES = ["left", "right", "tie", "cannot_determine"]
 PASSWORD = "bench-" + secrets.token_hex(8)
-
-
-def postgres_admin_url() -> str:
-    return os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-
-
-def database_url(name: str) -> str:
-    parts = urlsplit(postgres_admin_url())
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(postgres_admin_url(), autocommit=True, connect_timeout=5) as connection:
-        connection.execute(sql)
-
-
-def interpreter_speed_ms() -> float:
-    """The best of five runs of a fixed pure-Python loop: a yardstick for comparing these
-    figures across machines, as next-pair + vote is mostly Python time."""
-    best = float("inf")
-    for _ in range(5):
-        began = time.perf_counter()
-        total = 0
-        for step in range(1_000_000):
-            total += step * step
-        best = min(best, time.perf_counter() - began)
-    return best * 1000
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 # ----------------------------------------------------------------------------- seeding
@@ -98,7 +67,7 @@ def seed(*, annotators: int, questions: int, models: int, pairs_per_question: in
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from annotation.services import campaign_create
+    from annotation.campaigns import campaign_create
     from core.models import Membership, default_workspace_id
     from curation.models import Dataset, Item
     from judging.models import Answer, CandidateModel
@@ -168,45 +137,6 @@ def query_counts(campaign, probe) -> dict:
 # ----------------------------------------------------------------------------- gunicorn
 
 
-def start_gunicorn(env: dict, workers: int, threads: int):
-    command = [str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application", "--bind", "127.0.0.1:0"]
-    command += ["--workers", str(workers), "--threads", str(threads), "--log-level", "info"]
-    command += ["--timeout", "30", "--graceful-timeout", "10"]
-    # Longer than the think time: otherwise the server closes idle connections between votes
-    # and a client reusing one just then sees it dropped.
-    command += ["--keep-alive", "30"]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    stderr = process.stderr
-    assert stderr is not None  # a pipe, as asked
-    port = None
-    lines: list[str] = []
-    started = time.monotonic()
-    while port is None:
-        line = stderr.readline()
-        if not line:
-            raise RuntimeError("gunicorn stopped while starting:\n" + "".join(lines[-20:]))
-        lines.append(line)
-        found = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", line)
-        if found:
-            port = int(found.group(1))
-        if time.monotonic() - started > 30:
-            process.terminate()
-            raise RuntimeError("gunicorn did not start within 30 s:\n" + "".join(lines[-20:]))
-    # Keep reading its log so the pipe never fills and blocks it.
-    threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
-    return process, f"http://127.0.0.1:{port}"
-
-
-def stop(process) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 # ----------------------------------------------------------------------------- clients
 #
 # Each annotator is a process of its own with one keep-alive connection (http.client): 32 client
@@ -246,40 +176,6 @@ class Phase:
             self.vote_ms.append(vote_ms)
             self.rounds.append(next_ms + vote_ms)
             self.requests += 2
-
-
-class Connection:
-    """One keep-alive HTTP connection with the session's cookies sent by hand: they are marked
-    Secure (DEBUG off), which a client rightly keeps off plain http, even on loopback."""
-
-    def __init__(self, base: str, timeout: float):
-        import http.client
-
-        parts = urlsplit(base)
-        self.http = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
-        self.cookies: dict[str, str] = {}
-        self.reconnects = 0
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
-        import http.client
-        from http.cookies import SimpleCookie
-
-        sent = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), **(headers or {})}
-        try:
-            self.http.request(method, path, body=body, headers=sent)
-            response = self.http.getresponse()
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            # The server closed an idle keep-alive connection just as it was reused: send again on
-            # a new one, as browsers do. Safe for votes too: a vote re-sent is stored once.
-            self.reconnects += 1
-            self.http.close()
-            self.http.request(method, path, body=body, headers=sent)
-            response = self.http.getresponse()
-        content = response.read()
-        for header in response.headers.get_all("Set-Cookie") or []:
-            for name, morsel in SimpleCookie(header).items():
-                self.cookies[name] = morsel.value
-        return response.status, content
 
 
 def annotator_main(
@@ -435,6 +331,20 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (1: sync workers)")
     parser.add_argument("--alone-iterations", type=int, default=40, help="rounds of the one annotator alone")
     parser.add_argument("--deadline", type=float, default=300, help="seconds before clients stop anyway")
+    parser.add_argument(
+        "--scenario",
+        choices=["classic", "stress", "cost"],
+        default="classic",
+        help="classic: the four phases above; stress: --annotators (say 200) pausing 0.5-2 s for --seconds, "
+        "fixed and adaptive, alone and with --researchers; cost: per-request cost at 5,600 and 190,000 pairs",
+    )
+    parser.add_argument("--seconds", type=float, default=180, help="stress: length of each run")
+    parser.add_argument("--questions", type=int, default=200, help="stress: questions")
+    parser.add_argument("--models", type=int, default=8, help="stress: models (every model pair on every question)")
+    parser.add_argument("--votes-per-pair", type=int, default=5, help="stress: votes per pair")
+    parser.add_argument("--researchers", type=int, default=4, help="stress: researchers reloading pages")
+    parser.add_argument("--client-processes", type=int, default=4, help="stress: processes the annotators share")
+    parser.add_argument("--large-questions", type=int, default=1000, help="cost: questions of the 20-model campaign")
     options = parser.parse_args()
 
     name = f"ub_bench_annotation_{os.getpid()}"
@@ -466,6 +376,12 @@ def main():
         started = time.monotonic()
         call_command("migrate", verbosity=0)
         call_command("collectstatic", interactive=False, verbosity=0)
+        if options.scenario != "classic":
+            from bench._annotation_stress import run_cost, run_stress
+
+            print(f"load average before: {os.getloadavg()} on {os.cpu_count()} cores")
+            run_stress(options, env, name) if options.scenario == "stress" else run_cost(options)
+            return
         campaign, people, probe = seed(
             annotators=options.annotators, questions=200, models=6, pairs_per_question=3, votes_per_pair=3
         )

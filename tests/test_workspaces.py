@@ -408,7 +408,7 @@ def test_a_researcher_in_no_workspace_sees_an_empty_dashboard_and_nothing_else(c
 
 
 def test_derived_objects_stay_in_their_parents_workspace(world):
-    from annotation.services import campaign_create
+    from annotation.campaigns import campaign_create
     from curation.datasets.services import dataset_freeze, dataset_working_copy, study_dataset_build
     from curation.models import Item
     from judging.runs.creation import run_create
@@ -441,8 +441,8 @@ def test_derived_objects_stay_in_their_parents_workspace(world):
 
 
 def test_an_annotator_of_another_workspace_cannot_join_a_campaign(world):
+    from annotation.campaigns import campaign_create
     from annotation.errors import AnnotationError
-    from annotation.services import campaign_create
 
     with pytest.raises(AnnotationError, match="does not hold the annotator role"):
         campaign_create(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.services import campaign_create
+from annotation.campaigns import campaign_create
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 MODEL_NAMES = ["orion-large", "vega-7b", "lyra-chat", "nova-mini"]

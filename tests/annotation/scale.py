@@ -15,8 +15,8 @@ from django.contrib.auth.hashers import make_password
 from django.db import connection
 from django.utils import timezone
 
+from annotation.campaigns import campaign_create
 from annotation.models import Assignment, Campaign, Vote, Winner
-from annotation.services import campaign_create
 from core.models import Membership, default_workspace_id
 from curation.models import Dataset, Item
 from judging.engine.counters import run_counters_refresh

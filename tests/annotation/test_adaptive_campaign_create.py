@@ -251,3 +251,24 @@ def test_the_votes_export_and_the_results_page_show_the_probabilities(world, cli
     assert "Design computed" in page and "from 3 votes." in page
     call_command("campaign_create", "--dataset", "mini", "--slug", "f1", "--models", "alpha,beta", "--questions", "1")
     assert 'id="sampling-design"' not in research.get(reverse("annotation:results", args=["f1"])).content.decode()
+
+
+def test_a_budget_above_the_distinct_pairs_is_refused_by_the_page_and_the_command(world, research):
+    # 4 questions x 3 model pairs = 12 distinct pairs: 24 votes at 2 per pair.
+    with pytest.raises(CommandError, match="make 12 distinct pairs .* a budget of 30000 votes asks for more"):
+        call_command(
+            "campaign_create", "--dataset", "mini", "--slug", "big", "--models", "alpha,beta,gamma",
+            "--annotators", "ann1,ann2", "--sampling", "adaptive", "--budget", "30000",
+        )  # fmt: skip
+    response = research.post(reverse("annotation:campaign-new"), adaptive_form(budget="25", votes_per_pair="2"))
+    assert response.status_code == 400
+    assert (
+        "These candidates and questions make 12 distinct pairs (a question with two of its models), 24 votes at "
+        "2 per pair; a budget of 25 votes asks for more."
+    ) in response.content.decode()
+    research.cookies["django_language"] = "zh-hans"
+    page = research.post(reverse("annotation:campaign-new"), adaptive_form(budget="13")).content.decode()
+    assert "共可组成 12 个不同的回答对" in page and "13 票的预算超出了这个数" in page
+    assert nothing_created()
+    research.cookies["django_language"] = "en"
+    assert research.post(reverse("annotation:campaign-new"), adaptive_form(budget="12")).status_code == 302

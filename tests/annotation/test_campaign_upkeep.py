@@ -4,11 +4,12 @@ skips released and pairs given to someone (audited), gold pairs counted apart, a
 import pytest
 from django.urls import reverse
 
+from annotation.campaigns import gold_pair_add
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Campaign
 from annotation.pair_status import campaign_pair_status
 from annotation.selectors import campaign_list_with_counts
-from annotation.services import assignment_next, assignment_skip, gold_pair_add, vote_cast
+from annotation.services import assignment_next, assignment_skip, vote_cast
 from annotation.upkeep import pair_reassign, pair_release
 from core.models import AuditEvent, Workspace
 from tests.factories import UserFactory

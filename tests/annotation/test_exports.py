@@ -7,9 +7,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.campaigns import gold_pair_add
 from annotation.exports import AGREEMENT_FIELDS, BT_FIELDS
 from annotation.models import Vote, Winner
-from annotation.services import assignment_next, gold_pair_add, vote_cast
+from annotation.services import assignment_next, vote_cast
 from core.exports import export_table, iter_export
 from tests.factories import CandidateModelFactory, DatasetFactory, ItemFactory, JudgeRunFactory, JudgmentFactory
 

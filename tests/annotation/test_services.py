@@ -6,17 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation.campaigns import campaign_create, gold_pair_add
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, ComparisonPair, Vote, Winner
-from annotation.services import (
-    assignment_next,
-    assignment_skip,
-    campaign_create,
-    gold_pair_add,
-    gold_position,
-    vote_cast,
-    vote_undo,
-)
+from annotation.services import assignment_next, assignment_skip, gold_position, vote_cast, vote_undo
 
 pytestmark = pytest.mark.django_db
 

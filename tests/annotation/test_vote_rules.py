@@ -11,9 +11,10 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.campaigns import gold_pair_add
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Vote
-from annotation.services import assignment_next, gold_pair_add, gold_position, vote_cast
+from annotation.services import assignment_next, gold_position, vote_cast
 from tests.factories import AnswerFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

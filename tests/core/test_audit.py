@@ -104,7 +104,7 @@ def test_failed_log_ins_are_audited_with_the_typed_name_and_no_address(client):
 
 
 def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client, researcher):
-    from annotation.services import campaign_create
+    from annotation.campaigns import campaign_create
     from curation.studies.services import study_save
     from judging.models import JudgeTemplate
     from judging.prompts.templates import template_revise

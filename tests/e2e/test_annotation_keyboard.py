@@ -3,8 +3,8 @@
 import pytest
 from playwright.sync_api import expect
 
+from annotation.campaigns import campaign_create
 from annotation.models import Vote
-from annotation.services import campaign_create
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,8 +8,8 @@ pair acknowledged, and never a model name on the page.
 import pytest
 from playwright.sync_api import expect
 
+from annotation.campaigns import campaign_create
 from annotation.models import Assignment, Vote
-from annotation.services import campaign_create
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,8 +3,9 @@
 import pytest
 from playwright.sync_api import expect
 
+from annotation.campaigns import campaign_create
 from annotation.figures import figures_read
-from annotation.services import assignment_next, campaign_create, vote_cast
+from annotation.services import assignment_next, vote_cast
 from tests.factories import (
     AnswerFactory,
     CandidateModelFactory,

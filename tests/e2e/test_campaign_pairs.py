@@ -6,7 +6,8 @@ someone through the page's one annotator picker, by keyboard alone."""
 import pytest
 from playwright.sync_api import expect
 
-from annotation.services import assignment_next, assignment_skip, campaign_create, vote_cast
+from annotation.campaigns import campaign_create
+from annotation.services import assignment_next, assignment_skip, vote_cast
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import translation
 
-from annotation.services import campaign_create
+from annotation.campaigns import campaign_create
 from core import __version__
 from curation.models import Item
 from judging.engine.execution import run_execute_inline

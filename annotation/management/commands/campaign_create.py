@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.campaigns import DEFAULT_UNIFORM_SHARE, campaign_create_by_names
 from annotation.models import Campaign
-from annotation.services import DEFAULT_UNIFORM_SHARE, campaign_create_by_names
 from core.errors import UserbenchError
 
 
