@@ -332,6 +332,10 @@ LLM_MIN_CALL_SECONDS = float(os.environ.get("LLM_MIN_CALL_SECONDS", "120"))
 # calls in flight lasts unless renewed (a killed worker's slots come back after it).
 LLM_RATE_WINDOW_SECONDS = float(os.environ.get("LLM_RATE_WINDOW_SECONDS", "60"))
 LLM_BUDGET_LEASE_SECONDS = float(os.environ.get("LLM_BUDGET_LEASE_SECONDS", "30"))
+# Providers quantise their limits (a minute's 60,000 requests enforced as 1,000 a second): over
+# any window of LLM_BURST_SECONDS or more, workers send at most that window's share of the
+# minute's requests and tokens (llm/pacing.py, a token bucket in the budget's row).
+LLM_BURST_SECONDS = float(os.environ.get("LLM_BURST_SECONDS", "1"))
 # A reply's body is read up to LLM_MAX_REPLY_BYTES once decompressed, and its text kept up to
 # LLM_REPLY_CHARS_PER_TOKEN per token asked (LLM_MAX_REPLY_CHARS when none is asked): past
 # either it is an error with its size, never stored.

@@ -1,9 +1,10 @@
 """A stream's side of the shared budgets (llm/budget.py): what it may send now without asking.
 
-A stream holds a lease of slots and a credit of calls granted against the sliding minute; it
-sends while they last and asks the database for more only when they run out (one round trip
-for all the calls it could start). Credits are used at once: a credit older than half the
-budget's send margin is dropped rather than sent late. Every few seconds the lease is renewed,
+A stream holds a lease of slots and a credit of calls granted from the requests and tokens
+buckets; it sends while they last and asks the database for more only when they run out (one
+round trip for all the calls it could start), or when the buckets will hold the next call.
+Credits are used at once: a credit older than the pacing allows (llm/pacing.py,
+`credit_seconds`) is dropped rather than sent late. Every few seconds the lease is renewed,
 and slots the stream does not use (its window shrank, its share fell because another worker
 joined, it has nothing left to send) go back to the others.
 """
@@ -20,19 +21,18 @@ from collections.abc import Callable, Sequence
 from asgiref.sync import sync_to_async
 
 from llm.budget import (
-    SEND_MARGIN_SECONDS,
     BudgetLimits,
     budget_acquire,
     budget_hold_back,
     budget_leave,
     budget_renew,
     budget_row,
+    burst_seconds,
     lease_seconds,
 )
 from llm.config import EndpointConfig
+from llm.pacing import credit_seconds
 
-# How long a credit may wait before it is sent (within the budget's send margin).
-CREDIT_SECONDS = SEND_MARGIN_SECONDS / 2
 # A stream that asked for slots and got none asks again after this (or when a call of its own
 # ends): not once per call while other workers hold the limit.
 STARVED_SECONDS = 0.25
@@ -51,6 +51,7 @@ def endpoint_budget(endpoint: EndpointConfig) -> BudgetLimits:
 class _Budget:
     def __init__(self, limits: BudgetLimits):
         self.limits = limits
+        self.credit_seconds = credit_seconds(burst_seconds())
         self.id: int | None = None
         self.slots = 0
         self.share: int | None = None
@@ -68,7 +69,7 @@ class _Budget:
             held = self.slots if self.share is None else min(self.slots, self.share)
             room = max(0, held - in_use)
         if self.limits.paced:
-            if now - self.credit_at > CREDIT_SECONDS:
+            if now - self.credit_at > self.credit_seconds:
                 self.credit = self.credit_tokens = 0
             room = min(room, self.credit)
         return room
@@ -150,6 +151,10 @@ class Gates:
                 if grant.wait:
                     budget.wait_until = now + grant.wait
                     asyncio.get_running_loop().call_later(grant.wait, self.on_change)
+                elif grant.again and budget.room(in_use, now) < len(estimates):
+                    # The buckets hold the next call after `again`: asked then, not sooner.
+                    budget.starved_until = now + grant.again
+                    asyncio.get_running_loop().call_later(grant.again, self.on_change)
                 elif budget.room(in_use, now) < len(estimates):
                     budget.starved_until = now + STARVED_SECONDS
                     asyncio.get_running_loop().call_later(STARVED_SECONDS, self.on_change)

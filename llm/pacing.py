@@ -1,0 +1,118 @@
+"""Requests and tokens per minute as a token bucket: the arithmetic, pure (no Django, no clock).
+
+Providers quantise their limits: 60,000 requests a minute may be enforced as 1,000 a second.
+A budget that hands out the minute's allowance at once is refused for most of it. So each
+limit is a bucket that refills continuously and holds little:
+
+- it refills at REFILL_SHARE of the limit's rate (the limit per minute / the minute's seconds);
+- it holds at most `capacity`: BURST_FRACTION of what the limit allows over `burst` seconds
+  (settings.LLM_BURST_SECONDS), or one call when a call is more than that;
+- a call goes when the bucket holds its cost (one request; its estimated tokens), and takes it.
+
+What is granted over any window of T seconds is then at most capacity + refill x T, and with
+capacity = f x rate x burst and refill = (1 - f) x rate that is at most rate x T for every
+window of `burst` seconds or more (or of capacity / (f x rate) when one call is more than a
+burst's fraction): never above the window's share of the minute. The refill is what that costs:
+a run at its limit goes at (1 - f) of it. And a window longer than the burst leaves room for
+the moment between a grant and its send: over two bursts' seconds, a grant sent up to
+f x burst / (1 - f) seconds late is still within the share (the gate drops credit older than
+`credit_seconds`).
+
+The bucket's level and the time it was last filled live in the budget's row (llm/budget.py),
+read and written with the row locked: every worker draws from one bucket.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# The bucket's capacity as a fraction of the burst's share; the refill is the rest of the rate.
+BURST_FRACTION = 1 / 20
+REFILL_SHARE = 1 - BURST_FRACTION
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """A bucket's level (requests or tokens) and when it was last filled (seconds, any epoch)."""
+
+    level: float
+    at: float
+
+
+@dataclass(frozen=True)
+class Pace:
+    """One limit: `per_minute` over a minute of `minute` seconds, bursts of `burst` seconds."""
+
+    per_minute: float
+    minute: float
+    burst: float
+
+    @property
+    def rate(self) -> float:
+        """The limit per second."""
+        return self.per_minute / self.minute
+
+    @property
+    def refill(self) -> float:
+        return self.rate * REFILL_SHARE
+
+    def capacity(self, cost: float) -> float:
+        """What the bucket may hold when the next call costs `cost`."""
+        return max(self.rate * self.burst * BURST_FRACTION, cost)
+
+
+def bucket_fill(bucket: Bucket, *, pace: Pace, now: float, cost: float) -> Bucket:
+    """The bucket at `now`: refilled since it was last, up to its capacity. A clock behind the
+    bucket's (another host's) adds nothing and never moves the bucket's time back."""
+    elapsed = max(0.0, now - bucket.at)
+    return Bucket(level=min(pace.capacity(cost), bucket.level + elapsed * pace.refill), at=max(now, bucket.at))
+
+
+@dataclass(frozen=True)
+class Take:
+    """What a set of buckets granted: how many of the calls asked (in order), the buckets after,
+    and, when not every call was granted, how long until the next one could be (0: all were)."""
+
+    calls: int
+    buckets: tuple[Bucket, ...]
+    wait: float
+
+
+def buckets_take(
+    buckets: tuple[Bucket, ...], *, paces: tuple[Pace, ...], now: float, costs: list[tuple[float, ...]]
+) -> Take:
+    """Grant calls in order while every bucket holds each call's cost in it (`costs[i][j]`: call
+    i's cost in bucket j, e.g. (1 request, its tokens)). A call costing more than a minute's limit
+    is counted as the whole limit: alone, it goes when the bucket is full."""
+    if not costs:
+        return Take(calls=0, buckets=buckets, wait=0.0)
+    costs = [tuple(min(cost, pace.per_minute) for cost, pace in zip(call, paces, strict=True)) for call in costs]
+    first = costs[0]
+    filled = [
+        bucket_fill(bucket, pace=pace, now=now, cost=cost)
+        for bucket, pace, cost in zip(buckets, paces, first, strict=True)
+    ]
+    levels = [bucket.level for bucket in filled]
+    calls = 0
+    for call in costs:
+        if any(level < cost for level, cost in zip(levels, call, strict=True)):
+            break
+        levels = [level - cost for level, cost in zip(levels, call, strict=True)]
+        calls += 1
+    after = tuple(Bucket(level=level, at=bucket.at) for level, bucket in zip(levels, filled, strict=True))
+    wait = 0.0
+    if calls < len(costs):
+        following = costs[calls]
+        wait = max(
+            (max(0.0, cost - level) / pace.refill for level, cost, pace in zip(levels, following, paces, strict=True)),
+            default=0.0,
+        )
+        wait = max(wait, 1e-3) if math.isfinite(wait) else wait
+    return Take(calls=calls, buckets=after, wait=wait)
+
+
+def credit_seconds(burst: float) -> float:
+    """How long a stream may hold a grant before sending it: a grant sent later is dropped (see
+    the module's text: over two bursts' seconds this lateness is within the share)."""
+    return burst * BURST_FRACTION
