@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from llm.calls import ChatRequest
 from llm.models import BudgetLease, SharedBudget
-from llm.pacing import Bucket, Pace, buckets_take
+from llm.pacing import Bucket, Pace, booking_seconds, buckets_take
 
 # Characters per token of ASCII text (other characters count one token each): an estimate
 # that is never below what OpenAI-style tokenizers count for English or Chinese text.
@@ -102,6 +102,7 @@ class Grant:
     share: int | None
     wait: float
     again: float = 0.0
+    offsets: tuple[float, ...] = ()
 
 
 def budget_row(key: str) -> int:
@@ -149,13 +150,11 @@ def budget_acquire(
         room = max(0, slots - in_use)
     else:
         slots, room = 0, len(estimates)
-    calls, wait, again = min(room, len(estimates)), 0.0, 0.0
+    calls, wait, again, offsets = min(room, len(estimates)), 0.0, 0.0, ()
     if budget.not_before is not None and budget.not_before > now:
         calls, wait = 0, (budget.not_before - now).total_seconds()
     elif calls and limits.paced:
-        calls, again = _take(budget, limits, now, estimates[:calls])
-        if not calls:
-            wait, again = again, 0.0
+        calls, again, offsets = _take(budget, limits, now, estimates[:calls])
     lease_values = {"slots": slots, "wanted": in_use + want, "expires_at": now + timedelta(seconds=lease_seconds())}
     if not limits.in_flight:
         pass  # no lease: nothing in flight is counted
@@ -164,7 +163,7 @@ def budget_acquire(
             BudgetLease.objects.create(budget_id=budget_id, holder=holder, **lease_values)
     else:
         BudgetLease.objects.filter(pk=mine.pk).update(**lease_values)
-    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again)
+    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets)
 
 
 def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
@@ -176,9 +175,12 @@ def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
     )
 
 
-def _take(budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int]) -> tuple[int, float]:
-    """How many of the calls the buckets hold (taken from them), and how long until the next
-    one could go when not all (the row is locked)."""
+def _take(
+    budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int]
+) -> tuple[int, float, tuple[float, ...]]:
+    """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
+    burst ahead), how long until asking again is worth it when not all, and when each granted
+    call may go (the row is locked)."""
     paces = _paces(limits)
     levels = [
         level
@@ -195,7 +197,9 @@ def _take(budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int])
         tuple(cost for cost, limit in ((1, limits.requests_per_minute), (estimate, limits.tokens_per_minute)) if limit)
         for estimate in estimates
     ]
-    take = buckets_take(buckets, paces=paces, now=now.timestamp(), costs=costs)
+    take = buckets_take(
+        buckets, paces=paces, now=now.timestamp(), costs=costs, horizon=booking_seconds(burst_seconds())
+    )
     after = iter(take.buckets)
     values: dict[str, object] = {"paced_at": datetime.fromtimestamp(take.buckets[0].at, tz=UTC)}
     if limits.requests_per_minute:
@@ -203,7 +207,7 @@ def _take(budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int])
     if limits.tokens_per_minute:
         values["tokens_level"] = next(after).level
     SharedBudget.objects.filter(pk=budget.pk).update(**values)
-    return take.calls, take.wait
+    return take.calls, take.wait, take.offsets
 
 
 @transaction.atomic

@@ -24,12 +24,17 @@ read and written with the row locked: every worker draws from one bucket.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 # The bucket's capacity as a fraction of the burst's share; the refill is the rest of the rate.
 BURST_FRACTION = 1 / 20
 REFILL_SHARE = 1 - BURST_FRACTION
+# How far ahead a worker books calls, as a fraction of the burst (a quarter second by default).
+BOOKING_FRACTION = 1 / 4
+
+
+def booking_seconds(burst: float) -> float:
+    return burst * BOOKING_FRACTION
 
 
 @dataclass(frozen=True)
@@ -71,45 +76,55 @@ def bucket_fill(bucket: Bucket, *, pace: Pace, now: float, cost: float) -> Bucke
 
 @dataclass(frozen=True)
 class Take:
-    """What a set of buckets granted: how many of the calls asked (in order), the buckets after,
-    and, when not every call was granted, how long until the next one could be (0: all were)."""
+    """What a set of buckets granted: how many of the calls asked (in order), when each may be
+    sent (seconds from now, 0 for at once), the buckets after, and, when not every call was
+    granted, how long until it is worth asking again (0: all were)."""
 
     calls: int
     buckets: tuple[Bucket, ...]
     wait: float
+    offsets: tuple[float, ...] = ()
 
 
 def buckets_take(
-    buckets: tuple[Bucket, ...], *, paces: tuple[Pace, ...], now: float, costs: list[tuple[float, ...]]
+    buckets: tuple[Bucket, ...],
+    *,
+    paces: tuple[Pace, ...],
+    now: float,
+    costs: list[tuple[float, ...]],
+    horizon: float = 0.0,
 ) -> Take:
-    """Grant calls in order while every bucket holds each call's cost in it (`costs[i][j]`: call
-    i's cost in bucket j, e.g. (1 request, its tokens)). A call costing more than a minute's limit
-    is counted as the whole limit: alone, it goes when the bucket is full."""
+    """Grant calls in order (`costs[i][j]`: call i's cost in bucket j, e.g. (1 request, its
+    tokens)), each at the moment every bucket holds its cost: at once while they hold it, or up
+    to `horizon` seconds ahead, booked against the refill (the level goes below zero: the
+    moments a bucket would have held them). A booked call is sent at its moment, never before,
+    so what goes out is what a bucket taken at those moments allows; a worker asks once for the
+    next `horizon` seconds instead of once per call, and a late ask loses nothing of the refill.
+    A call costing more than a minute's limit is counted as the whole limit."""
     if not costs:
         return Take(calls=0, buckets=buckets, wait=0.0)
     costs = [tuple(min(cost, pace.per_minute) for cost, pace in zip(call, paces, strict=True)) for call in costs]
-    first = costs[0]
     filled = [
         bucket_fill(bucket, pace=pace, now=now, cost=cost)
-        for bucket, pace, cost in zip(buckets, paces, first, strict=True)
+        for bucket, pace, cost in zip(buckets, paces, costs[0], strict=True)
     ]
+    start = max((bucket.at for bucket in filled), default=now)  # after a provider's wait: from its end
     levels = [bucket.level for bucket in filled]
-    calls = 0
-    for call in costs:
-        if any(level < cost for level, cost in zip(levels, call, strict=True)):
-            break
-        levels = [level - cost for level, cost in zip(levels, call, strict=True)]
-        calls += 1
-    after = tuple(Bucket(level=level, at=bucket.at) for level, bucket in zip(levels, filled, strict=True))
+    offsets: list[float] = []
     wait = 0.0
-    if calls < len(costs):
-        following = costs[calls]
-        wait = max(
-            (max(0.0, cost - level) / pace.refill for level, cost, pace in zip(levels, following, paces, strict=True)),
+    for call in costs:
+        # When every bucket holds this call's cost, counting the refill from `start`.
+        due = start + max(
+            (max(0.0, cost - level) / pace.refill for level, cost, pace in zip(levels, call, paces, strict=True)),
             default=0.0,
         )
-        wait = max(wait, 1e-3) if math.isfinite(wait) else wait
-    return Take(calls=calls, buckets=after, wait=wait)
+        if due - now > horizon + 1e-9:
+            wait = max(1e-3, due - now - horizon)
+            break
+        offsets.append(max(0.0, due - now))
+        levels = [level - cost for level, cost in zip(levels, call, strict=True)]
+    after = tuple(Bucket(level=level, at=bucket.at) for level, bucket in zip(levels, filled, strict=True))
+    return Take(calls=len(offsets), buckets=after, wait=wait, offsets=tuple(offsets))
 
 
 def credit_seconds(burst: float) -> float:

@@ -83,19 +83,22 @@ def test_a_killed_workers_slots_come_back_when_its_lease_lapses():
 
 
 def test_requests_and_tokens_per_minute_are_one_bucket_for_every_holder(settings):
-    settings.LLM_RATE_WINDOW_SECONDS = 60
+    # A minute of an hour: 1,200 requests refill at 0.317 a second (3.16 s apart), the bucket
+    # holding one; nothing here moves by a request while the test runs.
+    settings.LLM_RATE_WINDOW_SECONDS = 3600
     settings.LLM_BURST_SECONDS = 1
-    # 1,200 requests a minute hold at most one request at once; 240,000 tokens hold 200.
     limits = BudgetLimits(key="endpoint:z", requests_per_minute=1200, tokens_per_minute=240_000)
     budget = budget_row(limits.key)
-    first = acquire(budget, limits, "a", estimates=[10, 10, 10])
-    assert (first.calls, first.wait) == (1, 0.0)
-    assert 0 < first.again <= 1 / (20 * 0.95)  # the next request is in the bucket after that
-    # Another worker draws from the same bucket: nothing is left in it now.
+    step = 3600 / (1200 * 0.95)
+    first = acquire(budget, limits, "a", estimates=[10] * 8)
+    # The one request in the bucket goes at once; the next is due beyond the quarter second booked.
+    assert (first.calls, first.offsets, first.wait) == (1, (0.0,), 0.0)
+    assert step - 0.25 - 1 < first.again <= step - 0.25 + 1e-6
+    # Another worker draws from the same bucket: nothing for it now, and nothing holds it back.
     second = acquire(budget, limits, "b", estimates=[10])
-    assert second.calls == 0 and 0 < second.wait <= 1 / (20 * 0.95)
+    assert (second.calls, second.wait) == (0, 0.0) and 0 < second.again <= step - 0.25 + 1e-6
     row = SharedBudget.objects.get(pk=budget)
-    assert row.requests_level < 1 and row.paced_at is not None
+    assert row.requests_level < 0.01 and row.paced_at is not None
 
 
 def test_the_provider_saying_wait_holds_every_worker_back():
