@@ -150,7 +150,8 @@ def budget_acquire(
         room = max(0, slots - in_use)
     else:
         slots, room = 0, len(estimates)
-    calls, wait, again, offsets = min(room, len(estimates)), 0.0, 0.0, ()
+    calls, wait, again = min(room, len(estimates)), 0.0, 0.0
+    offsets: tuple[float, ...] = ()
     if budget.not_before is not None and budget.not_before > now:
         calls, wait = 0, (budget.not_before - now).total_seconds()
     elif calls and limits.paced:
@@ -193,8 +194,12 @@ def _take(
     # A budget never paced before starts full (its capacity: a burst's fraction, one call at least).
     at = budget.paced_at.timestamp() if budget.paced_at is not None else now.timestamp()
     buckets = tuple(Bucket(level=level if budget.paced_at is not None else math.inf, at=at) for level in levels)
-    costs = [
-        tuple(cost for cost, limit in ((1, limits.requests_per_minute), (estimate, limits.tokens_per_minute)) if limit)
+    costs: list[tuple[float, ...]] = [
+        tuple(
+            float(cost)
+            for cost, limit in ((1, limits.requests_per_minute), (estimate, limits.tokens_per_minute))
+            if limit
+        )
         for estimate in estimates
     ]
     take = buckets_take(
