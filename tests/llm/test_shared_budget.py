@@ -16,6 +16,7 @@ from llm.calls import ChatRequest, ChatResult
 from llm.config import EndpointConfig
 from llm.gate import STARVED_SECONDS, Gates
 from llm.models import BudgetLease, SharedBudget
+from llm.pacing import BURST_FRACTION
 from llm.stream import chat_many
 from tests.judging.fake_llm import FakeLLM
 from tests.judging.rate_limits import ProviderLimits, provider_tokens
@@ -89,7 +90,7 @@ def test_requests_and_tokens_per_minute_are_one_bucket_for_every_holder(settings
     settings.LLM_BURST_SECONDS = 1
     limits = BudgetLimits(key="endpoint:z", requests_per_minute=1200, tokens_per_minute=240_000)
     budget = budget_row(limits.key)
-    step = 3600 / (1200 * 0.95)
+    step = 3600 / (1200 * (1 - BURST_FRACTION))
     first = acquire(budget, limits, "a", estimates=[10] * 8)
     # The one request in the bucket goes at once; the next is due beyond the quarter second booked.
     assert (first.calls, first.offsets, first.wait) == (1, (0.0,), 0.0)
@@ -165,7 +166,7 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
     """A run's calls in flight (here 1) and its endpoint's requests per minute (here 10): a stream
     that asks for 5 calls is granted 1 of the minute, not 5 of which 4 are spent unsent. With four
     workers this waste made a run at its provider's limits take 1.31x the time they allow."""
-    # 6,000 a minute: the bucket holds 5 requests (a twentieth of a second's 100).
+    # 6,000 a minute: the bucket holds 10 requests (a tenth of a second's 100).
     endpoint = BudgetLimits(key="endpoint:paced", requests_per_minute=6000)
     run = BudgetLimits(key="run:narrow", in_flight=1)
 
@@ -178,7 +179,7 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
         return room
 
     assert async_to_sync(ask_for_five)() == 1
-    assert SharedBudget.objects.get(key="endpoint:paced").requests_level == pytest.approx(4, abs=0.5)
+    assert SharedBudget.objects.get(key="endpoint:paced").requests_level == pytest.approx(9, abs=0.5)
 
 
 @pytest.fixture
