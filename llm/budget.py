@@ -103,6 +103,8 @@ class Grant:
     wait: float
     again: float = 0.0
     offsets: tuple[float, ...] = ()
+    # How late after its moment a call granted may still be sent (llm/pacing.py, Pace.lateness).
+    late: float = 0.0
 
 
 def budget_row(key: str) -> int:
@@ -152,10 +154,11 @@ def budget_acquire(
         slots, room = 0, len(estimates)
     calls, wait, again = min(room, len(estimates)), 0.0, 0.0
     offsets: tuple[float, ...] = ()
+    late = 0.0
     if budget.not_before is not None and budget.not_before > now:
         calls, wait = 0, (budget.not_before - now).total_seconds()
     elif calls and limits.paced:
-        calls, again, offsets = _take(budget, limits, now, estimates[:calls])
+        calls, again, offsets, late = _take(budget, limits, now, estimates[:calls])
     lease_values = {"slots": slots, "wanted": in_use + want, "expires_at": now + timedelta(seconds=lease_seconds())}
     if not limits.in_flight:
         pass  # no lease: nothing in flight is counted
@@ -164,7 +167,7 @@ def budget_acquire(
             BudgetLease.objects.create(budget_id=budget_id, holder=holder, **lease_values)
     else:
         BudgetLease.objects.filter(pk=mine.pk).update(**lease_values)
-    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets)
+    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets, late=late)
 
 
 def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
@@ -178,7 +181,7 @@ def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
 
 def _take(
     budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int]
-) -> tuple[int, float, tuple[float, ...]]:
+) -> tuple[int, float, tuple[float, ...], float]:
     """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
     burst ahead), how long until asking again is worth it when not all, and when each granted
     call may go (the row is locked)."""
@@ -212,7 +215,7 @@ def _take(
     if limits.tokens_per_minute:
         values["tokens_level"] = next(after).level
     SharedBudget.objects.filter(pk=budget.pk).update(**values)
-    return take.calls, take.wait, take.offsets
+    return take.calls, take.wait, take.offsets, take.late
 
 
 @transaction.atomic

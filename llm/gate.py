@@ -150,6 +150,10 @@ class Gates:
                 budget.slots, budget.share = grant.slots, grant.share
                 if budget.limits.paced:
                     offsets = grant.offsets or (0.0,) * grant.calls
+                    if grant.calls:
+                        # A large call may be sent less late than a small one (llm/pacing.py).
+                        most = credit_seconds(burst_seconds())
+                        budget.credit_seconds = min(most, grant.late or most)
                     budget.credits.extend(now + offset for offset in offsets)
                     if any(a > b for a, b in zip(budget.credits, list(budget.credits)[1:], strict=False)):
                         budget.credits = deque(sorted(budget.credits))

@@ -36,6 +36,10 @@ REFILL_SHARE = 1 - BURST_FRACTION
 BOOKING_FRACTION = 1 / 4
 
 
+# A grant is never dropped sooner than this after its moment (an event loop's wake-up).
+MIN_LATENESS_SECONDS = 0.01
+
+
 def booking_seconds(burst: float) -> float:
     return burst * BOOKING_FRACTION
 
@@ -69,6 +73,14 @@ class Pace:
         """What the bucket may hold when the next call costs `cost`."""
         return max(self.rate * self.burst * BURST_FRACTION, cost)
 
+    def lateness(self, cost: float) -> float:
+        """How late a grant may be sent and a window of two bursts still get no more than its
+        share: capacity + refill x (2 bursts + lateness) <= rate x 2 bursts. A tenth of a burst
+        for calls within the bucket's fraction, less for a call larger than that (down to
+        MIN_LATENESS_SECONDS, for a call larger than two bursts' share by itself)."""
+        room = (2 * self.rate * self.burst - self.capacity(cost)) / self.refill - 2 * self.burst
+        return min(self.burst * BURST_FRACTION, max(MIN_LATENESS_SECONDS, room))
+
 
 def bucket_fill(bucket: Bucket, *, pace: Pace, now: float, cost: float) -> Bucket:
     """The bucket at `now`: refilled since it was last, up to its capacity. A clock behind the
@@ -87,6 +99,8 @@ class Take:
     buckets: tuple[Bucket, ...]
     wait: float
     offsets: tuple[float, ...] = ()
+    # How late after its moment a granted call may still be sent (Pace.lateness of the largest).
+    late: float = 0.0
 
 
 def buckets_take(
@@ -127,10 +141,14 @@ def buckets_take(
         offsets.append(max(0.0, due - now))
         levels = [level - cost for level, cost in zip(levels, call, strict=True)]
     after = tuple(Bucket(level=level, at=bucket.at) for level, bucket in zip(levels, filled, strict=True))
-    return Take(calls=len(offsets), buckets=after, wait=wait, offsets=tuple(offsets))
+    late = 0.0
+    if offsets:
+        granted = costs[: len(offsets)]
+        late = min((pace.lateness(max(call[j] for call in granted)) for j, pace in enumerate(paces)), default=0.0)
+    return Take(calls=len(offsets), buckets=after, wait=wait, offsets=tuple(offsets), late=late)
 
 
-def credit_seconds(burst: float) -> float:
+def credit_seconds(burst: float) -> float:  # the most a grant may be late, calls within the fraction
     """How long a stream may hold a grant before sending it: a grant sent later is dropped (see
     the module's text: over two bursts' seconds this lateness is within the share)."""
     return burst * BURST_FRACTION
