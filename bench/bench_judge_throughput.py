@@ -13,7 +13,13 @@ judgment writes and the command's own progress polling):
     the median; target: within 1.2x of the sum of the latencies / 64, the sum computed from the
     very prompts the run sends);
   - two workers: 128 in flight across two workers (target on PostgreSQL: within 1.25x of
-    calls x latency / 128).
+    calls x latency / 128);
+  - two workers, lognormal: the long-tailed run at 128 in flight across two workers (target on
+    PostgreSQL: within 1.25x of the sum of the latencies / 128).
+
+With --busy N, N busy loops (`while True: pass`, normal priority) run beside everything, one
+per core being the busy machine of SPEC's targets. With --profile DIR each worker runs under
+cProfile and writes DIR/<case>-worker-<n>.prof (read with `python -m pstats`).
 
 With --scale it also runs 10,000- and 100,000-judgment runs at 1, 2 and 4 workers (64 in
 flight each) and reads each worker's peak memory (VmHWM): a worker's memory must not grow
@@ -24,6 +30,7 @@ critical path. Nothing here asserts: it prints ratios.
 
     .venv/bin/python bench/bench_judge_throughput.py [--calls 3692] [--latency 0.2]
         [--baseline-calls 50] [--databases sqlite,postgres] [--postgres-url URL] [--scale]
+        [--cases baseline,fixed,lognormal,two_workers,two_workers_lognormal] [--busy 2] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-TARGETS = {"fixed": 1.15, "lognormal": 1.2, "two_workers": 1.25}
+TARGETS = {"fixed": 1.15, "lognormal": 1.2, "two_workers": 1.25, "two_workers_lognormal": 1.25}
 
 
 def list_schedule_end(latencies: list[float], slots: int) -> float:
@@ -84,14 +91,22 @@ class Worker(subprocess.Popen):
     log: Path
 
 
-def start_workers(count: int, env: dict, logs: Path) -> list[Worker]:
-    """Workers as deployed, polling every 50 ms; returned once each says it is polling."""
+def start_busy_loops(count: int) -> list[subprocess.Popen]:
+    """Processes that each keep a core busy at normal priority, as other work on the machine would."""
+    return [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def start_workers(count: int, env: dict, logs: Path, profile: str | None = None) -> list[Worker]:
+    """Workers as deployed, polling every 50 ms; returned once each says it is polling. With a
+    `profile` path prefix, each runs under cProfile and writes <prefix>-worker-<n>.prof on exit."""
     workers = []
     for n in range(count):
         log = logs / f"worker-{n}-{uuid.uuid4().hex[:6]}.log"
+        profiler = ["-m", "cProfile", "-o", f"{profile}-worker-{n}.prof"] if profile else []
         process = Worker(
             [
                 PY,
+                *profiler,
                 "manage.py",
                 "db_worker",
                 "--queue-name",
@@ -237,7 +252,11 @@ def child(args) -> dict:
             file=sys.stderr,
             flush=True,
         )
-        procs = start_workers(workers, env, logs)
+        profile = None
+        if args.profile:
+            Path(args.profile).mkdir(parents=True, exist_ok=True)
+            profile = str(Path(args.profile) / f"{connection.vendor}-{label.replace(' ', '_')}")
+        procs = start_workers(workers, env, logs, profile)
         idle_memory = [peak_memory_mib(p) for p in procs]
         try:
             output = logs / f"judge-{uuid.uuid4().hex[:6]}.out"
@@ -366,6 +385,10 @@ def child(args) -> dict:
             )
         if "two_workers" in cases:
             results["two_workers"] = timed("two workers", calls=args.calls, workers=2, concurrency=128)
+        if "two_workers_lognormal" in cases:
+            results["two_workers_lognormal"] = timed(
+                "two workers lognormal", calls=args.calls, workers=2, concurrency=128, endpoint="bench-lognormal"
+            )
         # Progress as `judge` polls it, on the last finished run: queries and time per poll.
         run = JudgeRun.objects.order_by("-pk").first()
         if run is not None:
@@ -399,9 +422,11 @@ def main():
     parser.add_argument("--shard-size", type=int, help="judge --shard-size (default: the command's)")
     parser.add_argument(
         "--cases",
-        default="baseline,fixed,lognormal,two_workers",
-        help="which of baseline, fixed, lognormal, two_workers to run",
+        default="baseline,fixed,lognormal,two_workers,two_workers_lognormal",
+        help="which of baseline, fixed, lognormal, two_workers, two_workers_lognormal to run",
     )
+    parser.add_argument("--busy", type=int, default=0, help="busy loops beside the run (one per core: a busy machine)")
+    parser.add_argument("--profile", help="a folder: each worker runs under cProfile and writes its profile there")
     parser.add_argument(
         "--postgres-url",
         default=os.environ.get("DATABASE_URL", "") if os.environ.get("DATABASE_URL", "").startswith("postgres") else "",
@@ -413,80 +438,97 @@ def main():
         print(json.dumps(child(args)))
         return 0
 
-    print(f"{args.calls} calls, {args.latency * 1000:.0f} ms median latency; `judge` timed from its start to its end")
+    print(
+        f"{args.calls} calls, {args.latency * 1000:.0f} ms median latency; `judge` timed from its start to its end; "
+        f"{args.busy} busy loop(s) beside it on {os.cpu_count()} cores"
+    )
     failed = False
-    with tempfile.TemporaryDirectory() as tmp:
-        urls = {"sqlite": f"sqlite:///{tmp}/bench.sqlite3", "postgres": args.postgres_url}
-        for name in [n.strip() for n in args.databases.split(",") if n.strip()]:
-            if not urls.get(name):
-                print(f"== {name}: skipped (set DATABASE_URL or --postgres-url to a PostgreSQL database you can spare)")
-                continue
-            env = {**os.environ, "DATABASE_URL": urls[name], "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings"}
-            command = [
-                PY,
-                __file__,
-                "--child",
-                "--calls",
-                str(args.calls),
-                "--latency",
-                str(args.latency),
-                "--baseline-calls",
-                str(args.baseline_calls),
-                "--server-processes",
-                str(args.server_processes),
-                "--cases",
-                args.cases,
-            ] + (["--shard-size", str(args.shard_size)] if args.shard_size else [])
-            if args.scale:
-                command.append("--scale")
-            if args.scale_only:
-                command.append("--scale-only")
-            load = os.getloadavg()[0]
-            done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-            if done.returncode != 0:
-                print(f"== {name}: failed (see the error above)")
-                failed = True
-                continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            print(
-                f"== {name} (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after: other processes "
-                "share these cores)"
-            )
-            if args.scale_only:
-                print_scale(result)
-                continue
-            sequential = result.get("baseline_per_call", args.latency) * args.calls
-            if "baseline_per_call" in result:
-                print(
-                    f"  1 in flight (sample of {args.baseline_calls}, command included): "
-                    f"{result['baseline_per_call'] * 1000:.1f} ms/call -> {sequential:.1f} s for {args.calls} calls"
-                )
-            for key, label in (
-                ("fixed", "64 in flight, 1 worker, fixed latency"),
-                ("lognormal", "64 in flight, 1 worker, lognormal   "),
-                ("two_workers", "128 in flight, 2 workers, fixed     "),
-            ):
-                if key not in result:
-                    continue
-                row = result[key]
-                ok = row["ratio"] <= TARGETS[key]
-                failed |= not ok and (key != "two_workers" or name == "postgres")
-                print(
-                    f"  {label}: {row['elapsed']:.2f} s, ideal {row['ideal']:.2f} s = {row['ratio']:.3f}x "
-                    f"({'ok' if ok else f'OVER {TARGETS[key]}x'}); {sequential / row['elapsed']:.0f}x faster than "
-                    f"1 in flight; run id printed after {row['printed_id_after']:.2f} s, first shard picked up "
-                    f"{row['picked_up_after'] * 1000:.0f} ms after the run was made (its task "
-                    f"{(row['task_pickup'] or 0) * 1000:.0f} ms after it was queued); workers holding shards: "
-                    f"{row['shards_by_worker']}"
-                )
-                if row.get("in_order"):
+    busy = start_busy_loops(args.busy)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            urls = {"sqlite": f"sqlite:///{tmp}/bench.sqlite3", "postgres": args.postgres_url}
+            for name in [n.strip() for n in args.databases.split(",") if n.strip()]:
+                if not urls.get(name):
                     print(
-                        f"    sent in the run's order with no cost per call, the calls would end after "
-                        f"{row['in_order']:.2f} s = {row['in_order'] / row['ideal']:.3f}x (their tail); "
-                        f"the run took {row['elapsed'] / row['in_order']:.3f}x of that"
+                        f"== {name}: skipped (set DATABASE_URL or --postgres-url to a PostgreSQL database you can spare)"
                     )
-            print(f"  progress poll: {result['poll']['queries']} queries, {result['poll']['ms']:.1f} ms")
-            print_scale(result)
+                    continue
+                env = {
+                    **os.environ,
+                    "DATABASE_URL": urls[name],
+                    "DEBUG": "1",
+                    "DJANGO_SETTINGS_MODULE": "config.settings",
+                }
+                command = [
+                    PY,
+                    __file__,
+                    "--child",
+                    "--calls",
+                    str(args.calls),
+                    "--latency",
+                    str(args.latency),
+                    "--baseline-calls",
+                    str(args.baseline_calls),
+                    "--server-processes",
+                    str(args.server_processes),
+                    "--cases",
+                    args.cases,
+                ]
+                command += ["--shard-size", str(args.shard_size)] if args.shard_size else []
+                command += ["--profile", str(Path(args.profile).resolve())] if args.profile else []
+                if args.scale:
+                    command.append("--scale")
+                if args.scale_only:
+                    command.append("--scale-only")
+                load = os.getloadavg()[0]
+                done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+                if done.returncode != 0:
+                    print(f"== {name}: failed (see the error above)")
+                    failed = True
+                    continue
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                print(
+                    f"== {name} (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after: other processes "
+                    "share these cores)"
+                )
+                if args.scale_only:
+                    print_scale(result)
+                    continue
+                sequential = result.get("baseline_per_call", args.latency) * args.calls
+                if "baseline_per_call" in result:
+                    print(
+                        f"  1 in flight (sample of {args.baseline_calls}, command included): "
+                        f"{result['baseline_per_call'] * 1000:.1f} ms/call -> {sequential:.1f} s for {args.calls} calls"
+                    )
+                for key, label in (
+                    ("fixed", "64 in flight, 1 worker, fixed latency"),
+                    ("lognormal", "64 in flight, 1 worker, lognormal   "),
+                    ("two_workers", "128 in flight, 2 workers, fixed     "),
+                    ("two_workers_lognormal", "128 in flight, 2 workers, lognormal "),
+                ):
+                    if key not in result:
+                        continue
+                    row = result[key]
+                    ok = row["ratio"] <= TARGETS[key]
+                    failed |= not ok and (key != "two_workers" or name == "postgres")
+                    print(
+                        f"  {label}: {row['elapsed']:.2f} s, ideal {row['ideal']:.2f} s = {row['ratio']:.3f}x "
+                        f"({'ok' if ok else f'OVER {TARGETS[key]}x'}); {sequential / row['elapsed']:.0f}x faster than "
+                        f"1 in flight; run id printed after {row['printed_id_after']:.2f} s, first shard picked up "
+                        f"{row['picked_up_after'] * 1000:.0f} ms after the run was made (its task "
+                        f"{(row['task_pickup'] or 0) * 1000:.0f} ms after it was queued); workers holding shards: "
+                        f"{row['shards_by_worker']}"
+                    )
+                    if row.get("in_order"):
+                        print(
+                            f"    sent in the run's order with no cost per call, the calls would end after "
+                            f"{row['in_order']:.2f} s = {row['in_order'] / row['ideal']:.3f}x (their tail); "
+                            f"the run took {row['elapsed'] / row['in_order']:.3f}x of that"
+                        )
+                print(f"  progress poll: {result['poll']['queries']} queries, {result['poll']['ms']:.1f} ms")
+                print_scale(result)
+    finally:
+        stop(busy)
     return 1 if failed else 0
 
 

@@ -14,11 +14,23 @@ the database (llm/budget.py). For each number of workers it prints:
     should wait, not spin (target: a small share of one core per worker).
 
 The "minute" is --window seconds (60 is a provider's; shorter keeps the benchmark short: the
-workers read it from LLM_RATE_WINDOW_SECONDS). SQLite in a temporary file unless
-DATABASE_URL is given (a PostgreSQL database the benchmark may fill).
+workers read it from LLM_RATE_WINDOW_SECONDS). With --provider-window W the provider counts
+its limits over every W seconds instead (its share of the minute's: RPM 1,200 is 40 requests
+per 2 s), as providers that quantise their limits do; the time the limits allow is then W's
+windows. With --busy N, N busy loops run beside it at normal priority (one per core: a busy
+machine). SQLite in a temporary file unless DATABASE_URL is given (a PostgreSQL database the
+benchmark may fill).
 
     .venv/bin/python bench/bench_limits.py [--calls 200] [--window 5] [--rpm 40] [--tpm 40000]
-        [--in-flight 8] [--latency 0.2] [--workers 2,4]
+        [--in-flight 8] [--latency 0.2] [--workers 2,4] [--provider-window 2] [--busy 2]
+
+As SPEC's "provider limits" are measured (600 calls, RPM 1,200 then TPM 480,000, counted over
+2-second windows):
+
+    .venv/bin/python bench/bench_limits.py --calls 600 --window 60 --provider-window 2 \
+        --rpm 1200 --tpm 100000000 --in-flight 16 --max-tokens 64
+    .venv/bin/python bench/bench_limits.py --calls 600 --window 60 --provider-window 2 \
+        --rpm 100000 --tpm 480000 --in-flight 64 --max-tokens 1000
 """
 
 from __future__ import annotations
@@ -73,7 +85,10 @@ def one(args, workers: int) -> dict:
         return default_reply(body)
 
     server = FakeLLM(latency=args.latency, reply=timed_reply).start()
-    limits = ProviderLimits(rpm=args.rpm, tpm=args.tpm, window=args.window)
+    counted = args.provider_window or args.window
+    limits = ProviderLimits(
+        rpm=int(args.rpm * counted / args.window), tpm=int(args.tpm * counted / args.window), window=counted
+    )
     server.limits = limits
     tag = f"w{workers}-{time.time_ns()}"
     endpoint = Endpoint.objects.create(
@@ -135,9 +150,9 @@ def one(args, workers: int) -> dict:
     run.refresh_from_db()
     # The calls' tokens as the server counted them: what the minute's tokens allow per window.
     tokens_per_call = sum(provider_tokens(body) for body in server.requests) / max(1, server.count)
-    per_window = min(args.rpm, int(args.tpm // tokens_per_call))
+    per_window = min(limits.rpm, int(limits.tpm // tokens_per_call))
     wall = served[-1] - (served[0] - args.latency)
-    allowed = allowed_seconds(args.calls, per_window, args.window, args.in_flight, args.latency)
+    allowed = allowed_seconds(args.calls, per_window, counted, args.in_flight, args.latency)
     return {
         "workers": workers,
         "status": run.status,
@@ -163,6 +178,8 @@ def main(argv=None) -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--workers", default="2,4")
+    parser.add_argument("--provider-window", type=float, help="the provider counts its limits over these seconds")
+    parser.add_argument("--busy", type=int, default=0, help="busy loops beside the run (one per core: a busy machine)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from bench._django import setup_django
@@ -170,14 +187,21 @@ def main(argv=None) -> int:
     setup_django()
     print(
         f"{args.calls} calls; limits per {args.window:g} s: {args.rpm} requests, {args.tpm} tokens; "
-        f"{args.in_flight} in flight; latency {args.latency:g} s; database {os.environ['DATABASE_URL'].split(':')[0]}"
+        f"{args.in_flight} in flight; latency {args.latency:g} s; database {os.environ['DATABASE_URL'].split(':')[0]}; "
+        f"provider counts over {args.provider_window or args.window:g} s; {args.busy} busy loop(s), load average "
+        f"{os.getloadavg()[0]:.1f}"
     )
     print(
         f"{'workers':>7} {'status':>9} {'requests':>8} {'429 %':>6} {'peak':>5} {'wall s':>7} {'allowed s':>9} "
         f"{'ratio':>6} {'worker CPU s':>12} {'cores/worker':>12}"
     )
-    for workers in [int(part) for part in args.workers.split(",")]:
-        row = one(args, workers)
+    busy = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        rows = [one(args, int(part)) for part in args.workers.split(",")]
+    finally:
+        for process in busy:
+            process.kill()
+    for row in rows:
         print(
             f"{row['workers']:>7} {row['status']:>9} {row['requests']:>8} {100 * row['429_share']:>6.2f} "
             f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f} "

@@ -355,6 +355,10 @@ LLM_MIN_CALL_SECONDS = float(os.environ.get("LLM_MIN_CALL_SECONDS", "120"))
 # calls in flight lasts unless renewed (a killed worker's slots come back after it).
 LLM_RATE_WINDOW_SECONDS = float(os.environ.get("LLM_RATE_WINDOW_SECONDS", "60"))
 LLM_BUDGET_LEASE_SECONDS = float(os.environ.get("LLM_BUDGET_LEASE_SECONDS", "30"))
+# Providers quantise their limits (a minute's 60,000 requests enforced as 1,000 a second): over
+# any window of LLM_BURST_SECONDS or more, workers send at most that window's share of the
+# minute's requests and tokens (llm/pacing.py, a token bucket in the budget's row).
+LLM_BURST_SECONDS = float(os.environ.get("LLM_BURST_SECONDS", "1"))
 # A reply's body is read up to LLM_MAX_REPLY_BYTES once decompressed, and its text kept up to
 # LLM_REPLY_CHARS_PER_TOKEN per token asked (LLM_MAX_REPLY_CHARS when none is asked): past
 # either it is an error with its size, never stored.
@@ -364,12 +368,14 @@ LLM_MAX_REPLY_CHARS = int(os.environ.get("LLM_MAX_REPLY_CHARS", "400000"))
 # Batch runs (llm/batch.py, judging/batching.py): a batch holds at most MAX_REQUESTS lines and
 # MAX_BYTES of file (OpenAI's limits: 50,000 requests, 200 MB); a batch still at the provider is
 # looked at every POLL_SECONDS; files travel within TRANSFER_SECONDS; a results file is read up
-# to MAX_RESULT_BYTES.
+# to MAX_RESULT_BYTES once inflated and for at most READ_SECONDS (past either, or cut short, its
+# requests fail once and the file is never read again).
 LLM_BATCH_MAX_REQUESTS = int(os.environ.get("LLM_BATCH_MAX_REQUESTS", "50000"))
 LLM_BATCH_MAX_BYTES = int(os.environ.get("LLM_BATCH_MAX_BYTES", str(200 * 1000 * 1000)))
 LLM_BATCH_POLL_SECONDS = float(os.environ.get("LLM_BATCH_POLL_SECONDS", "30"))
 LLM_BATCH_TRANSFER_SECONDS = float(os.environ.get("LLM_BATCH_TRANSFER_SECONDS", "600"))
 LLM_BATCH_MAX_RESULT_BYTES = int(os.environ.get("LLM_BATCH_MAX_RESULT_BYTES", str(2 * 1024**3)))
+LLM_BATCH_READ_SECONDS = float(os.environ.get("LLM_BATCH_READ_SECONDS", "300"))
 
 # Stored figures (BT, bootstrap, agreement, leaderboards) are recomputed by a background task
 # at most once per FIGURES_DEBOUNCE_SECONDS after their votes or judgments change.

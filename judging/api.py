@@ -63,6 +63,8 @@ class BatchRowSerializer(serializers.Serializer):
     completed = serializers.IntegerField()
     failed = serializers.IntegerField()
     waiting_seconds = serializers.IntegerField(help_text="Since the batch was made (until it ended).")
+    duplicate_lines = serializers.IntegerField(help_text="Result lines naming a request a second time (ignored).")
+    unknown_lines = serializers.IntegerField(help_text="Result lines naming none of the batch's requests (ignored).")
     error = serializers.CharField(allow_blank=True)
 
 
@@ -75,6 +77,8 @@ class BatchesProgressSerializer(serializers.Serializer):
     requests = serializers.IntegerField()
     completed = serializers.IntegerField()
     failed = serializers.IntegerField()
+    duplicate_lines = serializers.IntegerField()
+    unknown_lines = serializers.IntegerField()
     waiting_seconds = serializers.IntegerField(help_text="The longest wait among the open batches.")
 
 

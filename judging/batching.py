@@ -19,8 +19,16 @@ A pass (`batch_pass`) does what is due, then returns:
 3. A result line becomes the same outcome a live call has (llm/batch.py): the paid replies go to
    the response cache first, then every unit's outcome to the owner's `save` (the live path's
    own), with the batch marked collected, in one transaction. A line whose custom id the batch
-   does not hold is ignored; a unit the batch gave no line for is a failed call, sent again by
-   a resume.
+   does not hold, or that names a request a second time, is ignored and counted on the batch
+   (`unknown_lines`, `duplicate_lines`); a unit the batch gave no line for is a failed call,
+   sent again by a resume.
+4. A provider is not trusted to be well-behaved: a results file over its caps (bytes once
+   inflated, seconds to read), cut short, an error file that is not JSONL, or a batch said to be
+   completed with no file at all, fail the requests without a result once, with the reason, and
+   the batch is collected: its files are never read again, whatever became of the owner. A
+   batch id the provider already gave another batch (of any owner: ids are unique per
+   provider, `BatchJob.endpoint_url`) is refused: the owner stops with a reason that names no
+   other owner, and its requests in that batch fail.
 
 A step is taken by one process at a time (the row's `holder`, until `held_until`; a holder of
 this machine whose process is gone frees it at once). A cancelled owner sends no new batch and
@@ -38,7 +46,7 @@ from datetime import timedelta
 from typing import Protocol
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.tasks import task_backends
 from django.utils import timezone
@@ -48,7 +56,9 @@ from judging.engine.workers import worker_is_gone, worker_name
 from judging.models import BatchJob
 from llm.batch import (
     BatchCallError,
+    BatchFileUnusable,
     BatchState,
+    LineCounts,
     batch_cancel,
     batch_create,
     batch_file_download,
@@ -148,6 +158,11 @@ def batch_pass(owner: BatchOwner) -> PassReport:
     return report
 
 
+def provider_url(endpoint: EndpointConfig) -> str:
+    """The provider a batch goes to, as BatchJob.endpoint_url holds it: its base URL, normalised."""
+    return endpoint.base_url.rstrip("/").lower()[:400]
+
+
 def _gather(owner: BatchOwner) -> tuple[int, int]:
     """New BatchJob rows for the units left (and the cache's replies saved); returns how many
     rows and how many cached replies."""
@@ -183,7 +198,13 @@ def _gather(owner: BatchOwner) -> tuple[int, int]:
                 leader_chunk[key] = len(chunks) - 1
         BatchJob.objects.bulk_create(
             [
-                BatchJob(**owner.job_fields(), custom_ids=chunk["ids"], requests=chunk["lines"], bytes=chunk["bytes"])
+                BatchJob(
+                    **owner.job_fields(),
+                    endpoint_url=provider_url(owner.endpoint),
+                    custom_ids=chunk["ids"],
+                    requests=chunk["lines"],
+                    bytes=chunk["bytes"],
+                )
                 for chunk in chunks
             ]
         )
@@ -280,9 +301,44 @@ def _submit(owner: BatchOwner, job: BatchJob) -> None:
             metadata={"userbench": owner.label, "userbench_job": str(job.pk)},
         )
     now = timezone.now()
-    BatchJob.objects.filter(pk=job.pk).update(batch_id=batch_id, status=BatchJob.Status.SUBMITTED, submitted_at=now)
+    taken = BatchJob.objects.filter(endpoint_url=job.endpoint_url, batch_id=batch_id).exclude(pk=job.pk).exists()
+    if not taken:
+        try:
+            with transaction.atomic():
+                BatchJob.objects.filter(pk=job.pk).update(
+                    batch_id=batch_id, status=BatchJob.Status.SUBMITTED, submitted_at=now
+                )
+        except IntegrityError:
+            taken = True  # another process stored the same id meanwhile
+    if taken:
+        _refuse_batch_id(owner, job, batch_id)
+        return
     job.batch_id, job.status, job.submitted_at = batch_id, BatchJob.Status.SUBMITTED, now
     logger.info("%s batch job %s: batch %s made of file %s", owner.label, job.pk, batch_id, job.input_file_id)
+
+
+def _refuse_batch_id(owner: BatchOwner, job: BatchJob, batch_id: str) -> None:
+    """The provider named this batch with an id it already gave another batch: Userbench cannot
+    tell their results apart, so this one is not followed (nor cancelled: the id is the other
+    batch's too). Its requests fail, once; the owner stops, saying why and how to go on, and
+    naming no other owner."""
+    reason = _(
+        "The provider at %(url)s named a new batch %(id)s, an id it had already given another batch: its results "
+        "could not be told apart, so this batch is not followed and its requests failed. Check the provider's "
+        "Batch API, then resume to send them again."
+    ) % {"url": owner.endpoint.base_url, "id": batch_id[:60]}
+    logger.warning("%s batch job %s: %s", owner.label, job.pk, reason)
+    with transaction.atomic():
+        locked = BatchJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status != BatchJob.Status.UPLOADED:
+            return
+        requests = owner.rebuild(job.custom_ids)
+        owner.save([(custom_id, LLMCallError(reason)) for custom_id in job.custom_ids if custom_id in requests])
+        BatchJob.objects.filter(pk=job.pk).update(
+            status=BatchJob.Status.COLLECTED, provider_status="refused", finished_at=timezone.now(), error=reason[:500]
+        )
+    job.status = BatchJob.Status.COLLECTED
+    owner.stop(reason)
 
 
 def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
@@ -295,25 +351,45 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
             leaders.setdefault(keys[custom_id], custom_id)
     lines = set(leaders.values())
     found: dict[str, Outcome] = {}
+    duplicates = unknown = 0
+    problems: list[str] = []
+    if state.status == "completed" and not state.output_file_id and not state.error_file_id:
+        problems.append(_("the provider named no results file"))
     for file_id in (state.output_file_id, state.error_file_id):
         if not file_id:
             continue
         try:
             stream = batch_file_download(owner.endpoint, file_id)
+        except BatchFileUnusable as error:
+            # Never read again: the batch is collected with its requests failed (a resume sends them).
+            problems.append(str(error))
+            continue
         except BatchCallError as error:
             if error.status != 404:
                 raise
             # The file is gone (providers delete them after a while): its units find no result.
             state = replace(state, errors=str(error)[:300])
             continue
+        counts = LineCounts()
         with stream:
-            for record in result_lines(stream):
+            for record in result_lines(stream, counts):
                 custom_id = record.get("custom_id")
-                # Only the lines this batch holds, the first of each (an upstream may send others).
-                if isinstance(custom_id, str) and custom_id in lines and custom_id not in found:
+                if not isinstance(custom_id, str) or custom_id not in lines:
+                    unknown += 1  # another batch's, or none: ignored
+                elif custom_id in found:
+                    duplicates += 1  # the first line for a request counts
+                else:
                     found[custom_id] = result_outcome(
                         record, max_tokens=requests[custom_id].max_tokens, key=keys[custom_id]
                     )
+        unknown += counts.not_json
+        if counts.not_json and file_id == state.error_file_id:
+            problems.append(
+                _("the error file %(id)s is not JSONL (line %(line)d is not a JSON object)")
+                % {"id": file_id, "line": counts.first_not_json}
+            )
+    if problems:
+        state = replace(state, errors="; ".join([*problems, *([state.errors] if state.errors else [])])[:300])
     missing = _("the batch ended %(status)s without a result for this request") % {"status": state.status}
     if state.errors:
         missing += f" ({state.errors})"
@@ -347,6 +423,8 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
             finished_at=timezone.now(),
             prompt_tokens=sum(reply.prompt_tokens or 0 for reply in replies),
             completion_tokens=sum(reply.completion_tokens or 0 for reply in replies),
+            duplicate_lines=duplicates,
+            unknown_lines=unknown,
             error=state.errors[:500],
         )
     return len(outcomes)
@@ -409,6 +487,8 @@ def batch_jobs_progress(jobs: Iterable[BatchJob], *, now=None) -> dict:
                 "completed": job.completed,
                 "failed": job.failed,
                 "waiting_seconds": int((waited_until - job.submitted_at).total_seconds()) if job.submitted_at else 0,
+                "duplicate_lines": job.duplicate_lines,
+                "unknown_lines": job.unknown_lines,
                 "error": job.error,
             }
         )
@@ -419,6 +499,8 @@ def batch_jobs_progress(jobs: Iterable[BatchJob], *, now=None) -> dict:
         "requests": sum(row["requests"] for row in rows),
         "completed": sum(row["completed"] for row in rows),
         "failed": sum(row["failed"] for row in rows),
+        "duplicate_lines": sum(row["duplicate_lines"] for row in rows),
+        "unknown_lines": sum(row["unknown_lines"] for row in rows),
         "waiting_seconds": max((int(row["waiting_seconds"]) for row in open_rows), default=0),
     }
 

@@ -472,6 +472,9 @@ class BatchJob(models.Model):
     generation = models.ForeignKey(
         AnswerGeneration, null=True, blank=True, on_delete=models.CASCADE, related_name="batch_jobs"
     )
+    # The provider it was sent to (its base URL, as judging.batching.provider_url writes it):
+    # batch ids are the provider's, unique at one provider, not across them.
+    endpoint_url = models.CharField(max_length=400, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PREPARING)
     # The units it holds, as custom ids ("<item>:<model>:<order>" of a run, "<item>" of a
     # generation); a result line whose custom id is not here is ignored.
@@ -490,6 +493,10 @@ class BatchJob(models.Model):
     # Usage of the replies collected, priced at the endpoint's batch price.
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
+    # Result lines that named a request of the batch a second time (the first one counts), and
+    # lines that named none of its requests (another batch's, none, or not JSON): ignored, counted.
+    duplicate_lines = models.PositiveIntegerField(default=0)
+    unknown_lines = models.PositiveIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
     cancel_sent = models.BooleanField(default=False)
     # Who works on the row now (a process, as judging/engine/workers.py names them), until when.
@@ -509,7 +516,9 @@ class BatchJob(models.Model):
                 name="batch_job_has_one_owner",
             ),
             models.UniqueConstraint(
-                fields=["batch_id"], condition=Q(batch_id__isnull=False), name="batch_job_batch_id_unique"
+                fields=["endpoint_url", "batch_id"],
+                condition=Q(batch_id__isnull=False),
+                name="batch_job_batch_id_unique_per_endpoint",
             ),
         ]
 

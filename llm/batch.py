@@ -17,8 +17,10 @@ the callers' (judging/batching.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import IO, Any
@@ -59,6 +61,24 @@ class BatchCallError(EndpointError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class BatchFileUnusable(BatchCallError):
+    """A results or error file that can never be used as it is: larger than the cap once
+    inflated, longer to read than LLM_BATCH_READ_SECONDS, or cut short. Reading it again would
+    cost the same for nothing: the requests it should have answered fail, once, and a resume
+    sends them again."""
+
+    def __init__(self, message: str):
+        super().__init__(message, retryable=False)
+
+
+@dataclass
+class LineCounts:
+    """What a results file held besides usable lines: lines that are not a JSON object."""
+
+    not_json: int = 0
+    first_not_json: int = 0  # its line number (1-based), 0: none
 
 
 @dataclass(frozen=True)
@@ -211,28 +231,49 @@ def batch_cancel(endpoint: EndpointConfig, batch_id: str) -> None:
 
 
 def batch_file_download(endpoint: EndpointConfig, file_id: str) -> IO[bytes]:
-    """A results file, read as it arrives into a temporary file (memory up to SPOOL_BYTES) and
-    no further than LLM_BATCH_MAX_RESULT_BYTES; the caller closes it."""
+    """A results file, read as it arrives into a temporary file (memory up to SPOOL_BYTES), no
+    further than LLM_BATCH_MAX_RESULT_BYTES once inflated (a file sent compressed counts what it
+    inflates to) and for no longer than LLM_BATCH_READ_SECONDS in all; the caller closes it.
+    BatchFileUnusable when the file is over either cap or cut short: nothing of it is kept."""
     _openai, httpx2 = sdk_modules()
     cap = int(settings.LLM_BATCH_MAX_RESULT_BYTES)
+    seconds = float(settings.LLM_BATCH_READ_SECONDS)
     target = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+    too_large = _("The results file %(id)s is larger than %(cap)d bytes; nothing of it is kept.")
 
     async def download(client):
-        response = await client.get(
-            f"/files/{file_id}/content", cast_to=httpx2.Response, options={"headers": {RAW_RESPONSE_HEADER: "stream"}}
-        )
-        size = 0
+        started = time.monotonic()
         try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > cap:
-                    raise BatchCallError(
-                        _("The results file %(id)s is larger than %(cap)d bytes; nothing of it is kept.")
-                        % {"id": file_id, "cap": cap}
-                    )
-                target.write(chunk)
-        finally:
-            await response.aclose()
+            async with asyncio.timeout(seconds):
+                response = await client.get(
+                    f"/files/{file_id}/content",
+                    cast_to=httpx2.Response,
+                    options={"headers": {RAW_RESPONSE_HEADER: "stream"}},
+                )
+                try:
+                    declared = response.headers.get("content-length", "")
+                    if declared.isdigit() and int(declared) > cap:
+                        raise BatchFileUnusable(too_large % {"id": file_id, "cap": cap})
+                    size = 0
+                    async for chunk in response.aiter_bytes():  # inflated, as it arrives
+                        size += len(chunk)
+                        if size > cap:
+                            raise BatchFileUnusable(too_large % {"id": file_id, "cap": cap})
+                        target.write(chunk)
+                        if time.monotonic() - started > seconds:
+                            raise TimeoutError
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise BatchFileUnusable(
+                _("Reading the results file %(id)s took longer than %(seconds)g s; nothing of it is kept.")
+                % {"id": file_id, "seconds": seconds}
+            ) from None
+        except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.DecodingError) as error:
+            raise BatchFileUnusable(
+                _("The results file %(id)s came cut short or garbled (%(reason)s); nothing of it is kept.")
+                % {"id": file_id, "reason": redact_secrets(str(error))[:120]}
+            ) from None
 
     try:
         _run(endpoint, _("Reading file %(id)s") % {"id": file_id}, download)
@@ -243,24 +284,38 @@ def batch_file_download(endpoint: EndpointConfig, file_id: str) -> IO[bytes]:
     return target
 
 
-def result_lines(stream: IO[bytes]) -> Iterator[dict]:
+def result_lines(stream: IO[bytes], counts: LineCounts | None = None) -> Iterator[dict]:
     """The JSON objects of a results file, one per line; a line past LLM_MAX_REPLY_BYTES, or not
-    a JSON object, is skipped (its unit finds no result and fails alone)."""
+    a JSON object, is skipped (its unit finds no result and fails alone) and counted in `counts`."""
     cap = int(settings.LLM_MAX_REPLY_BYTES)
+    counts = counts if counts is not None else LineCounts()
+    number = 0
     while True:
         line = stream.readline(cap + 1)
         if not line:
             return
+        number += 1
         if len(line) > cap and not line.endswith(b"\n"):
             while (rest := stream.readline(cap + 1)) and not rest.endswith(b"\n"):
                 pass  # the rest of a line too long to keep
+            _not_json(counts, number)
+            continue
+        if not line.strip():
             continue
         try:
             record = json.loads(line)
         except ValueError:
+            _not_json(counts, number)
             continue
         if isinstance(record, dict):
             yield record
+        else:
+            _not_json(counts, number)
+
+
+def _not_json(counts: LineCounts, number: int) -> None:
+    counts.not_json += 1
+    counts.first_not_json = counts.first_not_json or number
 
 
 def result_outcome(record: dict, *, max_tokens: int | None, key: str = "") -> Outcome:

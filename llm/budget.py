@@ -10,12 +10,14 @@ and key variable) or per run (its concurrency), and a worker takes from it befor
   slots no other live lease holds, and gives back what it does not use. A lease lapses unless
   renewed, so a worker killed with its slots out gives them back within LLM_BUDGET_LEASE_SECONDS.
   When holders want more than the limit, each is capped at an even share.
-- requests and tokens per minute are a sliding window of spends (`BudgetSpend`): a grant is
-  written with the time it was made, and a worker sends what it was granted at once. The window
-  looks back a little longer than the provider's minute (SEND_MARGIN_SECONDS), so a call sent
-  a moment after its grant is still counted in every minute the provider counts it in.
+- requests and tokens per minute are token buckets (llm/pacing.py) whose levels and refill
+  clock are in the row: they refill continuously and hold little, so that over any window of
+  LLM_BURST_SECONDS or more the workers together send at most the window's share of the
+  minute, as providers that quantise their limits count them. A worker sends what it was
+  granted at once (llm/gate.py drops a grant held longer than the pacing allows).
 - `not_before` holds every worker back after the provider said to wait (a 429's Retry-After,
-  `x-ratelimit-remaining-*` at zero until its `x-ratelimit-reset-*`).
+  `x-ratelimit-remaining-*` at zero until its `x-ratelimit-reset-*`); the buckets are emptied
+  then and refill only from that time.
 
 Every change happens with the budget's row locked (PostgreSQL's row lock; SQLite's one writer,
 IMMEDIATE transactions): two workers never both see the same free slot. A worker asks for all
@@ -26,18 +28,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from llm.calls import ChatRequest
-from llm.models import BudgetLease, BudgetSpend, SharedBudget
+from llm.models import BudgetLease, SharedBudget
+from llm.pacing import Bucket, Pace, booking_seconds, buckets_take
 
-# A grant is sent at once; the window looks back this much more than a minute so that a call
-# sent up to this long after its grant still counts in every minute the provider sees it in.
-SEND_MARGIN_SECONDS = 1.0
 # Characters per token of ASCII text (other characters count one token each): an estimate
 # that is never below what OpenAI-style tokenizers count for English or Chinese text.
 ASCII_CHARS_PER_TOKEN = 4
@@ -48,6 +48,11 @@ TOKENS_PER_MESSAGE = 4
 def window_seconds() -> float:
     """The provider's minute (settings.LLM_RATE_WINDOW_SECONDS, 60)."""
     return float(settings.LLM_RATE_WINDOW_SECONDS)
+
+
+def burst_seconds() -> float:
+    """The shortest window over which the minute's share is kept (settings.LLM_BURST_SECONDS, 1)."""
+    return float(settings.LLM_BURST_SECONDS)
 
 
 def lease_seconds() -> float:
@@ -88,13 +93,18 @@ class BudgetLimits:
 @dataclass(frozen=True)
 class Grant:
     """What a worker got: the slots its lease holds now, how many of the calls it asked about
-    it may send now (in order), its fair share of the in-flight limit (None: no cap) and, when
-    it got none, how long to wait before asking again."""
+    it may send now (in order), its fair share of the in-flight limit (None: no cap), when it
+    got none, how long to wait before asking again and, when the buckets granted some of the
+    calls but not all, how long until the next one could be (`again`)."""
 
     slots: int
     calls: int
     share: int | None
     wait: float
+    again: float = 0.0
+    offsets: tuple[float, ...] = ()
+    # How late after its moment a call granted may still be sent (llm/pacing.py, Pace.lateness).
+    late: float = 0.0
 
 
 def budget_row(key: str) -> int:
@@ -142,11 +152,13 @@ def budget_acquire(
         room = max(0, slots - in_use)
     else:
         slots, room = 0, len(estimates)
-    calls, wait = min(room, len(estimates)), 0.0
+    calls, wait, again = min(room, len(estimates)), 0.0, 0.0
+    offsets: tuple[float, ...] = ()
+    late = 0.0
     if budget.not_before is not None and budget.not_before > now:
         calls, wait = 0, (budget.not_before - now).total_seconds()
     elif calls and limits.paced:
-        calls, wait = _spend(budget_id, limits, now, estimates[:calls])
+        calls, again, offsets, late = _take(budget, limits, now, estimates[:calls])
     lease_values = {"slots": slots, "wanted": in_use + want, "expires_at": now + timedelta(seconds=lease_seconds())}
     if not limits.in_flight:
         pass  # no lease: nothing in flight is counted
@@ -155,43 +167,55 @@ def budget_acquire(
             BudgetLease.objects.create(budget_id=budget_id, holder=holder, **lease_values)
     else:
         BudgetLease.objects.filter(pk=mine.pk).update(**lease_values)
-    return Grant(slots=slots, calls=calls, share=share, wait=wait)
+    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets, late=late)
 
 
-def _spend(budget_id: int, limits: BudgetLimits, now, estimates: list[int]) -> tuple[int, float]:
-    """How many of the calls fit the sliding minute (recorded as spent), or 0 and how long until one does."""
-    lookback = timedelta(seconds=window_seconds() + SEND_MARGIN_SECONDS)
-    BudgetSpend.objects.filter(budget_id=budget_id, at__lt=now - 2 * lookback).delete()
-    spent = list(
-        BudgetSpend.objects.filter(budget_id=budget_id, at__gt=now - lookback)
-        .order_by("at")
-        .values_list("at", "requests", "tokens")
+def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
+    minute, burst = window_seconds(), burst_seconds()
+    return tuple(
+        Pace(per_minute=limit, minute=minute, burst=burst)
+        for limit in (limits.requests_per_minute, limits.tokens_per_minute)
+        if limit
     )
-    requests = sum(row[1] for row in spent)
-    tokens = sum(row[2] for row in spent)
-    rpm = limits.requests_per_minute or math.inf
-    tpm = limits.tokens_per_minute or math.inf
-    calls, taken = 0, 0
-    for estimate in estimates:
-        # A call asking for more than the whole limit could never be sent: it goes alone.
-        estimate = min(estimate, int(tpm)) if tpm != math.inf else estimate
-        if requests + calls + 1 > rpm or tokens + taken + estimate > tpm:
-            break
-        calls += 1
-        taken += estimate
-    if calls:
-        BudgetSpend.objects.create(budget_id=budget_id, at=now, requests=calls, tokens=taken)
-        return calls, 0.0
-    # The first call waits until enough of the minute has rolled off.
-    need_requests = requests + 1 - rpm
-    need_tokens = tokens + min(estimates[0], tpm) - tpm
-    freed_requests = freed_tokens = 0
-    for at, spent_requests, spent_tokens in spent:
-        freed_requests += spent_requests
-        freed_tokens += spent_tokens
-        if freed_requests >= need_requests and freed_tokens >= need_tokens:
-            return 0, max(0.01, (at + lookback - now).total_seconds())
-    return 0, window_seconds()
+
+
+def _take(
+    budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int]
+) -> tuple[int, float, tuple[float, ...], float]:
+    """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
+    burst ahead), how long until asking again is worth it when not all, and when each granted
+    call may go (the row is locked)."""
+    paces = _paces(limits)
+    levels = [
+        level
+        for level, limit in (
+            (budget.requests_level, limits.requests_per_minute),
+            (budget.tokens_level, limits.tokens_per_minute),
+        )
+        if limit
+    ]
+    # A budget never paced before starts full (its capacity: a burst's fraction, one call at least).
+    at = budget.paced_at.timestamp() if budget.paced_at is not None else now.timestamp()
+    buckets = tuple(Bucket(level=level if budget.paced_at is not None else math.inf, at=at) for level in levels)
+    costs: list[tuple[float, ...]] = [
+        tuple(
+            float(cost)
+            for cost, limit in ((1, limits.requests_per_minute), (estimate, limits.tokens_per_minute))
+            if limit
+        )
+        for estimate in estimates
+    ]
+    take = buckets_take(
+        buckets, paces=paces, now=now.timestamp(), costs=costs, horizon=booking_seconds(burst_seconds())
+    )
+    after = iter(take.buckets)
+    values: dict[str, object] = {"paced_at": datetime.fromtimestamp(take.buckets[0].at, tz=UTC)}
+    if limits.requests_per_minute:
+        values["requests_level"] = next(after).level
+    if limits.tokens_per_minute:
+        values["tokens_level"] = next(after).level
+    SharedBudget.objects.filter(pk=budget.pk).update(**values)
+    return take.calls, take.wait, take.offsets, take.late
 
 
 @transaction.atomic
@@ -214,4 +238,7 @@ def budget_hold_back(*, budget_id: int, seconds: float) -> None:
     until = timezone.now() + timedelta(seconds=seconds)
     budget = _lock(budget_id)
     if budget.not_before is None or budget.not_before < until:
-        SharedBudget.objects.filter(pk=budget_id).update(not_before=until)
+        # The buckets are empty at the end of the wait: what they held went into the calls refused.
+        SharedBudget.objects.filter(pk=budget_id).update(
+            not_before=until, paced_at=until, requests_level=0.0, tokens_level=0.0
+        )

@@ -1,9 +1,11 @@
 """A stream's side of the shared budgets (llm/budget.py): what it may send now without asking.
 
-A stream holds a lease of slots and a credit of calls granted against the sliding minute; it
-sends while they last and asks the database for more only when they run out (one round trip
-for all the calls it could start). Credits are used at once: a credit older than half the
-budget's send margin is dropped rather than sent late. Every few seconds the lease is renewed,
+A stream holds a lease of slots and credits for calls granted from the requests and tokens
+buckets, each from the moment the buckets booked it for (at once, or a little ahead); it sends
+while they last and asks the database for more only when they run out (one round trip for all
+the calls it could start), or when the buckets will book the next call. A credit is used at
+its moment: one later than the pacing allows (llm/pacing.py, `credit_seconds`) is dropped
+rather than sent late. Every few seconds the lease is renewed,
 and slots the stream does not use (its window shrank, its share fell because another worker
 joined, it has nothing left to send) go back to the others.
 """
@@ -11,28 +13,29 @@ joined, it has nothing left to send) go back to the others.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import math
 import os
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from asgiref.sync import sync_to_async
 
 from llm.budget import (
-    SEND_MARGIN_SECONDS,
     BudgetLimits,
     budget_acquire,
     budget_hold_back,
     budget_leave,
     budget_renew,
     budget_row,
+    burst_seconds,
     lease_seconds,
 )
 from llm.config import EndpointConfig
+from llm.pacing import credit_seconds
 
-# How long a credit may wait before it is sent (within the budget's send margin).
-CREDIT_SECONDS = SEND_MARGIN_SECONDS / 2
 # A stream that asked for slots and got none asks again after this (or when a call of its own
 # ends): not once per call while other workers hold the limit.
 STARVED_SECONDS = 0.25
@@ -51,16 +54,18 @@ def endpoint_budget(endpoint: EndpointConfig) -> BudgetLimits:
 class _Budget:
     def __init__(self, limits: BudgetLimits):
         self.limits = limits
+        self.credit_seconds = credit_seconds(burst_seconds())
         self.id: int | None = None
         self.slots = 0
         self.share: int | None = None
-        self.credit = 0
-        self.credit_tokens = 0
-        self.credit_at = 0.0
+        # When each credit granted may be used (monotonic seconds), earliest first.
+        self.credits: deque[float] = deque()
         self.wait_until = 0.0
         self.starved_until = 0.0
 
-    def room(self, in_use: int, now: float) -> float:
+    def room(self, in_use: int, now: float, *, booked: bool = False) -> float:
+        """Calls that may start now; with `booked`, counting the credits booked for later too
+        (what a stream need not ask for again)."""
         if now < self.wait_until:
             return 0
         room: float = math.inf
@@ -68,9 +73,9 @@ class _Budget:
             held = self.slots if self.share is None else min(self.slots, self.share)
             room = max(0, held - in_use)
         if self.limits.paced:
-            if now - self.credit_at > CREDIT_SECONDS:
-                self.credit = self.credit_tokens = 0
-            room = min(room, self.credit)
+            while self.credits and now - self.credits[0] > self.credit_seconds:
+                self.credits.popleft()  # too late to send: dropped
+            room = min(room, len(self.credits) if booked else bisect.bisect_right(self.credits, now))
         return room
 
 
@@ -95,8 +100,8 @@ class Gates:
         """A call starts: it spends one granted request and its tokens."""
         for budget in self.budgets:
             if budget.limits.paced:
-                budget.credit -= 1
-                budget.credit_tokens -= tokens
+                if budget.credits:
+                    budget.credits.popleft()
 
     def ask(self, in_use: int, estimates: list[int]) -> None:
         """Ask for what the next `estimates` calls need (one at a time: a stream asks once)."""
@@ -121,7 +126,7 @@ class Gates:
             for budget in sorted(self.budgets, key=lambda budget: budget.limits.paced):
                 if not estimates:
                     break
-                room = budget.room(in_use, now)
+                room = budget.room(in_use, now, booked=True)
                 if room >= len(estimates):
                     continue
                 if now < budget.starved_until:
@@ -131,30 +136,42 @@ class Gates:
                 asked_database = True
                 if budget.id is None:
                     budget.id = await sync_to_async(budget_row)(budget.limits.key)
+                # Calls its credits already cover are not asked for again: only the ones after them.
+                covered = len(budget.credits) if budget.limits.paced else 0
                 grant = await sync_to_async(budget_acquire)(
                     budget_id=budget.id,
                     limits=budget.limits,
                     holder=self.holder,
                     in_use=in_use,
                     want=len(estimates),
-                    estimates=estimates,
+                    estimates=estimates[covered:],
                 )
                 now = time.monotonic()
                 budget.slots, budget.share = grant.slots, grant.share
                 if budget.limits.paced:
-                    budget.credit, budget.credit_tokens, budget.credit_at = (
-                        grant.calls,
-                        sum(estimates[: grant.calls]),
-                        now,
-                    )
+                    offsets = grant.offsets or (0.0,) * grant.calls
+                    if grant.calls:
+                        # A large call may be sent less late than a small one (llm/pacing.py).
+                        most = credit_seconds(burst_seconds())
+                        budget.credit_seconds = min(most, grant.late or most)
+                    budget.credits.extend(now + offset for offset in offsets)
+                    if any(a > b for a, b in zip(budget.credits, list(budget.credits)[1:], strict=False)):
+                        budget.credits = deque(sorted(budget.credits))
+                    loop = asyncio.get_running_loop()
+                    for offset in sorted({offset for offset in offsets if offset > 0}):
+                        loop.call_later(offset, self.on_change)  # the stream wakes when a credit is due
                 if grant.wait:
                     budget.wait_until = now + grant.wait
                     asyncio.get_running_loop().call_later(grant.wait, self.on_change)
-                elif budget.room(in_use, now) < len(estimates):
+                elif grant.again and budget.room(in_use, now, booked=True) < len(estimates):
+                    # The buckets hold the next call after `again`: asked then, not sooner.
+                    budget.starved_until = now + grant.again
+                    asyncio.get_running_loop().call_later(grant.again, self.on_change)
+                elif budget.room(in_use, now, booked=True) < len(estimates):
                     budget.starved_until = now + STARVED_SECONDS
                     asyncio.get_running_loop().call_later(STARVED_SECONDS, self.on_change)
                 # What a later budget is asked for is what this one allows.
-                allowed = budget.room(in_use, now)
+                allowed = budget.room(in_use, now, booked=True)
                 if allowed < len(estimates):
                     estimates = estimates[: int(allowed)]
                 if not estimates:

@@ -107,13 +107,18 @@ class LLMResponse(models.Model):
 class SharedBudget(models.Model):
     """An endpoint's limits (or a run's concurrency) as one budget every worker draws from.
 
-    The row is what a worker locks while it takes slots or spends requests and tokens
-    (`llm.budget.budget_acquire`); `not_before` holds every worker back after the provider said
+    The row is what a worker locks while it takes slots or spends requests and tokens from its
+    buckets (`llm.budget.budget_acquire`); `not_before` holds every worker back after the provider said
     to wait (a 429's Retry-After, an `x-ratelimit-remaining-*` of zero)."""
 
     key = models.CharField(max_length=400, unique=True)
     not_before = models.DateTimeField(null=True, blank=True)
     touched_at = models.DateTimeField(null=True, blank=True)
+    # The requests and tokens per minute as token buckets (llm/pacing.py): their levels and the
+    # time they were last filled, the refill clock every worker reads and writes with the row locked.
+    paced_at = models.DateTimeField(null=True, blank=True)
+    requests_level = models.FloatField(default=0.0)
+    tokens_level = models.FloatField(default=0.0)
 
     def __str__(self):
         return self.key
@@ -135,18 +140,3 @@ class BudgetLease(models.Model):
 
     def __str__(self):
         return f"{self.holder}: {self.slots}"
-
-
-class BudgetSpend(models.Model):
-    """Requests and tokens granted at a time: the sliding minute of requests and tokens per minute."""
-
-    budget = models.ForeignKey(SharedBudget, on_delete=models.CASCADE, related_name="spends")
-    at = models.DateTimeField()
-    requests = models.PositiveIntegerField()
-    tokens = models.PositiveBigIntegerField()
-
-    class Meta:
-        indexes = [models.Index(fields=["budget", "at"], name="budget_spend_at")]
-
-    def __str__(self):
-        return f"{self.at}: {self.requests} requests, {self.tokens} tokens"

@@ -511,6 +511,7 @@ PURE_MODULES = [
     "curation/conversation.py",
     "core/import_checks.py",
     "llm/window.py",
+    "llm/pacing.py",
 ]
 
 

@@ -230,7 +230,8 @@ def run_manifest(*, run: JudgeRun) -> dict:
 
 def run_batches_entry(*, run: JudgeRun) -> list[dict]:
     """The batches the run sent through the provider's Batch API, as the provider named them:
-    batch and input file ids, requests, and how each ended (never a key)."""
+    batch and input file ids, requests, how each ended (never a key), the result lines that named
+    a request a second time or none of its requests (ignored), and why it failed, if it did."""
     return [
         {
             "batch_id": job.batch_id,
@@ -239,6 +240,9 @@ def run_batches_entry(*, run: JudgeRun) -> list[dict]:
             "status": job.provider_status or job.status,
             "completed": job.completed,
             "failed": job.failed,
+            "duplicate_lines": job.duplicate_lines,
+            "unknown_lines": job.unknown_lines,
+            "error": job.error,
         }
         for job in run.batch_jobs.order_by("pk")
     ]

@@ -11,6 +11,13 @@ the prompt is too long), "expired" (not run before the window closed: the batch 
 "expired"), "length" (a reply cut off at max_tokens), "missing" (in neither file), "junk" (a
 200 whose body holds no message). `hostile_lines` are added to the output file as they are
 (other runs' custom ids, garbage). `create_faults` are statuses the next `POST /v1/batches` answer with before one is made.
+A hostile provider: `file_modes` serves a batch's "output" or "errors" file another way:
+"gzip_bomb" (gzip-encoded, inflating to `bomb_bytes` of zeros), "trickle" (a byte at a time,
+never ending until the client goes), "declared_huge" (a Content-Length of 2 GB, then the file
+and the end of the connection), "cut_short" (half the file, then the end of the connection
+before the Content-Length it declared), "not_jsonl" (an HTML page); `no_files` ends a batch
+"completed" naming no file; `next_batch_ids` are the ids the next batches are given (an id
+given twice, as a broken provider or gateway does). `file_reads` lists the files read.
 `batch_api=False` answers 404 on every batch and file path,
 as a server without the Batch API does. Uploads, batches made, batch lines answered and live
 chat calls (`count`, from the base server) are counted; so are the Authorization headers seen.
@@ -22,6 +29,7 @@ URL and serves until killed.
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import sys
@@ -49,6 +57,11 @@ class FakeBatchLLM(FakeLLM):
         # Statuses POST /v1/batches answers with before it makes one (a provider having a bad minute).
         self.create_faults: list[int] = []
         self.authorizations: list[str] = []
+        self.file_modes: dict[str, str] = {}
+        self.bomb_bytes = 64 * 1024 * 1024
+        self.no_files = False
+        self.next_batch_ids: list[str] = []
+        self.file_reads: list[str] = []
         self.created_event = threading.Event()
         self._made_at: dict[str, float] = {}
         self._numbers = itertools.count(1)  # a batch id is never given twice, as a provider's
@@ -131,19 +144,22 @@ class FakeBatchLLM(FakeLLM):
         with self.lock:
             self.lines_answered += completed
             batch["request_counts"].update(completed=completed, failed=failed)
-            if output or self.hostile_lines:
+            if (output or self.hostile_lines) and not self.no_files:
                 content = b"".join(json.dumps(r).encode() + b"\n" for r in output) + b"".join(self.hostile_lines)
-                batch["output_file_id"] = self._store("batch_output.jsonl", content, "batch_output")
-            if errors:
+                batch["output_file_id"] = self._store("batch_output.jsonl", content, "batch_output", kind="output")
+            if errors and not self.no_files:
                 batch["error_file_id"] = self._store(
-                    "batch_errors.jsonl", b"".join(json.dumps(r).encode() + b"\n" for r in errors), "batch_output"
+                    "batch_errors.jsonl",
+                    b"".join(json.dumps(r).encode() + b"\n" for r in errors),
+                    "batch_output",
+                    kind="errors",
                 )
             batch["status"] = "cancelled" if cancelled else ("expired" if expired else "completed")
             batch["completed_at"] = int(time.time())
 
-    def _store(self, filename: str, content: bytes, purpose: str) -> str:
+    def _store(self, filename: str, content: bytes, purpose: str, kind: str = "input") -> str:
         file_id = f"file-{len(self.files) + 1}"
-        self.files[file_id] = {"content": content, "filename": filename, "purpose": purpose}
+        self.files[file_id] = {"content": content, "filename": filename, "purpose": purpose, "kind": kind}
         return file_id
 
     def _file_object(self, file_id: str) -> dict:
@@ -215,9 +231,49 @@ class FakeBatchLLM(FakeLLM):
                     if stored is None:
                         self._send(404, b'{"error": {"message": "No such file"}}')
                         return
+                    with fake.lock:
+                        fake.file_reads.append(parts[2])
+                    mode = fake.file_modes.get(stored["kind"])
+                    if mode:
+                        self._hostile_file(mode, stored["content"])
+                        return
                     self._send(200, stored["content"])
                     return
                 self._send(404, b"Not Found")
+
+            def _hostile_file(self, mode: str, content: bytes) -> None:
+                self.close_connection = True
+                if mode == "not_jsonl":
+                    self._send(200, b"<html><body>502 Bad Gateway</body></html>\n")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                if mode == "gzip_bomb":
+                    bomb = gzip.compress(b"\0" * fake.bomb_bytes, compresslevel=9)
+                    self.send_header("Content-Encoding", "gzip")
+                    self.send_header("Content-Length", str(len(bomb)))
+                    self.end_headers()
+                    self._write(bomb)
+                elif mode == "declared_huge":
+                    self.send_header("Content-Length", str(2 * 1024**3))
+                    self.end_headers()
+                    self._write(content)
+                elif mode == "cut_short":
+                    self.send_header("Content-Length", str(len(content)))
+                    self.end_headers()
+                    self._write(content[: len(content) // 2])
+                elif mode == "trickle":
+                    self.end_headers()  # no length: the body ends when the connection does, never here
+                    while self._write(b" "):
+                        time.sleep(0.01)
+
+            def _write(self, data: bytes) -> bool:
+                try:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                    return True
+                except OSError:
+                    return False  # the client went
 
             def do_POST(self):
                 if not self._batch_path():
@@ -281,7 +337,7 @@ class FakeBatchLLM(FakeLLM):
                     self._send(400, b'{"error": {"message": "unknown input_file_id or endpoint"}}')
                     return
                 with fake.lock:
-                    batch_id = f"batch_{next(fake._numbers)}"
+                    batch_id = fake.next_batch_ids.pop(0) if fake.next_batch_ids else f"batch_{next(fake._numbers)}"
                     lines = [line for line in fake.files[file_id]["content"].splitlines() if line.strip()]
                     batch = {
                         "id": batch_id,
@@ -296,8 +352,10 @@ class FakeBatchLLM(FakeLLM):
                         "error_file_id": None,
                         "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
                     }
-                    fake.batches[batch_id] = batch
-                    fake._made_at[batch_id] = time.monotonic()
+                    # An id given twice: the first batch keeps it here, the second is kept aside.
+                    stored_as = batch_id if batch_id not in fake.batches else f"{batch_id}~{len(fake.batches)}"
+                    fake.batches[stored_as] = batch
+                    fake._made_at[stored_as] = time.monotonic()
                     fake.creates.append(batch_id)
                 fake.created_event.set()
                 self._json(200, batch)

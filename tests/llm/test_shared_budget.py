@@ -15,7 +15,8 @@ from llm.budget import BudgetLimits, budget_acquire, budget_hold_back, budget_re
 from llm.calls import ChatRequest, ChatResult
 from llm.config import EndpointConfig
 from llm.gate import STARVED_SECONDS, Gates
-from llm.models import BudgetLease
+from llm.models import BudgetLease, SharedBudget
+from llm.pacing import BURST_FRACTION
 from llm.stream import chat_many
 from tests.judging.fake_llm import FakeLLM
 from tests.judging.rate_limits import ProviderLimits, provider_tokens
@@ -82,17 +83,23 @@ def test_a_killed_workers_slots_come_back_when_its_lease_lapses():
     assert acquire(budget, limits, "alive", want=3, estimates=[0] * 3).slots == 3
 
 
-def test_requests_and_tokens_per_minute_are_a_sliding_minute_for_every_holder(settings):
-    settings.LLM_RATE_WINDOW_SECONDS = 60
-    limits = BudgetLimits(key="endpoint:z", requests_per_minute=5, tokens_per_minute=100)
+def test_requests_and_tokens_per_minute_are_one_bucket_for_every_holder(settings):
+    # A minute of an hour: 1,200 requests refill at 0.317 a second (3.16 s apart), the bucket
+    # holding one; nothing here moves by a request while the test runs.
+    settings.LLM_RATE_WINDOW_SECONDS = 3600
+    settings.LLM_BURST_SECONDS = 1
+    limits = BudgetLimits(key="endpoint:z", requests_per_minute=1200, tokens_per_minute=240_000)
     budget = budget_row(limits.key)
-    first = acquire(budget, limits, "a", estimates=[10, 10, 10])
-    assert (first.calls, first.wait) == (3, 0.0)
-    # Another worker: two requests are left, and tokens for the first of its two calls only.
-    second = acquire(budget, limits, "b", estimates=[60, 60])
-    assert second.calls == 1
-    third = acquire(budget, limits, "a", estimates=[11])
-    assert third.calls == 0 and 60 < third.wait <= 61.0
+    step = 3600 / (1200 * (1 - BURST_FRACTION))
+    first = acquire(budget, limits, "a", estimates=[10] * 8)
+    # The one request in the bucket goes at once; the next is due beyond the quarter second booked.
+    assert (first.calls, first.offsets, first.wait) == (1, (0.0,), 0.0)
+    assert step - 0.25 - 1 < first.again <= step - 0.25 + 1e-6
+    # Another worker draws from the same bucket: nothing for it now, and nothing holds it back.
+    second = acquire(budget, limits, "b", estimates=[10])
+    assert (second.calls, second.wait) == (0, 0.0) and 0 < second.again <= step - 0.25 + 1e-6
+    row = SharedBudget.objects.get(pk=budget)
+    assert row.requests_level < 1 and row.paced_at is not None  # no whole request in it
 
 
 def test_the_provider_saying_wait_holds_every_worker_back():
@@ -101,6 +108,9 @@ def test_the_provider_saying_wait_holds_every_worker_back():
     budget_hold_back(budget_id=budget, seconds=5)
     held = acquire(budget, limits, "other", estimates=[1])
     assert held.calls == 0 and 4 < held.wait <= 5
+    # The buckets are empty at the end of the wait: they refill from then, not from before it.
+    row = SharedBudget.objects.get(pk=budget)
+    assert (row.requests_level, row.tokens_level) == (0.0, 0.0) and row.paced_at == row.not_before
 
 
 def test_a_prompt_is_never_counted_below_what_the_provider_counts():
@@ -156,9 +166,8 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
     """A run's calls in flight (here 1) and its endpoint's requests per minute (here 10): a stream
     that asks for 5 calls is granted 1 of the minute, not 5 of which 4 are spent unsent. With four
     workers this waste made a run at its provider's limits take 1.31x the time they allow."""
-    from llm.models import BudgetSpend
-
-    endpoint = BudgetLimits(key="endpoint:paced", requests_per_minute=10)
+    # 6,000 a minute: the bucket holds 10 requests (a tenth of a second's 100).
+    endpoint = BudgetLimits(key="endpoint:paced", requests_per_minute=6000)
     run = BudgetLimits(key="run:narrow", in_flight=1)
 
     async def ask_for_five():
@@ -170,7 +179,7 @@ def test_a_call_of_the_minute_is_granted_only_when_a_slot_can_carry_it():
         return room
 
     assert async_to_sync(ask_for_five)() == 1
-    assert sum(BudgetSpend.objects.values_list("requests", flat=True)) == 1
+    assert SharedBudget.objects.get(key="endpoint:paced").requests_level == pytest.approx(9, abs=0.5)
 
 
 @pytest.fixture
