@@ -82,6 +82,7 @@ def sessions_for(people) -> list[str]:
         session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
         session[HASH_SESSION_KEY] = person.get_session_auth_hash()
         session.create()
+        assert session.session_key is not None  # create() made it
         keys.append(session.session_key)
     return keys
 
@@ -202,6 +203,7 @@ def request_cost(campaign, person, rounds=20) -> dict:
                     given = assignment_next(campaign=campaign, annotator=person)
                     annotator_progress(campaign=campaign, annotator=person)
                 else:
+                    assert given is not None  # the campaign was built with pairs to spare
                     vote_cast(token=given.token, annotator=person, choice="tie")
                 elapsed = (time.perf_counter() - started) * 1000
                 rows_by_table = touched() - before
@@ -278,10 +280,11 @@ def run_stress(options, env, name) -> None:
             time.sleep(max(0.0, began_at - time.time()))
             load_before = os.getloadavg()
             cpu_before = (cpu_seconds(process.pid), machine_cpu_seconds())
-            client_cpu = [cpu_seconds(client.pid) for client in clients]
+            client_pids = [client.pid for client in clients if client.pid is not None]  # all started
+            client_cpu = [cpu_seconds(pid) for pid in client_pids]
             time.sleep(options.seconds)
             cpu_after = (cpu_seconds(process.pid), machine_cpu_seconds())
-            client_cpu = [cpu_seconds(client.pid) - before for client, before in zip(clients, client_cpu, strict=True)]
+            client_cpu = [cpu_seconds(pid) - before for pid, before in zip(client_pids, client_cpu, strict=True)]
             load_after = os.getloadavg()
             reports = [results.get(timeout=120) for _ in clients]
             for client in clients:

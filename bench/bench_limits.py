@@ -150,6 +150,7 @@ def one(args, workers: int) -> dict:
     run.refresh_from_db()
     # The calls' tokens as the server counted them: what the minute's tokens allow per window.
     tokens_per_call = sum(provider_tokens(body) for body in server.requests) / max(1, server.count)
+    assert limits.rpm is not None and limits.tpm is not None  # the bench states both
     per_window = min(limits.rpm, int(limits.tpm // tokens_per_call))
     wall = served[-1] - (served[0] - args.latency)
     allowed = allowed_seconds(args.calls, per_window, counted, args.in_flight, args.latency)
