@@ -61,3 +61,10 @@ SATISFACTION_INTENTS = [
 ]
 
 DEFAULT_AGE_GROUPS = ["18-24", "25-34", "35-44", "45-54", "55-64", "65+"]
+
+
+class ProlificDecision(models.TextChoices):
+    """What a researcher decided for a flagged submission on Prolific."""
+
+    APPROVE = "approve", _("Approve")
+    REJECT = "reject", _("Reject")

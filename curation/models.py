@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.models import default_workspace_id
 from core.workspaces import workspace_ids
-from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language
+from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language, ProlificDecision
 from curation.registry import source_labels
 
 
@@ -91,13 +91,6 @@ class Study(models.Model):
 
     def instructions(self, language: str) -> str:
         return self.instructions_zh if language.startswith("zh") and self.instructions_zh else self.instructions_en
-
-
-class ProlificDecision(models.TextChoices):
-    """What a researcher decided for a flagged submission on Prolific."""
-
-    APPROVE = "approve", _("Approve")
-    REJECT = "reject", _("Reject")
 
 
 class Submission(models.Model):
