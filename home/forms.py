@@ -71,7 +71,8 @@ class AcceptInvitationForm(ErrorSummary, NoLabelSuffix, UserCreationForm):
 class MemberForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """An existing account, by user name, added to the workspace with roles."""
 
-    username = forms.CharField(label=_("User name"), max_length=150)
+    # Not "Username": that is the new account's field on the same page, and both read 用户名 in Chinese.
+    username = forms.CharField(label=_("User name of an existing account"), max_length=150)
     roles = role_field(label=_("Roles"), required=False, initial=[Role.RESEARCHER])
     admin = forms.BooleanField(label=_("Admin of this workspace"), required=False)
 
