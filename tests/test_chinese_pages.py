@@ -39,7 +39,7 @@ KEPT_IN_ENGLISH = {
     "Kimi", "DeepSeek", "ChatGPT", "Claude", "Gemini", "Copilot", "Character.AI", "model_a", "model_b", "tie",
     "cannot_determine", "left", "right", "pointwise", "pairwise", "NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "max_tokens",
     "slug", "default", "en", "zh", "endpoint NAME", "Ctrl", "Enter", "Esc", "Shift", "Tab", "LLM_KEY_HOSTS",
-    "Chatbot Arena", "ln 10", "UTF-8", "question_id",
+    "Chatbot Arena", "ln 10", "UTF-8", "question_id", "ZIP", "Arena-Hard-Auto", "question.jsonl",
 }  # fmt: skip
 
 # Texts the application writes in English for the record; pages show them translated.

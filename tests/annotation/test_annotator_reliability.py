@@ -142,7 +142,7 @@ def test_results_page_shows_the_quality_section_in_english_and_chinese(noisy_cam
 
     client.cookies["django_language"] = "zh-hans"
     zh = client.get(url).content.decode()
-    assert "标注者可靠性" in zh and "对抗" in zh and "还需多少票" in zh
+    assert "标注员可靠性" in zh and "对抗" in zh and "还需多少票" in zh
 
 
 def test_ipw_weights_need_every_vote_to_carry_its_probability(noisy_campaign):

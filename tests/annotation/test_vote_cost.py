@@ -80,6 +80,10 @@ def test_every_write_keeps_the_counters_equal_to_what_they_count():
     assignment_skip(token=skipped.token, annotator=second)
     assert AnnotatorTally.objects.get(campaign=campaign, annotator=second).released == 1
     lapsed = assignment_next(campaign=campaign, annotator=fourth, now=now)
+    if lapsed.pair.is_gold:  # the gold schedule follows the ids, which differ by database: vote it, take the next
+        vote_cast(token=lapsed.token, annotator=fourth, choice="left", now=now)
+        lapsed = assignment_next(campaign=campaign, annotator=fourth, now=now)
+    assert not lapsed.pair.is_gold
     assert counters_mismatches(campaign=campaign) == []
     pair_release(campaign=campaign, pair_id=skipped.pair_id, actor=None)  # the skip is taken back
     assert AnnotatorTally.objects.get(campaign=campaign, annotator=second).released == 0

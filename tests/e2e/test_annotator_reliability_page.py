@@ -65,6 +65,6 @@ def test_the_quality_section_flags_careless_and_adversarial_annotators(page, liv
     page.get_by_label("Language").select_option("zh-hans")
     page.get_by_role("button", name="Switch").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
-    expect(page.locator("#annotator-reliability").get_by_role("heading", level=2)).to_have_text("标注者可靠性")
+    expect(page.locator("#annotator-reliability").get_by_role("heading", level=2)).to_have_text("标注员可靠性")
     expect(page.locator("#reliability-table tbody tr").filter(has_text="eve")).to_contain_text("对抗")
     assert blocked_requests == []
