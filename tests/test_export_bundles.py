@@ -238,7 +238,7 @@ def test_every_page_links_its_bundle(world, client_as, researcher):
         html = get_computed(client, page).text
         assert f'href="/api/exports/bundle/{query}"' in html, page
     client.cookies["django_language"] = "zh-hans"
-    assert "一个 zip 文件" in client.get(reverse("curation:study-detail", args=["paper"])).text
+    assert "一个 ZIP 文件" in client.get(reverse("curation:study-detail", args=["paper"])).text
 
 
 def test_the_zip_is_written_as_it_is_sent_with_memory_flat():
