@@ -1,6 +1,7 @@
 from django.urls import path
 
-from judging import answer_api, api
+from judging import api
+from judging.answers import api as answer_api
 
 urlpatterns = [
     path("runs/", api.RunListApi.as_view(), name="api-runs"),

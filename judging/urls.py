@@ -1,6 +1,7 @@
 from django.urls import path
 
-from judging import answer_views, views
+from judging import views
+from judging.answers import views as answer_views
 
 app_name = "judging"
 urlpatterns = [

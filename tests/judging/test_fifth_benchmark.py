@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from curation.datasets.forms import DatasetImportForm
 from curation.models import Dataset, dataset_sources
-from judging.answer_forms import _preset_choices
+from judging.answers.forms import _preset_choices
 from judging.benchmarks.registry import benchmark_unregister, benchmarks, template_sets
 from judging.models import JudgeRun
 from judging.prompts.building import TEMPLATE_SETS, default_templates

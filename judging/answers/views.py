@@ -18,7 +18,7 @@ from curation.datasets.importers import DataImportError
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import researcher_required
-from judging.answer_forms import AnswerUploadForm, GenerationForm
+from judging.answers.forms import AnswerUploadForm, GenerationForm
 from judging.answers.generation import GenerationError, generation_plan
 from judging.answers.generation_jobs import (
     generation_can_resume,

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
-from judging.answer_forms import MODEL_NAME_CHARS
+from judging.answers.forms import MODEL_NAME_CHARS
 from judging.answers.generation import GENERATION_PRESETS
 from judging.answers.generation_jobs import (
     generation_can_resume,
