@@ -295,6 +295,7 @@ def reproduction_run(
     seed: int = 0,
     exclude_missing_references: bool = False,
     batch: bool = False,
+    table_options: dict | None = None,
 ) -> tuple[JudgeRun, list[str]]:
     """The judge run with the paper's templates (the text Userbench ships, pinned) and the
     authors' judge parameters; nothing is called yet. Items without the reference a template
@@ -325,6 +326,9 @@ def reproduction_run(
         run = run_create(spec=spec)
     except RunError as error:
         raise ReproduceError(str(error)) from None
+    # Recorded on the run, so that `judge_resume` after a crash ends with the same table.
+    run.manifest = {**run.manifest, "reproduce": {"benchmark": benchmark.name, **(table_options or {})}}
+    run.save(update_fields=["manifest"])
     return run, notes
 
 
@@ -336,6 +340,22 @@ def reproduction_table(
         run=run, by=benchmark.table_groups, fold_api=fold_api, failures_as_minus_one=failures_as_minus_one
     )
     return benchmark.table(board)
+
+
+def reproduction_table_of(*, run: JudgeRun) -> list[str] | None:
+    """The paper's table of a run `reproduce` made, with the options it was asked for (the lines
+    `reproduce` prints); None for any other run."""
+    asked = (run.manifest or {}).get("reproduce")
+    benchmark = BENCHMARKS.get(asked.get("benchmark")) if isinstance(asked, dict) else None
+    if benchmark is None:
+        return None
+    _table, lines = reproduction_table(
+        benchmark=benchmark,
+        run=run,
+        fold_api=not asked.get("api_apart", False),
+        failures_as_minus_one=bool(asked.get("failures_as_minus_one", False)),
+    )
+    return lines
 
 
 def _plain(value):
@@ -373,6 +393,7 @@ def reproduction_manifest(
         "recorded_at": timezone.now().isoformat(),
         "benchmark": benchmark.name,
         "paper": benchmark.paper,
+        "template_set": recorded.get("template_set"),
         "userbench": {"version": __version__, **source_commit()},
         "data": {
             "dir": str(data_dir.resolve()) if data_dir is not None else None,

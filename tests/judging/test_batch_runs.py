@@ -290,8 +290,10 @@ def test_an_endpoint_without_the_batch_api_is_refused_at_the_start(fast_retries,
         with pytest.raises(
             CommandError,
             match=r"The endpoint plain \(http://127\.0\.0\.1:\d+/v1\) does not offer the Batch API: GET /v1/batches answered HTTP 404",
-        ):
+        ) as refused:
             judge(dataset, "--batch", "--inline", endpoint="plain")
+        # The message says what to do; no option is tacked on after it.
+        assert str(refused.value).endswith("Run it live instead (without batch).")
         assert JudgeRun.objects.count() == 0
         with pytest.raises(CommandError, match="does not offer the Batch API"):
             call_command(

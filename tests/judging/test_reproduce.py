@@ -453,6 +453,8 @@ def test_chinese_alpaca_eval_on_a_small_folder_of_its_format(server, tmp_path, s
     wins = sum(1 for j in run.judgments.all() if j.outcome == "win")
     assert rows["mine"]["win_rate"] == pytest.approx(100 * wins / 3) and rows["text-davinci-003"]["win_rate"] == 50.0
     assert "ChineseAlpacaEval Table 1" in out and "Manifest: " in out
+    # The pairwise set the paper's judge used, named at the top and in the run's own manifest.
+    assert manifest["template_set"] == manifest["run"]["manifest"]["template_set"] == "alpacaeval"
 
 
 def test_the_papers_template_is_used_even_after_a_researcher_edited_it(server, tmp_path, small_alpaca):
@@ -524,6 +526,37 @@ def test_failed_judge_calls_still_print_the_table_and_manifest_and_say_how_to_co
     assert "ChineseAlpacaEval Table 1" in out.getvalue()
     manifest = json.loads((tmp_path / "table.txt.manifest.json").read_text(encoding="utf-8"))
     assert (manifest["run"]["call_failures"], manifest["run"]["judgments"]) == (1, 3)
+    # The way on that the error named: judge_resume finishes the run and ends with the table.
+    server.faults = {}
+    resumed = StringIO()
+    call_command("judge_resume", str(manifest["run"]["id"]), "--inline", stdout=resumed, stderr=StringIO())
+    lines = resumed.getvalue().splitlines()
+    title = lines.index(next(line for line in lines if "ChineseAlpacaEval Table 1" in line))
+    assert any(line.startswith("mine") for line in lines[title:])
+
+
+def test_without_paths_the_table_and_manifest_go_into_the_out_folder(server, tmp_path, small_alpaca, monkeypatch):
+    server.reply = lambda body: (
+        "回答" if body["model"] != "judge" else "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]"
+    )
+    monkeypatch.chdir(tmp_path)
+    command = ["reproduce", "--benchmark", "chinese_alpaca_eval", "--judge-model", "judge", "--models", "mine"]
+    out = StringIO()
+    call_command(*command, "--data", str(small_alpaca), stdout=out, stderr=StringIO())
+    run = JudgeRun.objects.get()
+    stem = f"reproduce-chinese_alpaca_eval-run-{run.pk}"
+    # The default is manifests/ (which .gitignore lists), never loose where the command ran.
+    written = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*.*") if "cae" not in path.parts)
+    assert written == [f"manifests/{stem}.manifest.json", f"manifests/{stem}.table.txt"]
+    assert f"Manifest: manifests/{stem}.manifest.json" in out.getvalue()
+    assert "ChineseAlpacaEval Table 1" in (tmp_path / "manifests" / f"{stem}.table.txt").read_text(encoding="utf-8")
+    call_command(
+        *command, "--data", str(small_alpaca), "--out", "elsewhere/deeper", stdout=StringIO(), stderr=StringIO()
+    )
+    second = JudgeRun.objects.latest("pk")
+    assert (
+        tmp_path / "elsewhere" / "deeper" / f"reproduce-chinese_alpaca_eval-run-{second.pk}.manifest.json"
+    ).is_file()
 
 
 @pytest.mark.parametrize(

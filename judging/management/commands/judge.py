@@ -23,7 +23,8 @@ OPTIONS = {
     "candidates": "--models",
     "reference_model": "--reference-model",
     "exclude_missing_references": "--exclude-missing-references",
-    "batch": "--batch",
+    # Not "batch": its refusal already says what to do (run live), so "(--batch)" after it
+    # read as a stray word.
 }
 
 

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.errors import RunError
 from judging.management.progress import follow, leave_now, run_here
 from judging.models import BatchJob
+from judging.papers.reproduce import reproduction_table_of
 from judging.runs.lookup import run_by_id
 from judging.runs.resume import run_resume
 from llm.cli import add_call_options
@@ -65,4 +66,15 @@ class Command(BaseCommand):
             follow(self, judge_run)
         else:
             return
+        self._paper_table(judge_run)
         leave_now(self, 0)
+
+    def _paper_table(self, run) -> None:
+        """A run `reproduce` made (and a crash cut short) ends, as `reproduce` would have, with
+        the paper's table."""
+        run.refresh_from_db()
+        lines = reproduction_table_of(run=run)
+        if lines:
+            self.stdout.write("")
+            for line in lines:
+                self.stdout.write(line)

@@ -75,12 +75,18 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0, help="ChineseAlpacaEval: seed of the side order (default 0)")
         parser.add_argument(
+            "--out",
+            type=Path,
+            default=Path("manifests"),
+            help="folder for the table and the manifest, reproduce-<benchmark>-run-<id>.table.txt and "
+            ".manifest.json (default: manifests/, which .gitignore lists; made when missing)",
+        )
+        parser.add_argument(
             "--manifest",
             type=Path,
-            help="where the manifest goes (default: next to --output, else "
-            "reproduce-<benchmark>-run-<id>.manifest.json here); '-' prints it",
+            help="the manifest's file instead (default: next to --output, else in --out); '-' prints it",
         )
-        parser.add_argument("--output", type=Path, help="also write the table to this file")
+        parser.add_argument("--output", type=Path, help="the table's file instead of one in --out")
         parser.add_argument(
             "--api-apart", action="store_true", help="URS: show API apart instead of folded into Solve Problem"
         )
@@ -126,6 +132,7 @@ class Command(BaseCommand):
         manifest,
         output,
         api_apart,
+        out=Path("manifests"),
         failures_as_minus_one,
         exclude_missing_references=False,
         workspace=None,
@@ -201,6 +208,7 @@ class Command(BaseCommand):
                 if part
             )
             self.stdout.write(f"Answers of {entry['model']}: {origin or 'none'}")
+        table_options = {"api_apart": api_apart, "failures_as_minus_one": failures_as_minus_one}
         run, notes = reproduction_run(
             benchmark=chosen,
             dataset=found,
@@ -213,6 +221,7 @@ class Command(BaseCommand):
             seed=seed,
             exclude_missing_references=exclude_missing_references,
             batch=batch,
+            table_options=table_options,
         )
         for note in notes:
             self.stdout.write(note)
@@ -233,8 +242,15 @@ class Command(BaseCommand):
         self.stdout.write("")
         for line in lines:
             self.stdout.write(line)
+        stem = f"reproduce-{chosen.name}-run-{run.pk}"
+        in_out = output is None and manifest is None
+        if in_out:
+            # Nothing given a path of its own: both files go into --out, never loose in the checkout.
+            out.mkdir(parents=True, exist_ok=True)
+            output = out / f"{stem}.table.txt"
         if output is not None:
             output.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            self.stdout.write(f"Table: {output}")
         record = reproduction_manifest(
             benchmark=chosen,
             data_dir=data,
@@ -246,23 +262,25 @@ class Command(BaseCommand):
             answers=answered,
             run=run,
             table=table,
-            table_options={"api_apart": api_apart, "failures_as_minus_one": failures_as_minus_one},
+            table_options=table_options,
             notes=notes,
         )
         text = json.dumps(record, ensure_ascii=False, indent=1)
         if manifest is not None and str(manifest) == "-":
             self.stdout.write(text)
         else:
-            target = manifest or (
-                output.with_name(output.name + ".manifest.json")
-                if output is not None
-                else Path(f"reproduce-{chosen.name}-run-{run.pk}.manifest.json")
-            )
+            if manifest is not None:
+                target = manifest
+            elif in_out:
+                target = out / f"{stem}.manifest.json"
+            else:
+                assert output is not None  # neither path given means in_out
+                target = output.with_name(output.name + ".manifest.json")
             target.write_text(text + "\n", encoding="utf-8")
             self.stdout.write(f"Manifest: {target}")
         failed = record["run"]["call_failures"]
         if record["run"]["status"] != "finished" or failed:
             raise CommandError(
                 f"Run {run.pk} ended {record['run']['status']}, with {failed} failed call(s): the table above leaves "
-                f"them out. Continue with 'judge_resume {run.pk} --inline', then 'leaderboard --run {run.pk}'."
+                f"them out. Continue with 'judge_resume {run.pk} --inline', which ends with the table."
             )
