@@ -79,7 +79,9 @@ def sessions_for(people) -> list[str]:
     for person in people:
         session = SessionStore()
         session[SESSION_KEY] = str(person.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        # The backend that loads a person with their roles, as a real log-in records it: a session
+        # naming a backend the settings do not list is anonymous (401 on every request).
+        session[BACKEND_SESSION_KEY] = "core.auth.RoleLoadingBackend"
         session[HASH_SESSION_KEY] = person.get_session_auth_hash()
         session.create()
         assert session.session_key is not None  # create() made it
