@@ -64,8 +64,8 @@ from stats.bt_rounds import fit_rounds, multinomial_redraws
 from stats.elo import ELO_INITIAL, scores_on_elo_scale
 from stats.intervals import NO_ROUNDS_NOTE, percentile_interval, zero_width_note
 
-# A column of votes: a sequence or a numpy array of labels, or an integer array of positions.
-Column = Sequence[Any] | np.ndarray
+Column = Sequence[Any] | np.ndarray  # labels (a sequence or an array), or an integer array of positions
+Array = np.ndarray  # short, so that the signatures of the maths stay on a line or two
 
 DEFAULT_ALPHA = 0.01
 _WINNERS = {"a": 0, "b": 1, "tie": 2}
@@ -253,14 +253,7 @@ def weighted_pair_counts(
     return replace(counts, first_wins=cells[:, 0], second_wins=cells[:, 1], ties=cells[:, 2])
 
 
-def win_matrix(
-    n: int,
-    first: np.ndarray,
-    second: np.ndarray,
-    first_wins: np.ndarray,
-    second_wins: np.ndarray,
-    ties: np.ndarray | float,
-) -> np.ndarray:
+def win_matrix(n: int, first: Array, second: Array, first_wins: Array, second_wins: Array, ties: Array | int) -> Array:
     """Dense matrix with W[i, j] = wins of i over j + half the ties between them."""
     matrix = np.zeros((n, n), dtype=float)
     matrix[first, second] = first_wins + 0.5 * ties
@@ -346,12 +339,8 @@ def infinite_scores_reason(matrix: np.ndarray, labels: list[str] | None = None) 
 
 
 def estimate(
-    matrix: np.ndarray,
-    *,
-    alpha: float = DEFAULT_ALPHA,
-    initial: np.ndarray | None = None,
-    labels: list[str] | None = None,
-) -> np.ndarray:
+    matrix: Array, *, alpha: float = DEFAULT_ALPHA, initial: Array | None = None, labels: list[str] | None = None
+) -> Array:
     """Bradley-Terry log-strengths (mean zero): regularised for alpha > 0 (see `fit`), the plain
     maximum-likelihood estimate for alpha == 0 after checking that it exists."""
     if alpha < 0:
@@ -420,9 +409,7 @@ def ranks_by_overlap(lower: np.ndarray, upper: np.ndarray) -> list[int]:
     return [1 + int(np.sum(lower > upper[i])) for i in range(len(lower))]
 
 
-def competition_ranks(
-    values: Iterable[float | None], *, higher_is_better: bool = True, tolerance: float = 0.0
-) -> list[int | None]:
+def competition_ranks(values: Iterable, *, higher_is_better: bool = True, tolerance: float = 0.0) -> list[int | None]:
     """Competition ranks ("1, 1, 3"): equal values share the best rank of their group and the
     next value's rank counts every value before it.
 
