@@ -119,8 +119,9 @@ class CampaignListApi(ListAPIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         campaign = campaign_create_by_names(question_count=data.pop("questions"), created_by=request.user, **data)
-        campaign.pair_count = campaign.pairs.count()
-        campaign.annotator_names = sorted(campaign.annotators.values_list("username", flat=True))
+        # Read by CreatedSerializer.
+        campaign.pair_count = campaign.pairs.count()  # type: ignore[attr-defined]
+        campaign.annotator_names = sorted(campaign.annotators.values_list("username", flat=True))  # type: ignore[attr-defined]
         return Response(self.CreatedSerializer(campaign).data, status=status.HTTP_201_CREATED)
 
     class OutputSerializer(serializers.Serializer):
@@ -331,10 +332,12 @@ class CampaignBtApi(APIView):
             payload, figures = figures_read(
                 what="reliability", campaign=campaign, rounds=rounds, seed=seed, compute="missing"
             )
+            assert payload is not None  # compute="missing" computes figures never computed
             if payload.get("estimable") is False:
                 raise ValidationError({"annotators": payload["reason"]})
             return _figures_response(BTReportSerializer(_on_elo(request, payload)).data, figures)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
+        assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(BTReportSerializer(_on_elo(request, payload["bt"])).data, figures)
 
 
@@ -351,6 +354,7 @@ class CampaignStyleBtApi(APIView):
         rounds = _bounded_int(request, "rounds", 1000, 0, 5000)
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         payload, figures = figures_read(what="style", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
+        assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(StyleBTReportSerializer(_on_elo(request, payload)).data, figures)
 
 
@@ -384,6 +388,7 @@ class CampaignAlignmentApi(APIView):
         payload, figures = figures_read(
             what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
         )
+        assert payload is not None  # compute="missing" computes figures never computed
         if payload["report"] is None:
             # The alignment could not be computed from these votes; the other figures were. An
             # answer, not an error: a script reads why, as the style fit's "not estimable" says it.
@@ -409,6 +414,7 @@ class CampaignQualityApi(APIView):
         payload, figures = figures_read(
             what="campaign", campaign=researcher_campaign(slug, request.user), compute="missing"
         )
+        assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(AnnotatorQualitySerializer(payload["quality"], many=True).data, figures)
 
 

@@ -195,6 +195,7 @@ def bt_export(*, dataset=None, study=None, run=None, campaign=None) -> ExportTab
         report, _figures = figures_read(
             what="bt", dataset=dataset, rounds=EXPORT_ROUNDS, seed=EXPORT_SEED, compute="stale"
         )
+        assert report is not None  # compute="stale" computes figures missing or stale
         yield from bt_rows(report, dataset=dataset)
 
     return ExportTable(fields=BT_FIELDS, rows=rows())

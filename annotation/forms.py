@@ -150,6 +150,7 @@ class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
         """Each design asks for its own numbers: questions for a fixed campaign, a budget for an
         adaptive one; the other design's fields are left aside."""
         cleaned = super().clean()
+        assert cleaned is not None  # a Form's clean() returns its cleaned_data
         adaptive = cleaned.get("sampling") == Campaign.Sampling.ADAPTIVE
         if adaptive:
             if cleaned.get("budget") is None and "budget" not in self.errors:
@@ -219,6 +220,7 @@ class GoldPairForm(NoLabelSuffix, forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        assert cleaned is not None  # a Form's clean() returns its cleaned_data
         question, model_a, model_b, winner = (cleaned.get(key) for key in ("question", "model_a", "model_b", "winner"))
         if not any([question, model_a, model_b, winner]):
             return cleaned  # an empty row
@@ -227,6 +229,7 @@ class GoldPairForm(NoLabelSuffix, forms.Form):
                 self.add_error(key, _("Fill in every field of a gold pair, or none."))
         if self.errors or self.dataset is None:
             return cleaned
+        assert question and model_a and model_b  # each was filled, or an error returned above
         item = Item.objects.filter(dataset=self.dataset, external_id=question.strip()).first()
         if item is None:
             self.add_error("question", _("No question with this id in the dataset."))

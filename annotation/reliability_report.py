@@ -94,7 +94,7 @@ def reliability_report(
     lower, upper = strength_intervals(fit)
     ranks = (
         ranking.ranks_by_overlap(lower, upper)
-        if lower is not None
+        if lower is not None and upper is not None
         else ranking.competition_ranks(fit.scores, tolerance=ranking.RANK_TOLERANCE)
     )
     counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])

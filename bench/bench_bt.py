@@ -74,7 +74,7 @@ print(json.dumps({"times": times, "ratings": {k: float(v) for k, v in ratings.it
 """
 
 
-def synthetic(votes: int, models: int, seed: int = 0):
+def synthetic(votes: int, models: int, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """(labels, model_a, model_b, winner): object arrays of label strings and of "a", "b", "tie"."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, models)

@@ -45,9 +45,13 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._django import setup_django  # noqa: E402
+
+if TYPE_CHECKING:
+    from django.template.backends.django import DjangoTemplates
 
 
 def main():
@@ -225,7 +229,8 @@ def main():
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
                 response = client.get(url)
-                body = b"".join(response.streaming_content) if response.streaming else response.content
+                # The stubs type the test client's response as a plain HttpResponse; exports stream.
+                body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
                 times.append(time.perf_counter() - started)
             if response.status_code != 200 or not body:
                 raise SystemExit(f"{label}: HTTP {response.status_code}")
@@ -298,7 +303,7 @@ def before_pair_status(*, campaign, now=None, limit=100, page=1):
     waiting = campaign.pairs.filter(is_gold=False).annotate(votes=voted).filter(votes__lt=needed)
     waiting_count = waiting.count()
     rows = list(waiting.order_by("pk").values("pk", "item__external_id", "votes")[:limit])
-    by_pair = {row["pk"]: [] for row in rows}
+    by_pair: dict[int, list[tuple]] = {row["pk"]: [] for row in rows}
     for pair_id, username, state, until in (
         Assignment.objects.filter(pair_id__in=waiting.order_by("pk").values("pk")[:limit])
         .order_by("created_at", "pk")
@@ -355,7 +360,7 @@ def page_before():
 
     global BEFORE_ENGINE
     if BEFORE_ENGINE is None:
-        config = settings.TEMPLATES[0]
+        config: dict[str, Any] = settings.TEMPLATES[0]
         options = {**config.get("OPTIONS", {})}
         options["loaders"] = [
             (
@@ -376,14 +381,15 @@ def page_before():
         return HttpResponse(engine.get_template(name).render(context, request), status=status)
 
     saved = views.campaign_pair_status, views.ROWS_PER_PAGE, views.render
-    views.campaign_pair_status, views.ROWS_PER_PAGE, views.render = before_pair_status, 10**9, render_before
+    # Stand-ins for the page as it was, with their old signatures.
+    views.campaign_pair_status, views.ROWS_PER_PAGE, views.render = before_pair_status, 10**9, render_before  # type: ignore[assignment]
     try:
         yield
     finally:
         views.campaign_pair_status, views.ROWS_PER_PAGE, views.render = saved
 
 
-BEFORE_ENGINE = None
+BEFORE_ENGINE: DjangoTemplates | None = None
 
 
 def render(client, url):

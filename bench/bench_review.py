@@ -43,12 +43,12 @@ def questions() -> list[str]:
 
 def naive_matches(entries, threshold=0.8):
     """Every earlier entry's n-grams computed afresh, no bounds: the straightforward way."""
-    found = []
+    found: list[tuple] = []
     for index in range(1, len(entries)):
         key, group, text = entries[index]
         norm = conversation.normalise.__wrapped__(text)
         grams = conversation.shingles.__wrapped__(text)
-        best = {True: None, False: None}
+        best: dict[bool, tuple | None] = {True: None, False: None}
         for other_key, other_group, other_text in entries[:index]:
             same = other_group == group
             other_norm = conversation.normalise.__wrapped__(other_text)
@@ -59,7 +59,8 @@ def naive_matches(entries, threshold=0.8):
             else:
                 similarity = conversation.jaccard(grams, conversation.shingles.__wrapped__(other_text))
                 kind = conversation.NEAR
-            if similarity >= threshold and (best[same] is None or (similarity, kind == "exact") > best[same][1:]):
+            held = best[same]
+            if similarity >= threshold and (held is None or (similarity, kind == "exact") > held[1:]):
                 best[same] = (other_key, similarity, kind == "exact")
         pick = best[True] or best[False]
         if pick:

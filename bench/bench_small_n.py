@@ -99,7 +99,7 @@ def main():
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     sizes = [30, 60, 120, 250, 500]
-    style = {n: [] for n in sizes}
+    style: dict[int, list[tuple]] = {n: [] for n in sizes}
     for n in sizes:
         for sigma in (0.02, 0.05, 0.1, 0.2, 0.5):
             for _ in range(args.seeds):
@@ -113,7 +113,7 @@ def main():
         ("reversed", "uninformative"),
     )
     items = [10, 20, 30, 60, 120]
-    length = {n: [] for n in items}
+    length: dict[int, list[tuple]] = {n: [] for n in items}
     for n in items:
         for shift in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0):
             for _ in range(args.seeds):

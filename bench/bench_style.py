@@ -59,7 +59,9 @@ print(json.dumps({"times": times, "ratings": {k: float(v) for k, v in ratings.it
 """
 
 
-def synthetic(votes: int, models: int, seed: int = 0):
+def synthetic(
+    votes: int, models: int, seed: int = 0
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Labels, model_a, model_b, winner (object arrays) and the (votes, 4) integer features of a and b."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 0.7, models)

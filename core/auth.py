@@ -79,7 +79,8 @@ class LoginLockoutBackend(AxesStandaloneBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
         if request is not None and counter_peek(_address_key(request)) >= settings.LOGIN_ADDRESS_FAILURE_LIMIT:
             request.axes_locked_out = True
-            kwargs.get("response_context", {})["error"] = settings.AXES_COOLOFF_MESSAGE
+            # django-axes adds its defaults to the settings as it loads, which the stubs cannot see.
+            kwargs.get("response_context", {})["error"] = settings.AXES_COOLOFF_MESSAGE  # type: ignore[misc]
             raise AxesBackendPermissionDenied("Too many failed log-ins from this address")
         return super().authenticate(request, username=username, password=password, **kwargs)
 

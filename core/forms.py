@@ -19,7 +19,7 @@ class ErrorSummary:
     def full_clean(self):
         super().full_clean()  # type: ignore[misc]
         form = cast(forms.BaseForm, self)
-        if first := next((name for name in form.fields if name in form._errors), None):
+        if first := next((name for name in form.fields if name in form.errors), None):
             form.fields[first].widget.attrs["autofocus"] = True
 
     def error_summary(self) -> list[dict]:

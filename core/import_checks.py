@@ -25,7 +25,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn, Self
 
 from core.errors import UserbenchError
 
@@ -77,7 +77,7 @@ def describe(value: Any) -> str:
 # ---------------------------------------------------------------- lines
 
 
-def _raw_lines(source) -> Iterator[bytes | str]:
+def _raw_lines(source: Iterable[bytes] | Iterable[str]) -> Iterator[bytes | str]:
     if hasattr(source, "readline"):
         # A bounded readline: a file without line ends is not read whole into memory.
         while raw := source.readline(_MAX_LINE_BYTES + 1):
@@ -142,7 +142,7 @@ class _RecordFeed:
         self.record_start = 1
         self._size = 0
 
-    def __iter__(self):
+    def __iter__(self) -> Self:
         return self
 
     def __next__(self) -> str:
@@ -160,7 +160,7 @@ class _RecordFeed:
         self._size = 0
 
 
-def csv_rows(source) -> Iterator[tuple[int, list[str]]]:
+def csv_rows(source: Iterable[bytes] | Iterable[str]) -> Iterator[tuple[int, list[str]]]:
     """(line where the record starts, its cells) for each non-blank record of a CSV file.
 
     Strict CSV: a quote inside an unquoted field, or one never closed, is refused. The cells
@@ -203,7 +203,7 @@ class _Refused(ValueError):
     """Raised inside json.loads by our hooks; turned into a FormatError with the line number."""
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise _Refused(f"{name} is not a number JSON allows; expected a finite number or null")
 
 
@@ -305,7 +305,7 @@ def json_object(text: str, line: int) -> dict:
     return value
 
 
-def json_objects(source) -> Iterator[tuple[int, dict]]:
+def json_objects(source: Iterable[bytes] | Iterable[str]) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of a JSONL file."""
     for line, text in numbered_lines(source):
         if text.strip():

@@ -12,6 +12,7 @@ onto lines, never cut: a reader must be able to tell "nc3-strong" from "nc3-stri
 
 import math
 import unicodedata
+from collections.abc import Callable, Sequence
 
 WIDTH, HEIGHT, MARGIN = 400, 300, 48
 # Room below an axis for its ticks and its title.
@@ -95,7 +96,9 @@ def wrap_label(label: str, columns: int = 16, max_lines: int = 3) -> list[str]:
     return lines or [""]
 
 
-def _scale(values, low_px, high_px, count=5):
+def _scale(
+    values: Sequence[float], low_px: float, high_px: float, count: int = 5
+) -> tuple[Callable[[float], float], tuple[float, float, float]]:
     low, high, step = nice_range(min(values), max(values), count)
     return (lambda v: low_px + (v - low) / (high - low) * (high_px - low_px)), (low, high, step)
 

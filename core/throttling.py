@@ -51,6 +51,10 @@ class ScopedRateThrottle(SimpleRateThrottle):
 
     scope = ""
     _wait = 0.0
+    # Set by SimpleRateThrottle.__init__ from the rate (the stubs leave them out); read only
+    # when a rate is set.
+    num_requests: int
+    duration: int
 
     def get_rate(self):
         return settings.THROTTLE_RATES.get(self.scope)

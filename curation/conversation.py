@@ -6,6 +6,7 @@ No Django imports: these take and return plain values so they are cheap to test 
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -227,7 +228,11 @@ class DuplicateMatch:
     same_group: bool  # same participant: a duplicate; other participant: only flagged
 
 
-def find_duplicates(entries, threshold: float = 0.8) -> list[DuplicateMatch]:
+# (key, group, text): a text, what it is, and whose (a participant).
+Entry = tuple[object, object, str]
+
+
+def find_duplicates(entries: Iterable[Entry], threshold: float = 0.8) -> list[DuplicateMatch]:
     """Compare each (key, group, text) with the earlier ones, in the order given.
 
     Returns one match per later entry that repeats an earlier one: a match in the same group
@@ -243,7 +248,7 @@ def find_duplicates(entries, threshold: float = 0.8) -> list[DuplicateMatch]:
     return matches
 
 
-def best_match(entries, threshold: float = 0.8, same_group: bool = True) -> DuplicateMatch | None:
+def best_match(entries: Sequence[Entry], threshold: float = 0.8, same_group: bool = True) -> DuplicateMatch | None:
     """How the last (key, group, text) entry repeats one of the entries before it.
 
     same_group=True looks only at the same group (a participant's own duplicate),

@@ -213,6 +213,7 @@ class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        assert cleaned is not None  # a Form's clean() returns its cleaned_data
         if cleaned.get("mode") == JudgeMode.PAIRWISE and not cleaned.get("reference_model"):
             self.add_error("reference_model", _("A pairwise run needs a reference model."))
         return cleaned

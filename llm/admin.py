@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from core.admin import AuditedAdmin, ReadOnlyAdmin
 from core.audit import AuditAction
@@ -14,9 +15,10 @@ class EndpointAdmin(AuditedAdmin):
     # The key variable may be left empty (no key sent), as on /endpoints/.
     form = EndpointForm
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Endpoint, form: EndpointForm, change: bool) -> None:
         # Recorded as /endpoints/ records it (llm.services.endpoint_save): every changed setting
         # with its old and new value, where the calls and the key go included.
+        assert request.user.is_authenticated  # the admin site lets in signed-in superusers only
         admin.ModelAdmin.save_model(self, request, obj, form, change)
         changes = {
             field: (form.initial.get(field) if change else None, form.cleaned_data.get(field))

@@ -3,11 +3,13 @@
 /endpoints/, where an address is checked before it is saved. Never a key: only the name of the
 variable that holds it, and whether it is set where this server runs."""
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
 
 from core.roles import Role, role_permission
+from llm.models import Endpoint
 from llm.selectors import endpoint_list, key_is_set
 
 
@@ -41,10 +43,10 @@ class EndpointListApi(ListAPIView):
         batch_output_price_per_million = serializers.DecimalField(max_digits=10, decimal_places=4, allow_null=True)
 
         @extend_schema(responses=bool)
-        def get_key_set(self, endpoint) -> bool:
+        def get_key_set(self, endpoint: Endpoint) -> bool:
             return key_is_set(variable=endpoint.api_key_env)
 
     serializer_class = OutputSerializer
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Endpoint]:
         return endpoint_list(user=self.request.user)

@@ -21,9 +21,9 @@ import asyncio
 import json
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -38,8 +38,12 @@ from llm.retry import CONTEXT_LENGTH, classify
 from llm.sdk import sdk_modules
 from llm.secrets import redact_secrets
 
-CHAT_PATH = "/v1/chat/completions"
-COMPLETION_WINDOW = "24h"
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types import Batch
+
+CHAT_PATH: Final = "/v1/chat/completions"
+COMPLETION_WINDOW: Final = "24h"
 # The batch states after which nothing more happens to it (OpenAI's names).
 FINISHED = frozenset({"completed", "failed", "expired", "cancelled"})
 # The client's header asking for the body unread (as llm.stream reads a reply).
@@ -110,14 +114,14 @@ def _transfer_seconds(endpoint: EndpointConfig) -> float:
     return max(endpoint.timeout_seconds or 0.0, float(settings.LLM_BATCH_TRANSFER_SECONDS))
 
 
-def _client(endpoint: EndpointConfig):
+def _client(endpoint: EndpointConfig) -> AsyncOpenAI:
     return make_client(replace(endpoint, timeout_seconds=_transfer_seconds(endpoint)), 2)
 
 
-def _run(endpoint: EndpointConfig, step: str, work) -> Any:
+def _run(endpoint: EndpointConfig, step: str, work: Callable[[AsyncOpenAI], Awaitable[Any]]) -> Any:
     """`work(client)` on the event loop; a failure becomes BatchCallError naming the step."""
 
-    async def call():
+    async def call() -> Any:
         client = _client(endpoint)
         try:
             return await work(client)
@@ -142,7 +146,7 @@ def batch_api_check(endpoint: EndpointConfig) -> None:
     cheap `GET /v1/batches?limit=1`. EndpointError naming the endpoint and what it answered."""
     openai, _httpx2 = sdk_modules()
 
-    async def probe(client):
+    async def probe(client: AsyncOpenAI) -> None:
         try:
             await client.batches.list(limit=1)
         except openai.APIStatusError as error:
@@ -162,7 +166,7 @@ def batch_api_check(endpoint: EndpointConfig) -> None:
 def batch_upload(endpoint: EndpointConfig, content: bytes, *, name: str) -> str:
     """Upload a batch file (purpose `batch`); returns the provider's file id."""
 
-    async def upload(client):
+    async def upload(client: AsyncOpenAI) -> str:
         made = await client.files.create(file=(name, content, "application/jsonl"), purpose="batch")
         return _identifier(made.id, "file")
 
@@ -172,7 +176,7 @@ def batch_upload(endpoint: EndpointConfig, content: bytes, *, name: str) -> str:
 def batch_create(endpoint: EndpointConfig, *, input_file_id: str, metadata: dict[str, str]) -> str:
     """Make a batch of an uploaded file; returns the batch id."""
 
-    async def create(client):
+    async def create(client: AsyncOpenAI) -> str:
         made = await client.batches.create(
             input_file_id=input_file_id, endpoint=CHAT_PATH, completion_window=COMPLETION_WINDOW, metadata=metadata
         )
@@ -185,7 +189,7 @@ def batch_find(endpoint: EndpointConfig, *, input_file_id: str) -> str | None:
     """The id of a batch already made of this file, among the provider's latest FIND_LIMIT, or
     None: a batch created just before a crash is found here rather than made (and paid) twice."""
 
-    async def find(client):
+    async def find(client: AsyncOpenAI) -> str | None:
         seen = 0
         async for batch in client.batches.list(limit=100):
             if getattr(batch, "input_file_id", None) == input_file_id:
@@ -201,7 +205,7 @@ def batch_find(endpoint: EndpointConfig, *, input_file_id: str) -> str | None:
 def batch_state(endpoint: EndpointConfig, batch_id: str) -> BatchState:
     """The batch's status, counts and result files now."""
 
-    async def retrieve(client):
+    async def retrieve(client: AsyncOpenAI) -> Batch:
         return await client.batches.retrieve(batch_id)
 
     batch = _run(endpoint, _("Reading batch %(id)s") % {"id": batch_id}, retrieve)
@@ -224,7 +228,7 @@ def batch_state(endpoint: EndpointConfig, batch_id: str) -> BatchState:
 def batch_cancel(endpoint: EndpointConfig, batch_id: str) -> None:
     """Ask the provider to stop a batch: what it finished is still delivered, and paid."""
 
-    async def cancel(client):
+    async def cancel(client: AsyncOpenAI) -> None:
         await client.batches.cancel(batch_id)
 
     _run(endpoint, _("Cancelling batch %(id)s") % {"id": batch_id}, cancel)
@@ -241,7 +245,7 @@ def batch_file_download(endpoint: EndpointConfig, file_id: str) -> IO[bytes]:
     target = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
     too_large = _("The results file %(id)s is larger than %(cap)d bytes; nothing of it is kept.")
 
-    async def download(client):
+    async def download(client: AsyncOpenAI) -> None:
         started = time.monotonic()
         try:
             async with asyncio.timeout(seconds):

@@ -113,7 +113,7 @@ def budget_row(key: str) -> int:
     return row.pk
 
 
-def _lock(budget_id: int):
+def _lock(budget_id: int) -> SharedBudget:
     # The row lock on PostgreSQL; on SQLite the IMMEDIATE transaction already holds the one write lock.
     return SharedBudget.objects.select_for_update().get(pk=budget_id)
 
@@ -180,7 +180,7 @@ def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
 
 
 def _take(
-    budget: SharedBudget, limits: BudgetLimits, now, estimates: list[int]
+    budget: SharedBudget, limits: BudgetLimits, now: datetime, estimates: list[int]
 ) -> tuple[int, float, tuple[float, ...], float]:
     """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
     burst ahead), how long until asking again is worth it when not all, and when each granted

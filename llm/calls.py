@@ -36,7 +36,7 @@ class ChatResult:
     # refers to the cache row instead of storing the reply a second time.
     key: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # A reply is stored (cache, judgment, draft) and shown: an upstream that repeats the
         # API key must not get it there, nor a NUL byte, which PostgreSQL refuses to store.
         object.__setattr__(self, "text", storable(self.text))

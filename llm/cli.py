@@ -40,7 +40,7 @@ def positive_int(value: str) -> int:
     return number
 
 
-def add_call_options(parser, *, what: str = "") -> None:
+def add_call_options(parser: argparse.ArgumentParser, *, what: str = "") -> None:
     """--concurrency, --timeout and --max-tokens, as every LLM command takes them."""
     parser.add_argument(
         "--concurrency",

@@ -23,6 +23,8 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 
@@ -225,7 +227,7 @@ async def deliver_batched(
 
 
 def deliver_batched_sync(
-    endpoint: EndpointConfig, requests: Sequence[ChatRequest] = (), *, interruptible: bool = False, **options
+    endpoint: EndpointConfig, requests: Sequence[ChatRequest] = (), *, interruptible: bool = False, **options: Any
 ) -> Delivered:
     """`deliver_batched` from synchronous code (a task, a command, a view).
 
@@ -238,9 +240,11 @@ def deliver_batched_sync(
     if not interruptible or threading.current_thread() is not threading.main_thread():
         return async_to_sync(deliver_batched)(endpoint, requests, **options)
     interrupt = _Interrupt()
-    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {
+        signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         if interrupt.received:  # asked twice: the previous handler decides (Ctrl-C: KeyboardInterrupt)
             handler = previous.get(signum)
             if callable(handler):

@@ -34,7 +34,9 @@ class GuardedResolver(AbstractResolver):
     def __init__(self, target: Target):
         self.target = target
 
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET):
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         loop = asyncio.get_running_loop()
         infos = await loop.run_in_executor(None, functools.partial(resolve, host, port, family))
         target = Target(self.target.scheme, host.rstrip(".").lower(), port)

@@ -1,5 +1,7 @@
 """The researcher's form for an endpoint. It parses input; llm.services saves it."""
 
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -88,17 +90,17 @@ class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm
             "api_key_env": forms.TextInput(attrs={"autocapitalize": "characters", "spellcheck": "false"}),
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Empty sends no key; a new endpoint starts with none rather than the organisation's.
         self.fields["api_key_env"].required = False
         if self.instance.pk is None:
             self.initial["api_key_env"] = ""
 
-    def clean_api_key_env(self):
+    def clean_api_key_env(self) -> str:
         return (self.cleaned_data.get("api_key_env") or "").strip()
 
-    def clean_name(self):
+    def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
         if name.lower() == "default":
             raise forms.ValidationError(
@@ -106,19 +108,19 @@ class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm
             )
         return name
 
-    def clean_timeout_seconds(self):
+    def clean_timeout_seconds(self) -> float | None:
         value = self.cleaned_data["timeout_seconds"]
         if value is not None and value < 0.1:
             raise forms.ValidationError(_("A timeout is at least 0.1 seconds."))
         return value
 
-    def clean_max_in_flight(self):
+    def clean_max_in_flight(self) -> int | None:
         value = self.cleaned_data["max_in_flight"]
         if value is not None and value < 1:
             raise forms.ValidationError(_("At least one call must be allowed in flight."))
         return value
 
-    def clean_max_tokens(self):
+    def clean_max_tokens(self) -> int | None:
         value = self.cleaned_data["max_tokens"]
         problem = max_tokens_problem(value)
         if problem:

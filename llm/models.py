@@ -1,5 +1,7 @@
 """Endpoints (how to reach an OpenAI-compatible server) and the response cache."""
 
+from collections.abc import Collection
+
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
@@ -56,17 +58,17 @@ class Endpoint(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def clean_fields(self, exclude=None):
+    def clean_fields(self, exclude: Collection[str] | None = None) -> None:
         # An empty key variable is allowed although the column says otherwise: it means the
         # endpoint sends no key (a local server needs none). The admin still asks for one.
         if not self.api_key_env:
             exclude = {*(exclude or ()), "api_key_env"}
         super().clean_fields(exclude=exclude)
 
-    def clean(self):
+    def clean(self) -> None:
         problems = {}
         # Only variables meant for API keys: naming SECRET_KEY would send it to base_url.
         if self.api_key_env:
@@ -100,7 +102,7 @@ class LLMResponse(models.Model):
     class Meta:
         db_table = "judging_llmresponse"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.model} {self.key[:12]}"
 
 
@@ -120,7 +122,7 @@ class SharedBudget(models.Model):
     requests_level = models.FloatField(default=0.0)
     tokens_level = models.FloatField(default=0.0)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.key
 
 
@@ -138,5 +140,5 @@ class BudgetLease(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["budget", "holder"], name="budget_lease_one_per_holder")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.holder}: {self.slots}"

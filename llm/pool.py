@@ -8,9 +8,17 @@ and its transport (llm.egress_transport) which addresses a call may connect to.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llm.config import EndpointConfig, call_deadline
 from llm.egress import EgressRefused, endpoint_key
 from llm.sdk import sdk_modules
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from llm.egress_transport import GuardedTransport
+    from llm.sending import ChatSender
 
 # A local server (vLLM, llama.cpp, Ollama) needs no key, but the client insists on one.
 NO_KEY_PLACEHOLDER = "no-key-set"
@@ -19,7 +27,7 @@ NO_KEY_PLACEHOLDER = "no-key-set"
 CONNECTIONS_PER_CLIENT = 16
 
 
-def make_client(endpoint: EndpointConfig, connections: int):
+def make_client(endpoint: EndpointConfig, connections: int) -> AsyncOpenAI:
     """An AsyncOpenAI client that never retries by itself (we do) and has a deliberate timeout.
 
     The timeout runs from when a call is sent: a call waiting for a place in the window is
@@ -30,7 +38,7 @@ def make_client(endpoint: EndpointConfig, connections: int):
     return _client_and_transport(endpoint, connections)[0]
 
 
-def make_sender(endpoint: EndpointConfig, connections: int):
+def make_sender(endpoint: EndpointConfig, connections: int) -> ChatSender:
     """A `llm.sending.ChatSender`: chat completions POSTed through a client of `make_client`'s
     making, on its transport, without the SDK's per-call models (a third of the CPU per call)."""
     # Imported here, not at the top: it loads aiohttp and the SDK, which load on first use (llm.sdk).
@@ -42,7 +50,7 @@ def make_sender(endpoint: EndpointConfig, connections: int):
     return ChatSender(client, transport, timeout_seconds=endpoint.timeout_seconds)
 
 
-def _client_and_transport(endpoint: EndpointConfig, connections: int):
+def _client_and_transport(endpoint: EndpointConfig, connections: int) -> tuple[AsyncOpenAI, GuardedTransport]:
     openai, httpx2 = sdk_modules()
     # Imported here, not at the top: it loads aiohttp and the SDK, which load on first use (llm.sdk).
     from llm.egress_transport import guarded_transport

@@ -14,10 +14,16 @@ import json
 import random
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+
+if TYPE_CHECKING:
+    import aiohttp
+    from openai import APIStatusError
 
 from llm.config import EndpointConfig
 from llm.egress import egress_refusal
@@ -33,7 +39,7 @@ def _retry_cap_seconds() -> float:
     return float(settings.JUDGING_RETRY_CAP_SECONDS)
 
 
-def retry_after_seconds(headers) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """`Retry-After` as seconds (either form the RFC allows), or None when absent or unreadable."""
     if headers is None:
         return None
@@ -76,7 +82,7 @@ def _duration_seconds(value: str | None) -> float | None:
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
-def ratelimit_wait(headers) -> float | None:
+def ratelimit_wait(headers: Mapping[str, str] | None) -> float | None:
     """How long every worker should wait before sending again, by the provider's
     `x-ratelimit-remaining-requests` / `-tokens` and their `x-ratelimit-reset-*`: the reset of a
     limit that has nothing left, or None when something is left (or the headers are absent)."""
@@ -127,7 +133,7 @@ class Failure:
     retry_after: float | None = None
 
 
-def _server_message(error) -> str:
+def _server_message(error: APIStatusError) -> str:
     """The server's own words: OpenAI's {"error": {"message"}}, vLLM's {"message"}, or the raw body."""
     body = error.body
     detail = None
@@ -142,7 +148,7 @@ def _server_message(error) -> str:
     return " ".join(str(detail or error.message).split())[:200]
 
 
-def _transport_error(error: BaseException | None):
+def _transport_error(error: BaseException | None) -> aiohttp.ClientError | None:
     """The aiohttp error behind an SDK error, if any (the SDK reports it through httpx2's types)."""
     # Imported here, not at the top: aiohttp comes with the SDK, which is loaded on first use (llm.sdk).
     import aiohttp

@@ -4,8 +4,10 @@ The client pool builds its clients with it and the retry policy reads its error 
 
 from __future__ import annotations
 
+from types import ModuleType
 
-def sdk_modules():
+
+def sdk_modules() -> tuple[ModuleType, ModuleType]:
     """The openai package, imported on first use: it takes about a second to import, and most
     processes that load this module (the web app, `judge` following its workers) never call.
     A worker loads it as it starts (`load_sdk`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
@@ -15,15 +16,18 @@ from llm.errors import EndpointError
 from llm.models import Endpoint
 from llm.secrets import key_variable_problem
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def endpoint_list(*, user=None) -> QuerySet[Endpoint]:
+
+def endpoint_list(*, user: User | AnonymousUser | None = None) -> QuerySet[Endpoint]:
     """Named endpoints by name: those of the person's workspaces where they are a researcher, or
     every one for the operator (`user` None: a command, the worker)."""
     endpoints = Endpoint.objects.select_related("workspace").order_by("name")
     return endpoints if user is None else scoped(endpoints, user, role=Role.RESEARCHER.value)
 
 
-def endpoint_by_name(*, name: str, user=None) -> Endpoint:
+def endpoint_by_name(*, name: str, user: User | AnonymousUser | None = None) -> Endpoint:
     """The named endpoint (a row, not the default one); EndpointError naming the known ones when
     there is none of that name. The one lookup of an endpoint by name: pages, the API, commands.
     With a `user`, an endpoint of another workspace is unknown to them, as if it did not exist."""

@@ -429,7 +429,7 @@ async def chat_many(
             if inspect.isawaitable(maybe):
                 asyncio.ensure_future(maybe)
 
-    async def flush():
+    async def flush() -> None:
         if pending_cache:
             batch = pending_cache[:]
             pending_cache.clear()
@@ -437,7 +437,7 @@ async def chat_many(
 
     stopping = asyncio.Event()
 
-    async def flusher():
+    async def flusher() -> None:
         while not stopping.is_set():
             try:
                 await asyncio.wait_for(stopping.wait(), CACHE_FLUSH_SECONDS)

@@ -31,7 +31,7 @@ def endpoints(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None):
+def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None) -> HttpResponse:
     # A new endpoint's workspace is chosen on the form (when the person has several); never moved later.
     form = EndpointForm(request.POST or None, instance=endpoint, creator=None if endpoint else request.user)
     if request.method == "POST" and form.is_valid():

@@ -25,6 +25,7 @@ the caller refits them with choix.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # Newton converges quadratically: after a step of size s the error left is of order s^2, so a step
 # below 1e-7 leaves the estimate within about 1e-13 of the maximum (tests/stats check 1e-9 against
@@ -43,7 +44,14 @@ CHORD_MAX_ITER = 60
 
 
 def fit_rounds(
-    n: int, first, second, wins_first, wins_second, *, alpha: float, initial
+    n: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    wins_first: np.ndarray,
+    wins_second: np.ndarray,
+    *,
+    alpha: float,
+    initial: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Log-strengths (mean zero) of each round: (estimates of shape (rounds, n), converged per round).
 
@@ -76,7 +84,7 @@ def fit_rounds(
     return estimates, converged
 
 
-def multinomial_redraws(counts, rounds: int, rng: np.random.Generator) -> np.ndarray:
+def multinomial_redraws(counts: ArrayLike, rounds: int, rng: np.random.Generator) -> np.ndarray:
     """`rounds` draws of Multinomial(N, counts / N) with N = sum(counts): (rounds, len(counts)) integers.
 
     The bootstrap of aggregated cells (stats/ranking.py; FastChat's compute_bootstrap_bt draws the
@@ -115,7 +123,15 @@ def multinomial_redraws(counts, rounds: int, rng: np.random.Generator) -> np.nda
     return draws
 
 
-def _gradient(n, first, second, wins_first, votes, t, penalty):
+def _gradient(
+    n: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    wins_first: np.ndarray,
+    votes: np.ndarray,
+    t: np.ndarray,
+    penalty: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of L (see the module docstring) for every round, projected to sum zero."""
     rounds = t.shape[0]
     row = np.arange(rounds)[:, None]
@@ -131,7 +147,9 @@ def _gradient(n, first, second, wins_first, votes, t, penalty):
     return gradient - gradient.mean(axis=1, keepdims=True), p
 
 
-def _hessians(n, first, second, votes, p, t, penalty):
+def _hessians(
+    n: int, first: np.ndarray, second: np.ndarray, votes: np.ndarray, p: np.ndarray, t: np.ndarray, penalty: float
+) -> np.ndarray:
     """H + 11'/n (see the module docstring) for every round: (rounds, n, n)."""
     rounds = votes.shape[0]
     row = np.arange(rounds)[:, None]
@@ -152,7 +170,15 @@ def _hessians(n, first, second, votes, p, t, penalty):
     return hessian + 1.0 / n
 
 
-def _chord(n, first, second, wins_first, wins_second, alpha, initial):
+def _chord(
+    n: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    wins_first: np.ndarray,
+    wins_second: np.ndarray,
+    alpha: float,
+    initial: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     rounds = wins_first.shape[0]
     votes = wins_first + wins_second
     penalty = alpha * n * n
@@ -225,7 +251,15 @@ def cholesky_solve(lower: np.ndarray, right: np.ndarray) -> np.ndarray:
     return x
 
 
-def _newton(n, first, second, wins_first, wins_second, alpha, initial):
+def _newton(
+    n: int,
+    first: np.ndarray,
+    second: np.ndarray,
+    wins_first: np.ndarray,
+    wins_second: np.ndarray,
+    alpha: float,
+    initial: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     rounds = wins_first.shape[0]
     votes = wins_first + wins_second
     penalty = alpha * n * n

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from stats.intervals import proportion
@@ -49,7 +50,7 @@ def fisher_interval(r: float, n: int, *, kind: str = "pearson", level: float = 0
     return (math.tanh(z - half), math.tanh(z + half))
 
 
-def spearman_exact_p(x, y) -> float:
+def spearman_exact_p(x: ArrayLike, y: ArrayLike) -> float:
     """Two-sided permutation p-value of Spearman's rho over all n! orders of y against x.
 
     Ties get average ranks, and the permutation distribution is that of those ranks, so the
@@ -70,7 +71,7 @@ def spearman_exact_p(x, y) -> float:
     return float(np.mean(np.abs(rhos) >= abs(observed) - 1e-12))
 
 
-def correlations(x, y, *, level: float = 0.95) -> dict:
+def correlations(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> dict:
     """Pearson, Spearman and Kendall between paired values, each with p-value and interval.
 
     Returns {"n", "meaningful", "reason", "notes", "pearson": {"r", "p", "low", "high"},

@@ -19,6 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from stats.agreement import cohen_kappa
@@ -51,7 +52,7 @@ VERDICTS = (FIRST, SECOND, TIE)
 BOOTSTRAP_ROUNDS = 1000
 
 
-def _check_verdict(verdict, where: str):
+def _check_verdict(verdict: str | None, where: str) -> None:
     if verdict is not None and verdict not in VERDICTS:
         raise ValueError(f"{where}: unknown verdict {verdict!r}: expected 'first', 'second', 'tie' or None.")
 
@@ -113,7 +114,7 @@ def flip_rate(pairs: Iterable[tuple[str | None, str | None]], *, level: float = 
     }
 
 
-def normalised_difference(a, b, *, method: str = "ratio") -> np.ndarray:
+def normalised_difference(a: ArrayLike, b: ArrayLike, *, method: str = "ratio") -> np.ndarray:
     """Normalised differences of paired non-negative values (lengths).
 
     "ratio": (a - b) / (a + b), 0 where both are 0. "tanh": tanh((a - b) / sd(a - b)) with the

@@ -36,7 +36,9 @@ def _check_paired(a: Sequence, b: Sequence, what: str) -> None:
         raise ValueError(f"Drift needs paired {what}: {len(a)} in the first run, {len(b)} in the second.")
 
 
-def mean_shift(a: Sequence[float], b: Sequence[float], *, level=0.95, rounds=BOOTSTRAP_ROUNDS, seed=0) -> dict:
+def mean_shift(
+    a: Sequence[float], b: Sequence[float], *, level: float = 0.95, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> dict:
     """Mean of b - a over paired units with a percentile bootstrap interval over units.
 
     Returns {"n", "mean_a", "mean_b", "shift", "low", "high", "note"}; without units everything is None."""
@@ -65,7 +67,12 @@ def mean_shift(a: Sequence[float], b: Sequence[float], *, level=0.95, rounds=BOO
 
 
 def verdict_agreement(
-    a: Sequence[Hashable], b: Sequence[Hashable], *, level=0.95, rounds=BOOTSTRAP_ROUNDS, seed=0
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    *,
+    level: float = 0.95,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    seed: int = 0,
 ) -> dict:
     """How often paired verdicts agree, and Cohen's kappa with a bootstrap interval over units.
 
@@ -107,7 +114,9 @@ def _places_moved(rank_a: int | None, rank_b: int | None) -> int | None:
     return None if rank_a is None or rank_b is None else rank_a - rank_b
 
 
-def model_drift(rows: Iterable[tuple[str, float, float]], *, level=0.95, rounds=BOOTSTRAP_ROUNDS, seed=0) -> dict:
+def model_drift(
+    rows: Iterable[tuple[str, float, float]], *, level: float = 0.95, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> dict:
     """Per model: mean value in either run, the shift (b - a) with its bootstrap interval over the
     model's units, the rank in either run (competition ranks of the means, best first) and the
     places moved (positive: up in the second run); and the rank correlation of the means.

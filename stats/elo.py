@@ -20,6 +20,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 ELO_SCALE = 400.0
 ELO_BASE = 10.0
@@ -27,7 +28,9 @@ ELO_INITIAL = 1000.0
 POINTS_PER_UNIT = ELO_SCALE / math.log(ELO_BASE)
 
 
-def to_elo(strengths, *, anchor: int | None = None, rating: float = ELO_INITIAL, reference=None) -> np.ndarray:
+def to_elo(
+    strengths: ArrayLike, *, anchor: int | None = None, rating: float = ELO_INITIAL, reference: ArrayLike | None = None
+) -> np.ndarray:
     """Elo points of natural-log strengths: rating + 400 / ln 10 * (t - t_anchor).
 
     strengths: log-strengths (any shape; intervals' bounds too). anchor: index of the model that
@@ -55,7 +58,7 @@ def scores_on_elo_scale(scores: list, *, anchor: str | None = None, rating: floa
         raise ValueError(f"Anchor {anchor!r} is not among the ranked models.")
     position = None if anchor is None else labels.index(anchor)
 
-    def moved(value):
+    def moved(value: float | None) -> float | None:
         if value is None:
             return None
         return float(to_elo(value, anchor=position, rating=rating, reference=points))
@@ -77,7 +80,7 @@ def elo_beside(scores: list[dict], *, anchor: str | None = None, rating: float =
     points = np.array([row["score"] for row in scores], dtype=float)
     position = None if anchor is None else labels.index(anchor)
 
-    def moved(value):
+    def moved(value: float | None) -> float | None:
         if value is None:
             return None
         return float(to_elo(value, anchor=position, rating=rating, reference=points))

@@ -35,6 +35,7 @@ beyond VIF 30 it reversed 22-45 % at every size tried, up to 500 votes. Hence tw
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # A Gram matrix as ill-conditioned as the fit refuses is singular here too.
 from stats.logistic import MAX_CONDITION
@@ -44,7 +45,7 @@ MIN_VOTES_PER_PARAMETER = 30
 MIN_ITEMS = 30
 
 
-def variance_inflation(gram: np.ndarray, columns) -> np.ndarray:
+def variance_inflation(gram: np.ndarray, columns: ArrayLike) -> np.ndarray:
     """VIF of the given columns of a design whose Gram matrix X'X is `gram` (full rank assumed
     in the parametrisation given): (X'X)^-1_jj * (X'X)_jj. Infinite where X'X is singular."""
     gram = np.asarray(gram, dtype=float)
@@ -57,7 +58,7 @@ def variance_inflation(gram: np.ndarray, columns) -> np.ndarray:
     return np.diag(inverse)[columns] * np.diag(gram)[columns]
 
 
-def intercept_inflation(feature) -> float:
+def intercept_inflation(feature: ArrayLike) -> float:
     """VIF between an intercept and one covariate x (the length-controlled win rate's design
     [1, x]): mean(x^2) / var(x), infinite when x does not vary. Large when x is nearly constant,
     for example when the candidate's answers are always much longer than the reference's."""

@@ -6,8 +6,10 @@ with the app, where scipy.stats would add about half a second (see annotation/ex
 
 import math
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 ZERO_WIDTH_NOTE = "all bootstrap rounds gave the same value: too few votes or a single outcome"
 NO_ROUNDS_NOTE = "no bootstrap round had a finite estimate (alpha or l2 = 0 on sparse votes): no interval"
@@ -31,7 +33,7 @@ def zero_width_note(low: float | None, high: float | None, *, note: str = ZERO_W
     return note if low == high else None
 
 
-def percentile_interval(draws, *, level: float = 0.95, axis: int = 0):
+def percentile_interval(draws: ArrayLike, *, level: float = 0.95, axis: int = 0) -> tuple[Any, Any]:
     """Percentile bootstrap interval of draws along `axis`, ignoring NaN rounds (rounds that had
     no estimate); returns (lower, upper) arrays, or floats for one-dimensional draws."""
     tail = (1 - level) / 2 * 100

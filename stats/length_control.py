@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from stats.estimability import MAX_VIF, MIN_ITEMS, intercept_inflation
@@ -38,7 +39,7 @@ from stats.logistic import SeparationError, fit_logistic
 from stats.ranking import competition_ranks
 
 
-def length_features(candidate_lengths, reference_lengths) -> tuple[np.ndarray, float]:
+def length_features(candidate_lengths: ArrayLike, reference_lengths: ArrayLike) -> tuple[np.ndarray, float]:
     """tanh((len_c - len_r) / sd) per judgment and the sd (sample standard deviation; 0 when the
     differences do not vary, and then the feature is 0)."""
     diff = np.asarray(candidate_lengths, dtype=float) - np.asarray(reference_lengths, dtype=float)

@@ -20,9 +20,12 @@ maximum in a few iterations. Standard errors are the square roots of the diagona
 inverse Hessian at the optimum (the observed information; with a penalty, of the penalised one).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.optimize import linprog, minimize
 from scipy.special import expit
@@ -93,14 +96,14 @@ class LogisticFit:
 
 
 def fit_logistic(
-    X,
-    y,
+    X: Any,
+    y: ArrayLike,
     *,
-    weights=None,
-    penalty=None,
-    basis=None,
-    initial=None,
-    gram=None,
+    weights: ArrayLike | None = None,
+    penalty: ArrayLike | None = None,
+    basis: ArrayLike | None = None,
+    initial: np.ndarray | None = None,
+    gram: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> LogisticFit:
     """Maximum-likelihood (or L2-penalised) logistic regression.
 
@@ -136,14 +139,14 @@ def fit_logistic(
     if is_sparse:
         X = sparse.csr_matrix(X)
 
-    def generic_gram(d):
+    def generic_gram(d: np.ndarray) -> np.ndarray:
         if is_sparse:
             return (X.T @ sparse.diags(d) @ X).toarray()
         return X.T @ (X * d[:, None])
 
     gram = generic_gram if gram is None else gram
 
-    def objective(free):
+    def objective(free: np.ndarray) -> tuple[float, np.ndarray]:
         coef = B @ free
         eta = X @ coef
         value = float(np.sum(w * (np.logaddexp(0, eta) - y * eta)))
@@ -154,7 +157,7 @@ def fit_logistic(
             gradient = gradient + P @ coef
         return value, B.T @ np.asarray(gradient).ravel()
 
-    def hessian(free):
+    def hessian(free: np.ndarray) -> np.ndarray:
         eta = X @ (B @ free)
         mu = expit(eta)
         full = gram(w * mu * (1 - mu))

@@ -47,9 +47,11 @@ models taken for far apart, or neighbours in the wrong order).
 """
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # The design's prior sd of each log-strength: a spread of about 1.5 is typical of published
 # leaderboards (ChineseAlpacaEval's win rates against its reference, as log-odds, have sd 1.1-1.5).
@@ -63,7 +65,7 @@ GAP_WEIGHT = 0.5
 UNIFORM, INFORMATION = "uniform", "information"
 
 
-def _sigmoid(x):
+def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
@@ -84,7 +86,14 @@ def all_pairs(n: int) -> np.ndarray:
 
 
 def map_fit(
-    n: int, first, second, first_wins, second_wins, ties, *, prior_sd: float = PRIOR_SD
+    n: int,
+    first: ArrayLike,
+    second: ArrayLike,
+    first_wins: ArrayLike,
+    second_wins: ArrayLike,
+    ties: ArrayLike,
+    *,
+    prior_sd: float = PRIOR_SD,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(theta, precision): the maximum a posteriori log-strengths with a normal prior of sd
     `prior_sd` on each, ties as half a win each way, and the posterior precision there (Fisher
@@ -95,7 +104,7 @@ def map_fit(
     scored = np.asarray(first_wins, float) + 0.5 * np.asarray(ties, float)
     shrink = 1.0 / prior_sd**2
 
-    def objective(theta):
+    def objective(theta: np.ndarray) -> float:
         diff = theta[first] - theta[second]
         # log sigma(x) = -log(1 + e^-x), computed stably.
         return float(
@@ -271,15 +280,15 @@ def _criterion_gain(precision: np.ndarray, weights: np.ndarray, pairs: np.ndarra
 
 def pairing_design(
     n: int,
-    first=(),
-    second=(),
-    first_wins=(),
-    second_wins=(),
-    ties=(),
+    first: ArrayLike = (),
+    second: ArrayLike = (),
+    first_wins: ArrayLike = (),
+    second_wins: ArrayLike = (),
+    ties: ArrayLike = (),
     *,
     remaining: float,
     uniform_share: float,
-    available=None,
+    available: ArrayLike | None = None,
     gap_weight: float = GAP_WEIGHT,
     prior_sd: float = PRIOR_SD,
     iterations: int = ITERATIONS,
@@ -312,10 +321,10 @@ def pairing_design(
     uniform = usable / usable.sum()
     remaining = max(float(remaining), 0.0)
 
-    def precision_after(allocation):
+    def precision_after(allocation: np.ndarray) -> np.ndarray:
         return precision + _laplacian(n, pairs[:, 0], pairs[:, 1], remaining * allocation * weights)
 
-    def mixture(allocation):
+    def mixture(allocation: np.ndarray) -> np.ndarray:
         return uniform_share * uniform + (1 - uniform_share) * allocation
 
     allocation = uniform.copy()
@@ -361,7 +370,13 @@ class Draw:
 
 
 def draw_pair(
-    uniform, information, uniform_share: float, *, branch_random: float, pick_random: float, excluded=()
+    uniform: ArrayLike,
+    information: ArrayLike,
+    uniform_share: float,
+    *,
+    branch_random: float,
+    pick_random: float,
+    excluded: Collection[int] = (),
 ) -> Draw:
     """A pair drawn from the design: with probability `uniform_share` from `uniform`, otherwise
     from `information` (uniform again when nothing is left there), both renormalised without the

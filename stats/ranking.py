@@ -53,14 +53,19 @@ scores.
 import itertools
 import math
 import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from stats.bt_rounds import fit_rounds, multinomial_redraws
 from stats.elo import ELO_INITIAL, scores_on_elo_scale
 from stats.intervals import NO_ROUNDS_NOTE, percentile_interval, zero_width_note
+
+Column = Sequence[Any] | np.ndarray  # labels (a sequence or an array), or an integer array of positions
+Array = np.ndarray  # short, so that the signatures of the maths stay on a line or two
 
 DEFAULT_ALPHA = 0.01
 _WINNERS = {"a": 0, "b": 1, "tie": 2}
@@ -69,7 +74,7 @@ _WINNERS = {"a": 0, "b": 1, "tie": 2}
 DENSE_CELLS = 1 << 22
 
 
-def _choix():
+def _choix() -> Any:
     """choix and scipy load in 0.8 s: only where a fit is made, not in every process that ranks
     a table (`competition_ranks`) or imports this module on its way to a command's first line."""
     # Loaded on the first fit, not with this module: choix brings scipy, 0.8 s of import.
@@ -78,7 +83,7 @@ def _choix():
     return choix
 
 
-def _graphs():
+def _graphs() -> tuple[Any, Any]:
     # scipy is as slow to import as choix: loaded only where a win matrix's graph is read.
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
@@ -110,7 +115,7 @@ class PairCounts:
         return int(self.first_wins.sum() + self.second_wins.sum() + self.ties.sum())
 
 
-def _positions(values, table: dict) -> np.ndarray:
+def _positions(values: Sequence[Any] | np.ndarray, table: dict) -> np.ndarray:
     """Position of each value in `table` (value -> position), -1 where it is missing.
 
     Vectorised where the input allows: integer arrays are positions already (out of range -> -1);
@@ -138,7 +143,7 @@ def _positions(values, table: dict) -> np.ndarray:
         return np.fromiter(map(table.get, items, itertools.repeat(-1)), dtype=np.int64, count=len(items))
 
 
-def pair_counts(labels: list[str], outcomes) -> PairCounts:
+def pair_counts(labels: list[str], outcomes: Iterable[Sequence[Any]] | np.ndarray) -> PairCounts:
     """Aggregate (label_a, label_b, winner) triples; winner is "a", "b" or "tie".
 
     Order within a triple does not matter: (x, y, "a") and (y, x, "b") count the same.
@@ -160,7 +165,7 @@ def pair_counts(labels: list[str], outcomes) -> PairCounts:
     )
 
 
-def pair_counts_of(labels: list[str], model_a, model_b, winner) -> PairCounts:
+def pair_counts_of(labels: list[str], model_a: Column, model_b: Column, winner: Column) -> PairCounts:
     """`pair_counts` on columns: model_a and model_b are sequences or numpy arrays of labels (or
     integer arrays of positions in `labels`), winner of "a", "b", "tie" (or integer codes 0, 1, 2).
 
@@ -182,7 +187,7 @@ def pair_counts_of(labels: list[str], model_a, model_b, winner) -> PairCounts:
         # Report the first bad vote as a vote-by-vote loop would: its label, then itself, then the winner.
         k = int(np.argmax(bad))
 
-        def plain(value):
+        def plain(value: Any) -> Any:
             # np.str_("x") -> "x", so that the message reads as a vote-by-vote count's would.
             return value.item() if isinstance(value, np.generic) else value
 
@@ -226,7 +231,9 @@ def pair_counts_of(labels: list[str], model_a, model_b, winner) -> PairCounts:
     )
 
 
-def weighted_pair_counts(labels: list[str], model_a, model_b, winner, weights) -> PairCounts:
+def weighted_pair_counts(
+    labels: list[str], model_a: Column, model_b: Column, winner: Column, weights: ArrayLike
+) -> PairCounts:
     """`pair_counts_of` with a weight per vote (inverse-probability weights, say): each cell holds
     the sum of its votes' weights, floats. Weights are scaled to a mean of 1, so the cells still
     sum to the number of votes and the bootstrap redraws that many."""
@@ -246,7 +253,7 @@ def weighted_pair_counts(labels: list[str], model_a, model_b, winner, weights) -
     return replace(counts, first_wins=cells[:, 0], second_wins=cells[:, 1], ties=cells[:, 2])
 
 
-def win_matrix(n: int, first, second, first_wins, second_wins, ties) -> np.ndarray:
+def win_matrix(n: int, first: Array, second: Array, first_wins: Array, second_wins: Array, ties: Array | int) -> Array:
     """Dense matrix with W[i, j] = wins of i over j + half the ties between them."""
     matrix = np.zeros((n, n), dtype=float)
     matrix[first, second] = first_wins + 0.5 * ties
@@ -254,7 +261,7 @@ def win_matrix(n: int, first, second, first_wins, second_wins, ties) -> np.ndarr
     return matrix
 
 
-def components(n: int, first, second) -> list[list[int]]:
+def components(n: int, first: np.ndarray, second: np.ndarray) -> list[list[int]]:
     """Connected pieces of the comparison graph, largest first (ties by lowest index)."""
     csr_matrix, connected_components = _graphs()
     graph = csr_matrix((np.ones(len(first)), (first, second)), shape=(n, n))
@@ -263,7 +270,7 @@ def components(n: int, first, second) -> list[list[int]]:
     return sorted(pieces, key=lambda piece: (-len(piece), piece[0]))
 
 
-def fit(matrix: np.ndarray, *, alpha: float = DEFAULT_ALPHA, initial=None) -> np.ndarray:
+def fit(matrix: np.ndarray, *, alpha: float = DEFAULT_ALPHA, initial: np.ndarray | None = None) -> np.ndarray:
     """Regularised Bradley-Terry log-strengths (mean zero) of a dense win matrix."""
     if alpha <= 0:
         raise ValueError(
@@ -314,7 +321,7 @@ def infinite_scores_reason(matrix: np.ndarray, labels: list[str] | None = None) 
     beaten = np.asarray(matrix) > 0
     groups = [piece == c for c in range(count)]
 
-    def described(inside, verb: str) -> str:
+    def described(inside: np.ndarray, verb: str) -> str:
         members = [repr(names[i]) for i in np.flatnonzero(inside)]
         if len(members) == 1:
             return f"{members[0]} never {verb} any other model"
@@ -331,7 +338,9 @@ def infinite_scores_reason(matrix: np.ndarray, labels: list[str] | None = None) 
     return described(groups[k], "lost to or tied with" if kind == 0 else "beat or tied with")
 
 
-def estimate(matrix: np.ndarray, *, alpha: float = DEFAULT_ALPHA, initial=None, labels=None) -> np.ndarray:
+def estimate(
+    matrix: Array, *, alpha: float = DEFAULT_ALPHA, initial: Array | None = None, labels: list[str] | None = None
+) -> Array:
     """Bradley-Terry log-strengths (mean zero): regularised for alpha > 0 (see `fit`), the plain
     maximum-likelihood estimate for alpha == 0 after checking that it exists."""
     if alpha < 0:
@@ -400,7 +409,7 @@ def ranks_by_overlap(lower: np.ndarray, upper: np.ndarray) -> list[int]:
     return [1 + int(np.sum(lower > upper[i])) for i in range(len(lower))]
 
 
-def competition_ranks(values, *, higher_is_better: bool = True, tolerance: float = 0.0) -> list[int | None]:
+def competition_ranks(values: Iterable, *, higher_is_better: bool = True, tolerance: float = 0.0) -> list[int | None]:
     """Competition ranks ("1, 1, 3"): equal values share the best rank of their group and the
     next value's rank counts every value before it.
 
@@ -422,10 +431,11 @@ def competition_ranks(values, *, higher_is_better: bool = True, tolerance: float
     return ranks
 
 
-def interval_note(lower, upper, k: int, rounds: int) -> str | None:
+def interval_note(lower: np.ndarray | None, upper: np.ndarray | None, k: int, rounds: int) -> str | None:
     """Why model k's interval is missing or has no width, if it is; None otherwise."""
     if lower is None:
         return NO_ROUNDS_NOTE if rounds > 0 else None
+    assert upper is not None  # the bounds are None together
     return zero_width_note(float(lower[k]), float(upper[k]))
 
 

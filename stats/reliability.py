@@ -44,7 +44,9 @@ model that careful annotators never saw lose finite (with eta below 1 a loss to 
 costs little, so the maximum could run off to infinity); at these spreads it moves nothing.
 """
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +92,12 @@ class AnnotatorVotes:
 _OUTCOMES = {"a": 0, "b": 1, "tie": 2}
 
 
-def annotator_votes(labels, annotators, rows, gold=()) -> AnnotatorVotes:
+def annotator_votes(
+    labels: Sequence[str],
+    annotators: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    gold: Iterable[tuple[str, bool]] = (),
+) -> AnnotatorVotes:
     """From (model_a, model_b, winner "a"/"b"/"tie", annotator, question) rows and optional gold
     rows (annotator, correct): labels and annotators are names, a question any hashable."""
     model = {label: k for k, label in enumerate(labels)}
@@ -164,7 +171,7 @@ def cells_of(votes: AnnotatorVotes) -> Cells:
     )
 
 
-def _sums(cells: Cells, multiplicity: np.ndarray | None):
+def _sums(cells: Cells, multiplicity: np.ndarray | None) -> tuple[np.ndarray, ...]:
     """Per round (rows of `multiplicity`, times each question is drawn) the cells' sums:
     votes, score, decisive, first wins, each (rounds, cells). None: the data as they are."""
     count = len(cells.annotator)
@@ -180,11 +187,21 @@ def _sums(cells: Cells, multiplicity: np.ndarray | None):
     )
 
 
-def _probabilities(t, first, second):
+def _probabilities(t: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * (t[:, first] - t[:, second])))
 
 
-def _fit(cells: Cells, votes, score, gold_right, gold_all, fixed, t0, eta0, shrink=1.0 / RIDGE_SD**2):
+def _fit(
+    cells: Cells,
+    votes: np.ndarray,
+    score: np.ndarray,
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    fixed: np.ndarray,
+    t0: np.ndarray,
+    eta0: np.ndarray,
+    shrink: float = 1.0 / RIDGE_SD**2,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Strengths and weights (eta over all votes) of every round, fitted together by Fisher
     scoring (Newton's method with the expected information, which is never indefinite), eta kept
     in [0, 1] by holding an eta on its bound while the gradient pushes it out. A round stops
@@ -226,7 +243,17 @@ def _fit(cells: Cells, votes, score, gold_right, gold_all, fixed, t0, eta0, shri
     return t, eta, converged & np.all(np.isfinite(t), axis=1)
 
 
-def _scoring_step(cells: Cells, votes, score, gold_right, gold_all, fixed, t, eta, shrink):
+def _scoring_step(
+    cells: Cells,
+    votes: np.ndarray,
+    score: np.ndarray,
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    fixed: np.ndarray,
+    t: np.ndarray,
+    eta: np.ndarray,
+    shrink: float,
+) -> np.ndarray | None:
     """One Newton (or Fisher-scoring) step of every round given: (rounds, models + annotators),
     or None when a round's information is singular."""
     rounds, n, k_count = votes.shape[0], cells.n_models, cells.n_annotators
@@ -262,7 +289,7 @@ def _scoring_step(cells: Cells, votes, score, gold_right, gold_all, fixed, t, et
     )
     base = row * size * size
 
-    def gathered(tt, ee, te):
+    def gathered(tt: np.ndarray, ee: np.ndarray, te: np.ndarray) -> np.ndarray:
         places = [
             (first, first, tt), (second, second, tt), (first, second, -tt), (second, first, -tt),
             (n + who, n + who, ee), (first, n + who, te), (n + who, first, te),
@@ -281,7 +308,18 @@ def _scoring_step(cells: Cells, votes, score, gold_right, gold_all, fixed, t, et
     return None
 
 
-def _solved(info, grad_t, grad_e, gold_right, gold_all, fixed, eta, n, k_count, shrink):
+def _solved(
+    info: np.ndarray,
+    grad_t: np.ndarray,
+    grad_e: np.ndarray,
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    fixed: np.ndarray,
+    eta: np.ndarray,
+    n: int,
+    k_count: int,
+    shrink: float,
+) -> np.ndarray | None:
     """The step info^-1 gradient, with gold votes, the ridge and the etas held on their bounds
     added; None when info is not positive definite."""
     diagonal = n + np.arange(k_count)
@@ -303,7 +341,15 @@ def _solved(info, grad_t, grad_e, gold_right, gold_all, fixed, eta, n, k_count, 
     return cholesky_solve(lower, np.concatenate([grad_t, grad_e], axis=1))
 
 
-def _decisive_reliability(cells: Cells, t, decisive, first_wins, gold_right, gold_all, iterations=60):
+def _decisive_reliability(
+    cells: Cells,
+    t: np.ndarray,
+    decisive: np.ndarray,
+    first_wins: np.ndarray,
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    iterations: int = 60,
+) -> np.ndarray:
     """Each annotator's eta from its decisive votes (and gold votes) at strengths t: the maximum
     of a concave function of one variable on [0, 1], by bisection on its derivative, every
     round and annotator at once. (rounds, annotators)."""
@@ -315,7 +361,7 @@ def _decisive_reliability(cells: Cells, t, decisive, first_wins, gold_right, gol
     low = np.zeros((rounds, k_count))
     high = np.ones((rounds, k_count))
 
-    def derivative(eta):
+    def derivative(eta: np.ndarray) -> np.ndarray:
         e = eta[:, cells.annotator]
         q = np.clip(0.5 + (e - 0.5) * slope, _EPS, 1 - _EPS)
         per_cell = slope * (first_wins / q - (decisive - first_wins) / (1 - q))
@@ -353,14 +399,21 @@ class ReliabilityFit:
     skipped_rounds: int = 0
 
 
-def _gold_counts(votes: AnnotatorVotes):
+def _gold_counts(votes: AnnotatorVotes) -> tuple[np.ndarray, np.ndarray]:
     k_count = len(votes.annotators)
     right = np.bincount(votes.gold_annotator, votes.gold_correct, minlength=k_count).astype(float)
     total = np.bincount(votes.gold_annotator, minlength=k_count).astype(float)
     return right, total
 
 
-def _anchor(cells: Cells, sums, gold_right, gold_all, votes_per_annotator, shrink) -> tuple[np.ndarray, dict]:
+def _anchor(
+    cells: Cells,
+    sums: tuple[np.ndarray, ...],
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    votes_per_annotator: np.ndarray,
+    shrink: float,
+) -> tuple[np.ndarray, dict]:
     k_count = cells.n_annotators
     if gold_all.sum() > 0:
         return np.zeros(k_count, dtype=bool), {"kind": GOLD, "gold_votes": int(gold_all.sum()), "annotators": []}
@@ -480,7 +533,9 @@ def annotator_flags(reliability: float | None, upper: float | None) -> list[str]
     return []
 
 
-def strength_intervals(fit: ReliabilityFit, *, level: float = 0.95):
+def strength_intervals(
+    fit: ReliabilityFit, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     """(lower, upper) of each strength: basic bootstrap intervals, 2 x estimate minus the rounds'
     percentiles. The percentile interval repeats the pull a few votes give a far model (its
     rounds scatter around the estimate, which already overshoots); reflecting them about the
@@ -491,7 +546,9 @@ def strength_intervals(fit: ReliabilityFit, *, level: float = 0.95):
     return 2 * fit.scores - high, 2 * fit.scores - low
 
 
-def reliability_intervals(fit: ReliabilityFit, *, level: float = 0.95):
+def reliability_intervals(
+    fit: ReliabilityFit, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
     """(lower, upper) of each annotator's reliability: percentile intervals, which stay in [0, 1].
     NaN for an annotator without decisive votes; None, None without rounds."""
     if fit.reliability_draws is None:

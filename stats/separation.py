@@ -17,13 +17,19 @@ come in.
 """
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from stats.intervals import normal_quantile
 
+if TYPE_CHECKING:
+    from stats.ranking import PairCounts
 
-def bt_information(n: int, first, second, votes, scores) -> np.ndarray:
+
+def bt_information(n: int, first: ArrayLike, second: ArrayLike, votes: ArrayLike, scores: ArrayLike) -> np.ndarray:
     """Plain Bradley-Terry's Fisher information at `scores`: sum over pairs of N p (1 - p) (e_i - e_j)(e_i - e_j)'."""
     first = np.asarray(first, dtype=np.int64)
     second = np.asarray(second, dtype=np.int64)
@@ -38,7 +44,9 @@ def bt_information(n: int, first, second, votes, scores) -> np.ndarray:
     return matrix
 
 
-def votes_to_separate(labels, scores, information, *, votes: int, level: float = 0.95) -> list[dict]:
+def votes_to_separate(
+    labels: Sequence[str], scores: ArrayLike, information: np.ndarray, *, votes: int, level: float = 0.95
+) -> list[dict]:
     """One row per pair of neighbours in the order of the scores (highest first): "higher",
     "lower", "gap", "se", "separated", "more_votes", "more_votes_on_pair". The first row is the
     top model against the second."""
@@ -77,7 +85,7 @@ def votes_to_separate(labels, scores, information, *, votes: int, level: float =
     return rows
 
 
-def separation_of_counts(counts, scores: dict, *, level: float = 0.95) -> list[dict]:
+def separation_of_counts(counts: "PairCounts", scores: dict, *, level: float = 0.95) -> list[dict]:
     """votes_to_separate for plain Bradley-Terry: `counts` a stats.ranking.PairCounts, `scores`
     label -> fitted log-strength of the ranked models (pairs with an unranked model left out)."""
     labels = sorted(scores)

@@ -46,18 +46,26 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from numbers import Real
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from stats.elo import ELO_INITIAL, scores_on_elo_scale
 from stats.estimability import MAX_VIF, MIN_VOTES_PER_PARAMETER, variance_inflation
 from stats.intervals import percentile_interval
-from stats.logistic import CONVERGED_DECREMENT, MAX_CONDITION, SEPARATION_ETA, SeparationError, fit_logistic
+from stats.logistic import (
+    CONVERGED_DECREMENT,
+    MAX_CONDITION,
+    SEPARATION_ETA,
+    LogisticFit,
+    SeparationError,
+    fit_logistic,
+)
 from stats.ranking import (
     _WINNERS,
     RANK_TOLERANCE,
@@ -126,7 +134,7 @@ def style_votes(labels: list[str], rows: Iterable[tuple], *, features: tuple[str
     return votes if votes is not None else _style_votes_checked(labels, rows, tuple(features))
 
 
-def _style_votes_fast(labels: list[str], rows, features: tuple[str, ...]) -> StyleVotes | None:
+def _style_votes_fast(labels: list[str], rows: Sequence[Any], features: tuple[str, ...]) -> StyleVotes | None:
     """style_votes by columns for well-formed rows (about ten times the speed of the row-by-row
     check at 100,000 votes); None when any row needs that check."""
     k = len(features)
@@ -165,7 +173,7 @@ def _style_votes_fast(labels: list[str], rows, features: tuple[str, ...]) -> Sty
     )
 
 
-def _style_votes_checked(labels: list[str], rows, features: tuple[str, ...]) -> StyleVotes:
+def _style_votes_checked(labels: list[str], rows: Iterable[Any], features: tuple[str, ...]) -> StyleVotes:
     """style_votes row by row, raising on the first bad row."""
     index = {label: position for position, label in enumerate(labels)}
     a, b, outcome, fa, fb = [], [], [], [], []
@@ -211,7 +219,7 @@ def _style_votes_checked(labels: list[str], rows, features: tuple[str, ...]) -> 
     )
 
 
-def style_ratios(features_a, features_b) -> np.ndarray:
+def style_ratios(features_a: ArrayLike, features_b: ArrayLike) -> np.ndarray:
     """(a - b) / (a + b) per vote and feature, 0 where both are 0."""
     a = np.asarray(features_a, dtype=float)
     b = np.asarray(features_b, dtype=float)
@@ -239,7 +247,9 @@ class StyleDesign:
     z: np.ndarray
 
 
-def style_design(model_a, model_b, outcome, z, *, models: int, l2: float) -> StyleDesign:
+def style_design(
+    model_a: np.ndarray, model_b: np.ndarray, outcome: np.ndarray, z: ArrayLike, *, models: int, l2: float
+) -> StyleDesign:
     """Design of P(A beats B) = sigmoid(theta_a - theta_b + z . beta) with sum(theta) = 0.
 
     model_a/b: indices in range(models); z: (n, k) normalised style differences.
@@ -336,7 +346,9 @@ def newton_round(design: StyleDesign, weights: np.ndarray, start: np.ndarray) ->
     return None
 
 
-def fit_design(design: StyleDesign, *, weights=None, initial=None):
+def fit_design(
+    design: StyleDesign, *, weights: ArrayLike | None = None, initial: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, LogisticFit]:
     """Maximum (penalised) likelihood fit of a StyleDesign: (thetas, betas, LogisticFit)."""
     penalty = design.penalty if np.any(design.penalty > 0) else None
     fitted = fit_logistic(
@@ -351,7 +363,9 @@ def fit_design(design: StyleDesign, *, weights=None, initial=None):
     return fitted.coef[: design.models], fitted.coef[design.models :], fitted
 
 
-def _win_matrix(models: int, model_a, model_b, outcome, weights=None) -> np.ndarray:
+def _win_matrix(
+    models: int, model_a: np.ndarray, model_b: np.ndarray, outcome: np.ndarray, weights: ArrayLike | None = None
+) -> np.ndarray:
     """W[i, j] = (weighted) wins of i over j plus half the ties, for the strong-connectivity check."""
     w = np.ones(len(outcome)) if weights is None else np.asarray(weights, dtype=float)
     matrix = np.zeros((models, models))

@@ -195,6 +195,7 @@ class CaseForm(ParticipantForm):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # a Form's clean() returns its cleaned_data
         if data.get("service") == OTHER_SERVICE and "service_other" in data and not data["service_other"].strip():
             self.add_error("service_other", _("Please name the service you used."))
         if data.get("intent") == Intent.OTHER and "intent_other" in data and not data["intent_other"].strip():
@@ -319,7 +320,7 @@ class UsageForm(ParticipantForm):
     def full_clean(self):
         super().full_clean()
         for name in self.grid_names:
-            if name in self._errors:
+            if name in self.errors:
                 field = self.fields[name]
                 field.widget.attrs["aria-describedby"] += f" {self[name].auto_id}_error"
 
@@ -421,6 +422,7 @@ class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # a Form's clean() returns its cleaned_data
         low, high = data.get("min_cases"), data.get("max_cases")
         if low is not None and high is not None and high < low:
             self.add_error("max_cases", _("The maximum must not be below the minimum."))

@@ -122,7 +122,9 @@ def arena_scores(
     return result
 
 
-def _style_design(rows: list[Battle], features: Mapping[tuple[str, object], Mapping[str, float]], baseline: str):
+def _style_design(
+    rows: list[Battle], features: Mapping[tuple[str, object], Mapping[str, float]], baseline: str
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     models = [baseline, *sorted({row.model for row in rows} - {baseline})]
     index = {model: position for position, model in enumerate(models)}
     n, p, k = len(rows), len(models), len(FEATURES)

@@ -19,7 +19,9 @@ def text_language(text: str) -> str:
     return "zh" if _CHINESE.search(text) else "en"
 
 
-def cost_estimate(*, prompt_tokens: int, completion_tokens: int, input_price, output_price) -> Decimal | None:
+def cost_estimate(
+    *, prompt_tokens: int, completion_tokens: int, input_price: Decimal | None, output_price: Decimal | None
+) -> Decimal | None:
     """The tokens priced per million; None when the input price is unknown."""
     if input_price is None:
         return None

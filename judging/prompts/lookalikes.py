@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 
 # Invisible characters a marker can hide behind: zero-width space/joiners, word joiner, BOM,
 # soft hyphen, Mongolian vowel separator, and the bidirectional controls.
@@ -43,7 +44,7 @@ _FOLD_CHARS = re.compile("[" + re.escape("".join(_FOLD_TABLE)) + "]")
 _FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
 
 
-def _replaced(text: str, pattern: re.Pattern[str], replacement) -> str:
+def _replaced(text: str, pattern: re.Pattern[str], replacement: Callable[[str], str]) -> str:
     """Each character of `text` that `pattern` finds replaced by `replacement(char)`: one
     str.replace per distinct character found."""
     for char in set(pattern.findall(text)):
@@ -83,7 +84,7 @@ def fold_with_origins(text: str) -> tuple[str, list[int]]:
     return "".join(folded), origins
 
 
-def replace_folded(text: str, pattern: re.Pattern[str], replace) -> tuple[str, bool]:
+def replace_folded(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> tuple[str, bool]:
     """Replace every match of `pattern` in the folded text, in the original text: each span of
     original characters a match came from becomes `replace(match)`. (text, whether any matched.)"""
     if text.isascii():

@@ -260,8 +260,8 @@ def intent_language_tables(scores: Iterable[Score], *, seed: int = 0) -> list[di
 def alignbench_aggregates(category_means: dict[str, float | None]) -> dict[str, float | None]:
     """AlignBench's reasoning, language and total scores from per-category means (SPEC 3.3)."""
 
-    def mean_of(names):
-        values = [category_means[n] for n in names if category_means.get(n) is not None]
+    def mean_of(names: tuple[str, ...]) -> float | None:
+        values = [mean for n in names if (mean := category_means.get(n)) is not None]
         return float(np.mean(values)) if values else None
 
     reasoning = mean_of(REASONING_CATEGORIES)

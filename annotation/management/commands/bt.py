@@ -156,7 +156,7 @@ class Command(BaseCommand):
             f"{'rank':>4}  {'model':<28} {'score':>8}  {'interval':>19}  {'Elo':>7}  {'Elo interval':>15}  "
             f"{'W':>5} {'L':>5} {'T':>5}"
         )
-        notes = {}
+        notes: dict[str, int] = {}
         for s in report["scores"]:
             interval = f"{fmt(s['lower'])} .. {fmt(s['upper'])}"
             # Greyed on the pages; here a rank that means nothing is put in brackets.

@@ -23,12 +23,12 @@ class Command(BaseCommand):
         if not all:
             # Resumable: an interrupted run continues with the cases it had not reached.
             cases = cases.filter(curation__isnull=True)
-        cases = list(cases.order_by("submission_id", "position"))
-        total = len(cases)
+        chosen = list(cases.order_by("submission_id", "position"))
+        total = len(chosen)
 
         def progress(done):
             if done == total or done % 50 == 0:
                 self.stdout.write(f"{progress_bar(done, total)} cases processed")
 
-        cases_process(cases=cases, on_progress=progress)
+        cases_process(cases=chosen, on_progress=progress)
         self.stdout.write(self.style.SUCCESS(f"{total} cases processed."))

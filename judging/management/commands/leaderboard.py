@@ -73,7 +73,7 @@ class Command(BaseCommand):
             title = " (API folded into Solve Problem)" if group == "intent" and switches["fold_api"] else ""
             self.stdout.write(f"\n== {group}{title}")
             self.stdout.write(f"{'model':<24}" + "".join(f"{URS_INTENT_LABELS.get(c, c)[:18]:>22}" for c in columns))
-            notes = {}
+            notes: dict[str, int] = {}
             for row in table["rows"]:
                 cells = [row["overall"]] if group == "overall" else [row["cells"][c] for c in columns]
                 text = ""

@@ -170,7 +170,7 @@ class Command(BaseCommand):
                     f"Warning: {check['path']} ({check['what']}) differs from the copy Userbench judges with."
                 )
 
-        shown = []
+        shown: list[str] = []
 
         def show(model, done, failed, total):
             # One progress line per model, rewritten in place.
