@@ -346,7 +346,9 @@ def reproduction_table_of(*, run: JudgeRun) -> list[str] | None:
     """The paper's table of a run `reproduce` made, with the options it was asked for (the lines
     `reproduce` prints); None for any other run."""
     asked = (run.manifest or {}).get("reproduce")
-    benchmark = BENCHMARKS.get(asked.get("benchmark")) if isinstance(asked, dict) else None
+    if not isinstance(asked, dict):
+        return None
+    benchmark = BENCHMARKS.get(str(asked.get("benchmark")))
     if benchmark is None:
         return None
     _table, lines = reproduction_table(
