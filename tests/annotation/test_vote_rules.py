@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.campaigns import gold_pair_add
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Vote
-from annotation.services import assignment_next, gold_position, vote_cast
+from annotation.services import assignment_next, gold_position, vote_cast, vote_undo
 from tests.factories import AnswerFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -50,24 +50,28 @@ def test_a_token_of_one_campaign_votes_in_no_other(client, two_campaigns):
     assert Vote.objects.get().campaign == first
 
 
-def test_a_closed_campaign_takes_no_vote_by_any_route(client, two_campaigns):
+def test_a_closed_campaign_takes_the_vote_on_an_item_held_and_leases_nothing_new(client, two_campaigns):
     first, second, person = two_campaigns
     lease = assignment_next(campaign=first, annotator=person)
     first.is_open = False
     first.save()
     client.force_login(person)
-    assert (
-        client.post(
-            reverse("api-annotate-vote", args=["first"]),
-            {"token": lease.token, "choice": "left"},
-            content_type="application/json",
-        ).status_code
-        == 404
-    )
+    # Through another campaign it is still not theirs.
     client.post(reverse("annotation:vote", args=["second"]), {"token": lease.token, "choice": "left"})
-    with pytest.raises(AnnotationError, match="This campaign is closed and takes no more votes."):
-        vote_cast(token=lease.token, annotator=person, choice="left")
     assert Vote.objects.count() == 0
+    # The item held when it closed is still offered, and its vote counts.
+    assert assignment_next(campaign=first, annotator=person).pk == lease.pk
+    api = client.post(
+        reverse("api-annotate-vote", args=["first"]),
+        {"token": lease.token, "choice": "left"},
+        content_type="application/json",
+    )
+    assert api.status_code == 201 and Vote.objects.get().campaign == first
+    # Nothing new, and the vote stays as it is.
+    assert assignment_next(campaign=first, annotator=person) is None
+    with pytest.raises(AnnotationError, match="This campaign is closed: its votes can no longer be changed."):
+        vote_undo(campaign=first, annotator=person)
+    assert client.get(reverse("api-annotate-next", args=["first"])).status_code == 409
 
 
 # ---------------------------------------------------------------- overlap under concurrency
