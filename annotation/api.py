@@ -460,6 +460,11 @@ class CampaignManifestApi(APIView):
         candidates = serializers.JSONField(help_text="Per model: answers, answers_hash, origins, generation, ...")
         design = serializers.JSONField()
         instructions_hash = serializers.DictField(child=serializers.CharField())
+        instructions_changed = serializers.ListField(
+            child=serializers.DictField(child=serializers.CharField()),
+            required=False,
+            help_text="Each change of the instructions while the campaign ran: at, and the new en and zh hashes.",
+        )
         seeds = serializers.DictField(child=serializers.IntegerField())
 
     @extend_schema(responses={200: OutputSerializer, 404: None})

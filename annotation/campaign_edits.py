@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.errors import AnnotationError
+from annotation.manifest import manifest_instructions_changed
 from annotation.models import Assignment, Campaign
 from annotation.selectors import annotator_choices
 from core.audit import AuditAction, audit_changes, audit_record
@@ -134,10 +135,14 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
         gone = list(locked.annotators.filter(username__in=removed).values_list("pk", flat=True))
         locked.annotators.set(list(people.values()))
         # Their leases (running, or taken back by undo and waiting for a new vote) free their
-        # slots now; a vote being cast on one meanwhile holds its row, and then is no lease.
-        returned, _by_model = Assignment.objects.filter(
-            pair__campaign=locked, annotator_id__in=gone, status=Assignment.Status.LEASED
-        ).delete()
+        # slots now. Locked first: a vote being cast on one holds its row, and once it commits
+        # the lock's recheck finds a vote, not a lease (a plain delete would remove it by id).
+        leases = (
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pair__campaign=locked, annotator_id__in=gone, status=Assignment.Status.LEASED)
+            .values_list("pk", flat=True)
+        )
+        returned, _by_model = Assignment.objects.filter(pk__in=list(leases)).delete()
         details = {
             "added": sorted(set(after["annotators"]) - set(before["annotators"])),
             "removed": removed,
@@ -147,6 +152,10 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
     for name in fields:
         setattr(locked, name, after[name])
         setattr(campaign, name, after[name])
+    if {"instructions_en", "instructions_zh"} & set(fields):
+        manifest_instructions_changed(campaign=locked)
+        fields.append("manifest")
+        campaign.manifest = locked.manifest
     if fields:
         locked.save(update_fields=fields)
     changed = audit_changes(before, after)

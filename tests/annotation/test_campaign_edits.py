@@ -21,6 +21,7 @@ from annotation.services import (
     vote_undo,
 )
 from core.models import AuditEvent, Workspace
+from judging.runs.manifest import text_hash
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -48,9 +49,15 @@ def test_title_and_instructions_change_with_their_values_before_and_after(build_
         campaign.workspace_id,
         {"fields": ["title", "title_zh"], "changes": changed},
     )
+    # The manifest notes instructions changed while it ran, not a title.
+    assert "instructions_changed" not in campaign.manifest
+    campaign_update(campaign=campaign, actor=researcher, changes={"instructions_zh": "选更好的。"})
+    campaign.refresh_from_db()
+    [noted] = campaign.manifest["instructions_changed"]
+    assert noted["zh"] == text_hash("选更好的。") and noted["en"] == campaign.manifest["instructions_hash"]["en"]
     # The same values again change nothing and record nothing.
     assert campaign_update(campaign=campaign, actor=researcher, changes={"title": "Blind test, round 2"}) == {}
-    assert len(audit_entries(campaign)) == 1
+    assert len(audit_entries(campaign)) == 2
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""A vote counts only for its own campaign while that campaign is open; a pair's overlap is never
-exceeded, even when leases expire while others take the pair; gold pairs come at positions and on
+"""A vote counts only for its own campaign, on an item leased while that campaign was open; a
+pair's overlap is never exceeded, even when leases expire while others take the pair; gold pairs come at positions and on
 questions nobody can predict."""
 
 import threading
@@ -11,7 +11,9 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.campaign_edits import campaign_update
 from annotation.campaigns import gold_pair_add
+from annotation.counters import counters_mismatches
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Vote
 from annotation.services import assignment_next, gold_position, vote_cast, vote_undo
@@ -127,6 +129,25 @@ def role_groups(transactional_db):
 
     for role in Role:
         Group.objects.get_or_create(name=role.value)
+
+
+@needs_row_locks
+@pytest.mark.django_db(transaction=True)
+def test_a_vote_being_cast_while_its_annotator_is_removed_stays_and_the_counters_stay_exact(
+    role_groups, build_campaign
+):
+    campaign, _m, _i, (leaving, staying) = build_campaign(questions=2, models=2, votes_per_pair=1)
+    lease = assignment_next(campaign=campaign, annotator=leaving)
+    # The vote holds its assignment's row while the researcher removes its annotator: the removal
+    # waits for it, then finds a vote, not a lease, and deletes nothing.
+    (vote, _created), changed = _race(
+        lambda: vote_cast(token=lease.token, annotator=leaving, choice="left"),
+        lambda: campaign_update(campaign=campaign, actor=None, changes={"annotators": ["annotator1"]}),
+    )
+    assert changed == {"annotators": [["annotator0", "annotator1"], ["annotator1"]]}
+    assert Vote.objects.get().pk == vote.pk and Assignment.objects.get(pk=lease.pk).status == "voted"
+    assert counters_mismatches(campaign=campaign) == []
+    assert assignment_next(campaign=campaign, annotator=staying).pair_id != lease.pair_id
 
 
 @needs_row_locks
