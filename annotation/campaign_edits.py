@@ -85,6 +85,17 @@ def _annotators_named(campaign: Campaign, names: Sequence[str]) -> dict[str, Use
     return people
 
 
+def _leases_of(campaign: Campaign, annotators):
+    """The ids of these annotators' leases in the campaign, row-locked. Locked before deleting:
+    a vote being cast on one holds its row, and once it commits the lock's recheck finds a vote,
+    not a lease (a delete by id would remove it)."""
+    return (
+        Assignment.objects.select_for_update(of=("self",))
+        .filter(pair__campaign=campaign, annotator_id__in=annotators, status=Assignment.Status.LEASED)
+        .values_list("pk", flat=True)
+    )
+
+
 def _plan(campaign: Campaign, changes: dict) -> tuple[dict, dict, dict[str, User] | None]:
     """(before, after, the annotators after) of the fields that `changes` really changes,
     checked; refuses what campaign_update refuses."""
@@ -124,8 +135,15 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
     Removing an annotator deletes their leases (not their votes or skips), so others may take
     those pairs now. Refuses (AnnotationError, nothing written) an unknown field, a title left
     empty, text over its limit, an unknown annotator, or fewer annotators than votes per pair."""
+    if isinstance(changes.get("annotators"), (list, tuple)):
+        # The leases of those leaving are locked before the campaign's row, in the order an
+        # annotator's own request takes them (its lease, then the campaign's row when it draws or
+        # votes), so the two never wait on each other.
+        staying = [name for name in changes["annotators"] if isinstance(name, str)]
+        list(_leases_of(campaign, campaign.annotators.exclude(username__in=staying).values("pk")))
     # The row lock makes edits take turns, so each entry's "before" is what the one before left.
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    # NO KEY UPDATE: a vote committing meanwhile (its key share of the row) does not wait for it.
+    locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     before, after, people = _plan(locked, changes)
     if not after:
         return {}
@@ -134,15 +152,9 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
         removed = sorted(set(before["annotators"]) - set(after["annotators"]))
         gone = list(locked.annotators.filter(username__in=removed).values_list("pk", flat=True))
         locked.annotators.set(list(people.values()))
-        # Their leases (running, or taken back by undo and waiting for a new vote) free their
-        # slots now. Locked first: a vote being cast on one holds its row, and once it commits
-        # the lock's recheck finds a vote, not a lease (a plain delete would remove it by id).
-        leases = (
-            Assignment.objects.select_for_update(of=("self",))
-            .filter(pair__campaign=locked, annotator_id__in=gone, status=Assignment.Status.LEASED)
-            .values_list("pk", flat=True)
-        )
-        returned, _by_model = Assignment.objects.filter(pk__in=list(leases)).delete()
+        # Their leases (running, or taken back by undo and waiting for a new vote) free their slots now.
+        leases = list(_leases_of(locked, gone))
+        returned, _by_model = Assignment.objects.filter(pk__in=leases).delete()
         details = {
             "added": sorted(set(after["annotators"]) - set(before["annotators"])),
             "removed": removed,
