@@ -13,10 +13,11 @@ ResearcherPermission = role_permission(Role.RESEARCHER)
 
 
 def annotator_campaign(user, slug: str):
-    """The open campaign `slug` if this annotator works in it; 404 otherwise, so that
-    campaigns a person is not part of are not even confirmed to exist.
+    """The campaign `slug` if this annotator works in it; 404 otherwise, so that campaigns a
+    person is not part of are not even confirmed to exist. A closed campaign is found (its page
+    says it is closed; a lease held when it closed may still be voted on).
 
-    Annotators work only in the open campaigns they were added to. Every annotation
+    Annotators work only in the campaigns they were added to. Every annotation
     request starts here, so the campaign and the membership are read in one query."""
     campaign = annotator_campaign_get(slug=slug, annotator=user) if has_role(user, Role.ANNOTATOR) else None
     if campaign is None:

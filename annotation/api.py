@@ -2,9 +2,10 @@
 never a model's name or id; researchers' endpoints may name models."""
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -33,7 +34,16 @@ from annotation.serializers import (
     BTReportSerializer,
     StyleBTReportSerializer,
 )
-from annotation.services import CHOICES, assignment_next, assignment_skip, vote_cast, vote_undo
+from annotation.services import (
+    CHOICES,
+    CLOSED,
+    WAIT,
+    assignment_next,
+    assignment_skip,
+    nothing_leased_reason,
+    vote_cast,
+    vote_undo,
+)
 from core.params import ParameterError, int_param
 from judging.models import JudgeRun
 from stats.elo import bt_on_elo
@@ -159,8 +169,21 @@ class ShownPairSerializer(serializers.Serializer):
     leased_until = serializers.DateTimeField()
 
 
+# The most a client told to come back later waits before asking again.
+RETRY_AFTER_SECONDS = 60
+
+
+class CampaignClosed(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = gettext_lazy("This campaign is closed: it takes no new items.")
+    default_code = "campaign_closed"
+
+
 class NextPairApi(APIView):
-    """The annotator's current item, leased to them; 204 when nothing is left for them."""
+    """The annotator's current item, leased to them. 204 when nothing is left for them; 204 with
+    a Retry-After header (seconds) when the items left are leased to others and may come back to
+    them; 409 when the campaign is closed and they hold no item (one held when it closed is
+    still offered, and its vote counts)."""
 
     permission_classes = [AnnotatorPermission]
 
@@ -177,12 +200,19 @@ class NextPairApi(APIView):
         wanted = serializers.IntegerField(help_text="Votes the campaign wants: pairs x votes per pair.")
         percent = serializers.IntegerField(help_text="campaign_votes as a whole percentage of wanted.")
 
-    @extend_schema(responses={200: OutputSerializer, 204: None})
+    @extend_schema(responses={200: OutputSerializer, 204: None, 409: None})
     def get(self, request, slug):
         campaign = annotator_campaign(request.user, slug)
         assignment = assignment_next(campaign=campaign, annotator=request.user)
         if assignment is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
+            reason = nothing_leased_reason(campaign=campaign, annotator=request.user)
+            if reason == CLOSED:
+                raise CampaignClosed()
+            response = Response(status=status.HTTP_204_NO_CONTENT)
+            if reason == WAIT:
+                # A lease that runs out is offered again; a few minutes' wait is about a lease's worth.
+                response["Retry-After"] = str(min(campaign.lease_seconds, RETRY_AFTER_SECONDS))
+            return response
         data = {
             "pair": assignment_display(assignment=assignment),
             **annotator_progress(campaign=campaign, annotator=request.user),
@@ -436,6 +466,11 @@ class CampaignManifestApi(APIView):
         candidates = serializers.JSONField(help_text="Per model: answers, answers_hash, origins, generation, ...")
         design = serializers.JSONField()
         instructions_hash = serializers.DictField(child=serializers.CharField())
+        instructions_changed = serializers.ListField(
+            child=serializers.DictField(child=serializers.CharField()),
+            required=False,
+            help_text="Each change of the instructions while the campaign ran: at, and the new en and zh hashes.",
+        )
         seeds = serializers.DictField(child=serializers.IntegerField())
 
     @extend_schema(responses={200: OutputSerializer, 404: None})

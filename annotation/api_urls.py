@@ -1,9 +1,10 @@
 from django.urls import path
 
-from annotation import api
+from annotation import api, campaign_edit_api
 
 urlpatterns = [
     path("campaigns/", api.CampaignListApi.as_view(), name="api-campaigns"),
+    path("campaigns/<slug:slug>/", campaign_edit_api.CampaignDetailApi.as_view(), name="api-campaign"),
     path("campaigns/<slug:slug>/bt/", api.CampaignBtApi.as_view(), name="api-campaign-bt"),
     path("campaigns/<slug:slug>/bt/style/", api.CampaignStyleBtApi.as_view(), name="api-campaign-bt-style"),
     path("campaigns/<slug:slug>/manifest/", api.CampaignManifestApi.as_view(), name="api-campaign-manifest"),

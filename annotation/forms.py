@@ -265,3 +265,17 @@ def gold_rows_typed(data) -> list[dict]:
     except ValueError:
         total = 0
     return [{name: data.get(f"gold-{index}-{name}", "") for name in GOLD_FIELDS} for index in range(total)]
+
+
+class CampaignEditForm(ErrorSummary, NoLabelSuffix, forms.Form):
+    """A running campaign's title and instructions, as its page edits them (campaign_update checks)."""
+
+    title = CampaignForm.base_fields["title"]
+    title_zh = CampaignForm.base_fields["title_zh"]
+    instructions_en = CampaignForm.base_fields["instructions_en"]
+    instructions_zh = CampaignForm.base_fields["instructions_zh"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Ids of their own: the campaign page holds other forms.
+        self.auto_id = "settings_%s"

@@ -80,10 +80,10 @@ def _statements(vendor: str) -> dict[str, str]:
     membership = connection.ops.quote_name(cast(type[Model], annotators.remote_field.through)._meta.db_table)
     of_campaign, of_user = annotators.m2m_column_name(), annotators.m2m_reverse_name()
     return {
-        # The open campaign with this slug, if the annotator was added to it.
+        # The campaign with this slug, open or closed, if the annotator was added to it.
         "campaign": f"""
             SELECT c.* FROM {table["campaign"]} c
-            WHERE c.slug = %s AND c.is_open = %s
+            WHERE c.slug = %s
               AND EXISTS (SELECT 1 FROM {membership} m WHERE m.{of_campaign} = c.id AND m.{of_user} = %s)""",
         # The annotator's open lease in a campaign; an item taken back by undo comes first.
         "held": f"""
@@ -176,8 +176,7 @@ def _statements(vendor: str) -> dict[str, str]:
             SELECT s.*, p.item_id AS pair_item_id, p.model_a_id AS pair_model_a_id,
                    p.model_b_id AS pair_model_b_id, p.campaign_id AS pair_campaign_id,
                    p.is_gold AS pair_is_gold, p.choice_probability AS pair_choice_probability,
-                   c.votes_per_pair AS votes_per_pair,
-                   c.is_open AS campaign_is_open
+                   c.votes_per_pair AS votes_per_pair
             FROM {table["assignment"]} s
             JOIN {table["pair"]} p ON p.id = s.pair_id
             JOIN {table["campaign"]} c ON c.id = p.campaign_id
@@ -239,8 +238,8 @@ def _attach_pair(instance, pair_id: int) -> ComparisonPair:
 
 
 def annotator_campaign(*, slug: str, annotator_id: int) -> Campaign | None:
-    """The open campaign with this slug if the annotator was added to it, else None."""
-    return next(iter(Campaign.objects.raw(_sql("campaign"), [slug, True, annotator_id])), None)
+    """The campaign with this slug (open or closed) if the annotator was added to it, else None."""
+    return next(iter(Campaign.objects.raw(_sql("campaign"), [slug, annotator_id])), None)
 
 
 def held_lease(*, campaign_id: int, annotator_id: int) -> Assignment | None:
@@ -274,7 +273,7 @@ def votes_and_waiting(*, campaign_id: int, annotator_id: int) -> tuple[int, int,
 def assignment_to_vote_on(*, token: str, annotator_id: int) -> Assignment | None:
     """The annotator's assignment with this token, row-locked; it carries `pair_item_id`,
     `pair_model_a_id`, `pair_model_b_id`, `pair_campaign_id`, `pair_is_gold` and the
-    campaign's `votes_per_pair` and `campaign_is_open`. None when no such assignment is theirs.
+    campaign's `votes_per_pair`. None when no such assignment is theirs.
     Call inside a transaction."""
     return next(iter(Assignment.objects.raw(_sql("mine"), [token, annotator_id])), None)
 

@@ -54,3 +54,18 @@ def campaign_manifest_build(*, campaign: Campaign) -> dict:
         "instructions_hash": {"en": text_hash(campaign.instructions_en), "zh": text_hash(campaign.instructions_zh)},
         "seeds": {"pairs": campaign.seed},
     }
+
+
+def manifest_instructions_changed(*, campaign: Campaign) -> None:
+    """Note in the campaign's manifest that its instructions changed while it ran: when, and the
+    new texts' hashes (the creation's hashes stay as recorded), so that a reader knows which
+    votes were cast under which instructions. The caller saves the campaign."""
+    if not campaign.manifest:
+        return  # a campaign made before manifests has none to complete
+    campaign.manifest.setdefault("instructions_changed", []).append(
+        {
+            "at": timezone.now().isoformat(),
+            "en": text_hash(campaign.instructions_en),
+            "zh": text_hash(campaign.instructions_zh),
+        }
+    )

@@ -208,7 +208,6 @@ class Assignment(models.Model):
     pair_is_gold: int
     pair_choice_probability: float | None
     votes_per_pair: int
-    campaign_is_open: int
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pair", "annotator"], name="annotator_sees_pair_once")]

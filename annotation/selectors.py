@@ -41,16 +41,16 @@ def campaign_list_with_counts(*, user=None) -> QuerySet[Campaign]:
 
 
 def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
-    """Open campaigns the annotator belongs to (in workspaces where they still annotate), with
-    how many of their pairs they have voted on in each (gold pairs apart: they are not the
-    campaign's pairs)."""
+    """Campaigns the annotator belongs to (in workspaces where they still annotate), the open ones
+    first, with how many of their pairs they have voted on in each (gold pairs apart: they are not
+    the campaign's pairs). Closed ones stay listed, marked so, until they are reopened."""
     return (
-        scoped(Campaign.objects.filter(annotators=user, is_open=True), user, role=Role.ANNOTATOR.value)
+        scoped(Campaign.objects.filter(annotators=user), user, role=Role.ANNOTATOR.value)
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
-        .only("slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair")
-        .order_by("title")
+        .only("slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair", "is_open")
+        .order_by("-is_open", "title")
     )
 
 
@@ -71,8 +71,8 @@ def campaign_by_slug(*, slug: str, dataset: Dataset | None = None, user=None) ->
 
 
 def annotator_campaign_get(*, slug: str, annotator: User) -> Campaign | None:
-    """The open campaign with this slug if `annotator` was added to it and still annotates in its
-    workspace, else None; one query."""
+    """The campaign with this slug (open or closed) if `annotator` was added to it and still
+    annotates in its workspace, else None; one query."""
     campaign = leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
     if campaign is None or not holds(annotator, Role.ANNOTATOR.value, campaign.workspace_id):
         return None

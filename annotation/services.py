@@ -18,12 +18,12 @@ from typing import cast
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import leasing
-from annotation.adaptive import pair_draw
+from annotation.adaptive import MAX_DRAWN_UNVOTED, pair_draw
 from annotation.errors import AnnotationError
 from annotation.figures import figures_votes_changed
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
@@ -106,6 +106,10 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
     """
     now = now or timezone.now()
     held = leasing.held_lease(campaign_id=campaign.pk, annotator_id=annotator.pk)
+    if not campaign.is_open:
+        # Closed (annotation/campaign_edits.py): a lease still running may be finished; nothing
+        # is renewed or leased anew.
+        return held if held is not None and held.leased_until > now else None
     if held is not None:
         if held.leased_until > now:
             return held
@@ -139,6 +143,38 @@ def assignment_next(*, campaign: Campaign, annotator: User, now: datetime | None
             # together at the end were all told "done" with that pair one vote short.
             pair = _pair_with_a_free_slot(campaign, annotator, now, last_pair_id)
     return None if pair is None else _lease(pair, annotator, campaign, now)
+
+
+# Why assignment_next had nothing for an annotator (annotation/views.py and api.py say it).
+CLOSED, WAIT, DONE = "closed", "wait", "done"
+
+
+def nothing_leased_reason(*, campaign: Campaign, annotator: User) -> str:
+    """Why assignment_next has just returned None for this annotator: CLOSED, the campaign is
+    closed; WAIT, they may get an item later, so "done" would be wrong; DONE, nothing is left
+    for them. WAIT when a pair that needs votes and that they never had has every slot held by
+    others' running leases (one that runs out or is skipped comes back to them), or when an
+    adaptive campaign's budget is not spent but the pairs their requests drew that nobody voted
+    on yet (they skipped them) hold back their next draw until others vote (adaptive.py). Read
+    only on the end screen, never per vote: it walks the campaign's pairs that still need votes."""
+    if not campaign.is_open:
+        return CLOSED
+    theirs = Assignment.objects.filter(pair_id=OuterRef("pk"), annotator=annotator)
+    held_by_others = (
+        ComparisonPair.objects.filter(campaign=campaign, needs_votes=True, is_gold=False)
+        .exclude(Exists(theirs))
+        .exists()
+    )
+    if held_by_others:
+        return WAIT
+    if campaign.is_adaptive:
+        drawn = Campaign.objects.filter(pk=campaign.pk).values_list("pairs_drawn", flat=True).first() or 0
+        limit = MAX_DRAWN_UNVOTED
+        if drawn < campaign.pairs_planned and (
+            leasing.drawn_unvoted(campaign_id=campaign.pk, annotator_id=annotator.pk, limit=limit) >= limit
+        ):
+            return WAIT
+    return DONE
 
 
 def _pair_with_a_free_slot(campaign: Campaign, annotator: User, now, last_pair_id: int) -> ComparisonPair | None:
@@ -201,9 +237,9 @@ def vote_cast(
     Submitting the same assignment twice stores one vote and returns it again; a second
     submit with another choice is refused (undo first).
     A lease that ran out still takes the vote unless someone else has since
-    filled the pair. A vote is taken only while the assignment's campaign is open, and,
-    when `campaign` is given (the page or API the vote came through), only for an
-    assignment of that campaign.
+    filled the pair. A closed campaign still takes a vote on an item leased before it closed
+    (it leases nothing new). When `campaign` is given (the page or API the vote came through),
+    only an assignment of that campaign is voted on.
     """
     now = now or timezone.now()
     if choice not in CHOICES:
@@ -221,8 +257,6 @@ def vote_cast(
         if vote.winner != _winner_for(choice, assignment.model_a_on_left):
             raise AnnotationError(_("You have already voted differently on this item: undo your vote to change it."))
         return vote, False
-    if not assignment.campaign_is_open:
-        raise AnnotationError(_("This campaign is closed and takes no more votes."))
     if assignment.status == Assignment.Status.RELEASED:
         raise AnnotationError(_("This item was skipped or returned and takes no vote."))
     if assignment.leased_until <= now and not assignment.pair_is_gold:
@@ -270,9 +304,12 @@ def vote_undo(*, campaign: Campaign, annotator: User, now: datetime | None = Non
     """Take back the annotator's latest vote in the campaign; its item comes back to them first.
 
     Only the latest vote can be undone, and only once: after an undo the next
-    vote has to be cast before anything else can be undone.
+    vote has to be cast before anything else can be undone. A closed campaign's votes stay as
+    they are (an undo would lease the item again).
     """
     now = now or timezone.now()
+    if not campaign.is_open:
+        raise AnnotationError(_("This campaign is closed: its votes can no longer be changed."))
     pending = Assignment.objects.filter(
         pair__campaign=campaign, annotator=annotator, status=Assignment.Status.LEASED, undone_at__isnull=False
     ).exists()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import views
+from annotation import campaign_edit_views, views
 
 app_name = "annotation"
 urlpatterns = [
@@ -12,4 +12,5 @@ urlpatterns = [
     path("campaigns/new/", views.campaign_new, name="campaign-new"),
     path("campaigns/<slug:slug>/", views.results, name="results"),
     path("campaigns/<slug:slug>/pairs/", views.campaign_pairs, name="pairs"),
+    path("campaigns/<slug:slug>/settings/", campaign_edit_views.campaign_settings, name="settings"),
 ]

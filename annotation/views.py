@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
+from annotation.campaign_edit_views import campaign_settings_context
 from annotation.campaigns import campaign_create
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
@@ -28,7 +29,7 @@ from annotation.selectors import (
     campaigns_for_annotator,
     gold_question_choices,
 )
-from annotation.services import assignment_next, assignment_skip, vote_cast, vote_undo
+from annotation.services import assignment_next, assignment_skip, nothing_leased_reason, vote_cast, vote_undo
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from annotation.upkeep import pair_reassign, pair_release
 from core import plots
@@ -60,6 +61,8 @@ def annotate(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         "progress": progress,
         "can_undo": progress["can_undo"],
         "shown": assignment_display(assignment=assignment) if assignment else None,
+        # Why nothing is shown: closed, wait for others, or done (read only then).
+        "reason": nothing_leased_reason(campaign=campaign, annotator=request.user) if assignment is None else "",
         # While work goes on every item seen counts (telling gold ones apart would reveal them);
         # once nothing is left the end screen counts the campaign's pairs, gold checks apart.
         "items_voted": progress["voted"] if assignment else progress["pairs_voted"],
@@ -176,6 +179,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "pair_status": campaign_pair_status(campaign=campaign, page=_page_number(request, "pairs_page")),
         "figures_rounds": rounds,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
+        **campaign_settings_context(campaign=campaign),
     }
     if payload is None:
         return render(request, "annotation/results.html", context)

@@ -167,6 +167,9 @@ DETAIL_LABELS = {
     "idle_days": _("idle days"),
     "format": _("file format"),
     "items": _("items"),
+    "added": _("added"),
+    "removed": _("removed"),
+    "leases_returned": _("leases returned to the pool"),
 }
 # The words for a few values: where a change came from, and what happened to an account.
 VALUE_LABELS = {

@@ -233,6 +233,8 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "annotation:undo": (campaign, {}),
         "annotation:results": (campaign, {}),
         "annotation:pairs": (campaign, {"pair": "1", "action": "release"}),
+        "annotation:settings": (campaign, {"action": "close", "confirm": "1"}),
+        "api-campaign": (campaign, {"is_open": False}),
         "curation:study-submissions": (study, {}),
         "curation:study-prolific-ids": ({"slug": w.study.slug, "decision": "approve"}, {}),
         "curation:study-submission-decide": (

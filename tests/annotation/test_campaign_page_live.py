@@ -144,8 +144,9 @@ def test_at_a_labs_scale_the_campaign_page_and_its_apis_stay_light_with_one_pick
     assert "5500 of 5600 pairs have all their votes; 100 wait." in summary(html)
     assert listed_pairs(html) == scale.waiting[:25]
     assert "Page 1 of 4" in html and "?rounds=50&amp;pairs_page=2#pairs" in html
-    # One picker: one list of the 200 annotators, no drop-down per row.
-    assert html.count('name="annotator"') == 1 and html.count("<datalist") == 1
+    # One picker to give a pair: one list of the 200 annotators, no drop-down per row (the other
+    # picker is the settings' one, whose list holds only annotators not yet in the campaign).
+    assert html.count('name="annotator"') == 2 and html.count("<datalist") == 2
     assert html.count('<option value="scale-ann') == 200
     assert html.count('class="give-pick"') == 25
     # The agreement table: a page of the pairs of annotators who shared items.

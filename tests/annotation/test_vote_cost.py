@@ -23,7 +23,7 @@ from annotation.models import (
     Vote,
 )
 from annotation.selectors import annotator_progress
-from annotation.services import assignment_next, assignment_skip, vote_cast, vote_undo
+from annotation.services import WAIT, assignment_next, assignment_skip, nothing_leased_reason, vote_cast, vote_undo
 from annotation.upkeep import pair_reassign, pair_release
 from curation.models import Item
 from judging.models import Answer
@@ -113,6 +113,8 @@ def test_a_skip_gives_the_pair_back_without_drawing_the_budget_ahead_of_the_vote
     # Three pairs drawn for them, none voted on: no more, and the budget's other 9 wait for votes.
     assert len(seen) == len(set(seen)) == MAX_DRAWN_UNVOTED == 3
     assert campaign.pairs.count() == 3 and not Vote.objects.exists()
+    # Not "done": their next draw waits for others' votes.
+    assert nothing_leased_reason(campaign=campaign, annotator=person) == WAIT
     # Someone votes on one of them: a new pair may be drawn for the first annotator again.
     theirs = assignment_next(campaign=campaign, annotator=other)
     assert theirs.pair_id == seen[0]

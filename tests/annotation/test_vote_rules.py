@@ -1,5 +1,5 @@
-"""A vote counts only for its own campaign while that campaign is open; a pair's overlap is never
-exceeded, even when leases expire while others take the pair; gold pairs come at positions and on
+"""A vote counts only for its own campaign, on an item leased while that campaign was open; a
+pair's overlap is never exceeded, even when leases expire while others take the pair; gold pairs come at positions and on
 questions nobody can predict."""
 
 import threading
@@ -11,10 +11,12 @@ from django.db import connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.campaign_edits import campaign_update
 from annotation.campaigns import gold_pair_add
+from annotation.counters import counters_mismatches
 from annotation.errors import AnnotationError
 from annotation.models import Assignment, Vote
-from annotation.services import assignment_next, gold_position, vote_cast
+from annotation.services import assignment_next, gold_position, vote_cast, vote_undo
 from tests.factories import AnswerFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -50,24 +52,28 @@ def test_a_token_of_one_campaign_votes_in_no_other(client, two_campaigns):
     assert Vote.objects.get().campaign == first
 
 
-def test_a_closed_campaign_takes_no_vote_by_any_route(client, two_campaigns):
+def test_a_closed_campaign_takes_the_vote_on_an_item_held_and_leases_nothing_new(client, two_campaigns):
     first, second, person = two_campaigns
     lease = assignment_next(campaign=first, annotator=person)
     first.is_open = False
     first.save()
     client.force_login(person)
-    assert (
-        client.post(
-            reverse("api-annotate-vote", args=["first"]),
-            {"token": lease.token, "choice": "left"},
-            content_type="application/json",
-        ).status_code
-        == 404
-    )
+    # Through another campaign it is still not theirs.
     client.post(reverse("annotation:vote", args=["second"]), {"token": lease.token, "choice": "left"})
-    with pytest.raises(AnnotationError, match="This campaign is closed and takes no more votes."):
-        vote_cast(token=lease.token, annotator=person, choice="left")
     assert Vote.objects.count() == 0
+    # The item held when it closed is still offered, and its vote counts.
+    assert assignment_next(campaign=first, annotator=person).pk == lease.pk
+    api = client.post(
+        reverse("api-annotate-vote", args=["first"]),
+        {"token": lease.token, "choice": "left"},
+        content_type="application/json",
+    )
+    assert api.status_code == 201 and Vote.objects.get().campaign == first
+    # Nothing new, and the vote stays as it is.
+    assert assignment_next(campaign=first, annotator=person) is None
+    with pytest.raises(AnnotationError, match="This campaign is closed: its votes can no longer be changed."):
+        vote_undo(campaign=first, annotator=person)
+    assert client.get(reverse("api-annotate-next", args=["first"])).status_code == 409
 
 
 # ---------------------------------------------------------------- overlap under concurrency
@@ -123,6 +129,25 @@ def role_groups(transactional_db):
 
     for role in Role:
         Group.objects.get_or_create(name=role.value)
+
+
+@needs_row_locks
+@pytest.mark.django_db(transaction=True)
+def test_a_vote_being_cast_while_its_annotator_is_removed_stays_and_the_counters_stay_exact(
+    role_groups, build_campaign
+):
+    campaign, _m, _i, (leaving, staying) = build_campaign(questions=2, models=2, votes_per_pair=1)
+    lease = assignment_next(campaign=campaign, annotator=leaving)
+    # The vote holds its assignment's row while the researcher removes its annotator: the removal
+    # waits for it, then finds a vote, not a lease, and deletes nothing.
+    (vote, _created), changed = _race(
+        lambda: vote_cast(token=lease.token, annotator=leaving, choice="left"),
+        lambda: campaign_update(campaign=campaign, actor=None, changes={"annotators": ["annotator1"]}),
+    )
+    assert changed == {"annotators": [["annotator0", "annotator1"], ["annotator1"]]}
+    assert Vote.objects.get().pk == vote.pk and Assignment.objects.get(pk=lease.pk).status == "voted"
+    assert counters_mismatches(campaign=campaign) == []
+    assert assignment_next(campaign=campaign, annotator=staying).pair_id != lease.pair_id
 
 
 @needs_row_locks
