@@ -36,6 +36,27 @@ class CampaignDetailApi(APIView):
             required=False,
             help_text="Every annotator's user name, the whole list after the change.",
         )
+        # SPEC.md's names for the same fields, for scripts written against it.
+        closed = serializers.BooleanField(required=False, help_text="true closes the campaign (is_open false).")
+        instructions = serializers.JSONField(
+            required=False, help_text='The English instructions as a string, or {"en": ..., "zh": ...}.'
+        )
+
+        def validate(self, attrs: dict) -> dict:
+            if "closed" in attrs:
+                closed = attrs.pop("closed")
+                if "is_open" in attrs and attrs["is_open"] == closed:
+                    raise serializers.ValidationError({"closed": [_("closed and is_open say opposite things.")]})
+                attrs["is_open"] = not closed
+            if "instructions" in attrs:
+                given = attrs.pop("instructions")
+                texts = {"en": given} if isinstance(given, str) else given
+                if not isinstance(texts, dict) or not set(texts) <= {"en", "zh"}:
+                    raise serializers.ValidationError({"instructions": [_('A string, or {"en": ..., "zh": ...}.')]})
+                for language, text in texts.items():
+                    field = serializers.CharField(max_length=MAX_INSTRUCTIONS, allow_blank=True)
+                    attrs[f"instructions_{language}"] = field.run_validation(text)
+            return attrs
 
     class OutputSerializer(serializers.Serializer):
         class Meta:
@@ -47,6 +68,7 @@ class CampaignDetailApi(APIView):
         instructions_en = serializers.CharField()
         instructions_zh = serializers.CharField()
         is_open = serializers.BooleanField()
+        closed = serializers.BooleanField()
         annotators = serializers.ListField(child=serializers.CharField())
         changed = serializers.DictField(
             child=serializers.ListField(),
@@ -56,6 +78,7 @@ class CampaignDetailApi(APIView):
 
     def _shown(self, campaign: Campaign, changed: dict | None = None) -> Response:
         shown = {name: getattr(campaign, name) for name in ("slug", *TEXT_FIELDS, "is_open")}
+        shown["closed"] = not campaign.is_open
         shown["annotators"] = sorted(campaign.annotators.values_list("username", flat=True))
         if changed is not None:
             shown["changed"] = changed

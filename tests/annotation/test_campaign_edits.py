@@ -190,6 +190,7 @@ def test_the_api_reads_and_patches_a_campaign_with_its_field_names(build_campaig
         "instructions_en": "",
         "instructions_zh": "",
         "is_open": True,
+        "closed": False,
         "annotators": ["annotator0", "annotator1"],
     }
     change = {
@@ -215,6 +216,23 @@ def test_the_api_reads_and_patches_a_campaign_with_its_field_names(build_campaig
     assert client.patch(url, {"title": ""}, content_type="application/json").status_code == 400
     campaign.refresh_from_db()
     assert (campaign.title, campaign.votes_per_pair, campaign.is_open) == ("Round 2", 1, True)
+
+
+def test_the_api_also_takes_the_names_spec_gives(build_campaign, client_as, researcher):
+    """SPEC.md names the same changes `closed` and `instructions`: both spellings work."""
+    campaign, _models, _items, _people = build_campaign(questions=2, models=2)
+    client = client_as(researcher)
+    url = reverse("api-campaign", args=[campaign.slug])
+    body = client.patch(url, {"closed": True, "instructions": "Read both."}, content_type="application/json").json()
+    assert (body["is_open"], body["closed"], body["instructions_en"]) == (False, True, "Read both.")
+    both = {"instructions": {"en": "Read them.", "zh": "请读完。"}, "closed": False}
+    body = client.patch(url, both, content_type="application/json").json()
+    assert (body["is_open"], body["instructions_en"], body["instructions_zh"]) == (True, "Read them.", "请读完。")
+    for refused in ({"closed": True, "is_open": True}, {"instructions": {"fr": "Lisez."}}, {"instructions": 3}):
+        response = client.patch(url, refused, content_type="application/json")
+        assert response.status_code == 400, refused
+    campaign.refresh_from_db()
+    assert (campaign.is_open, campaign.instructions_en) == (True, "Read them.")
 
 
 def test_annotators_and_other_workspaces_change_nothing(build_campaign, client_as):
