@@ -15,7 +15,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.archiving import Archivable, ArchivedError, archive_set
+from core.archiving import Archivable, ArchivedError, archive_key, archive_set
 from core.roles import Role, role_permission
 
 
@@ -33,7 +33,7 @@ class ArchiveStateSerializer(serializers.Serializer):
 def archive_state(obj: Archivable, *, kind: str) -> dict:
     return {
         "kind": kind,
-        "key": str(obj),
+        "key": archive_key(obj),
         "archived": obj.is_archived,
         "archived_at": obj.archived_at,
         "restorable_until": obj.restorable_until,
@@ -69,8 +69,8 @@ def archive_allowed(obj: Archivable, archived: bool) -> None:
     """For what nothing stops from being archived or restored (datasets, studies)."""
 
 
-def archive_page_action(
-    request, *, obj: Archivable, archived: bool, kind: str, check: Callable[[Archivable, bool], None], back: str
+def archive_page_action[M: Archivable](
+    request, *, obj: M, archived: bool, kind: str, check: Callable[[M, bool], None], back: str
 ) -> HttpResponseRedirect:
     """The page's Archive or Restore button (a POST, confirmed on the page): the change, a message
     saying what happened or why not, and back to `back`."""

@@ -65,6 +65,11 @@ class ArchivedError(UserbenchError):
     """A change to an archived object, or an archive or restore that cannot be done."""
 
 
+def archive_key(obj: Archivable) -> str:
+    """How the audit and the API name it: a study's or campaign's slug, a dataset's name, a run's id."""
+    return str(getattr(obj, "slug", None) or getattr(obj, "name", None) or obj.pk)
+
+
 def _date(moment: datetime) -> str:
     return formats.date_format(timezone.localtime(moment), "DATE_FORMAT")
 
@@ -101,7 +106,7 @@ def archive_set[M: Archivable](*, obj: M, archived: bool, actor, kind: str, now:
         raise ArchivedError(_("%(name)s is already archived.") % {"name": str(locked)})
     if not archived and before is None:
         raise ArchivedError(_("%(name)s is not archived.") % {"name": str(locked)})
-    if not archived and before + archive_period() < moment:
+    if not archived and before is not None and before + archive_period() < moment:
         raise ArchivedError(
             _("%(name)s can no longer be restored: it was archived more than %(days)s days ago.")
             % {"name": str(locked), "days": settings.ARCHIVE_DAYS}
@@ -112,7 +117,7 @@ def archive_set[M: Archivable](*, obj: M, archived: bool, actor, kind: str, now:
     audit_record(
         actor=actor,
         action=AuditAction.ARCHIVED if archived else AuditAction.RESTORED,
-        target=f"{kind}:{locked}",
+        target=f"{kind}:{archive_key(locked)}",
         details={"changes": {"archived_at": [_iso(before), _iso(after)]}},
         workspace=getattr(obj, "workspace_id", None),
     )

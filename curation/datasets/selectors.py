@@ -3,6 +3,7 @@
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 
+from core.archiving import ArchivableQuerySet
 from core.counting import count_of
 from core.errors import UserbenchError
 from core.roles import Role
@@ -14,7 +15,7 @@ class DatasetNotFound(UserbenchError):
     """No dataset has the name asked for."""
 
 
-def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> QuerySet[Dataset]:
+def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> ArchivableQuerySet[Dataset]:
     """The datasets of the workspaces where the person holds `role` (any role when None)."""
     return scoped(Dataset.objects.all(), user, role=role)
 
