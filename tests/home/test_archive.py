@@ -7,11 +7,21 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.campaigns import _check_design
+from annotation.models import Campaign, Vote
 from core.models import AuditEvent, Workspace
-from curation.models import Dataset, Study
+from curation.models import Dataset, ReviewQueue, ReviewTask, Study
 from judging.models import JudgeRun
-from tests.factories import CampaignFactory, DatasetFactory, JudgeRunFactory, StudyFactory, UserFactory
+from tests.factories import (
+    AnswerFactory,
+    CampaignFactory,
+    CaseFactory,
+    DatasetFactory,
+    ItemFactory,
+    JudgeRunFactory,
+    StudyFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -140,8 +150,14 @@ def test_changes_to_archived_work_are_refused_with_a_clear_message(client_as, re
     edit = client.get(reverse("curation:study-edit", args=["archstud"]), follow=True)
     assert "restore it first" in edit.content.decode()
     # Nothing new is made on an archived dataset.
-    run_new = client.get(reverse("judging:run-new") + "?dataset=archset/one")
-    assert run_new.status_code in (200, 400)
+    AnswerFactory(item__dataset=work["dataset"], model__name="m-a")
+    AnswerFactory(item__dataset=work["dataset"], model__name="m-b")
+    started = client.post(
+        reverse("api-runs"),
+        {"dataset": "archset/one", "mode": "pointwise", "judge_model": "j", "models": ["m-a", "m-b"]},
+        content_type="application/json",
+    )
+    assert started.status_code == 400 and "restore it first" in str(started.json())
     assert JudgeRun.objects.count() == 1
 
 
@@ -168,8 +184,6 @@ def test_restore_is_refused_after_archive_days(client_as, researcher, work, sett
 def test_an_archived_name_is_not_taken_by_a_new_object(client_as, researcher, work):
     client = client_as(researcher)
     client.post(api("campaign", "archive", "archcamp"))
-    from annotation.campaigns import _check_design  # the one slug check of every new campaign
-
     with pytest.raises(Exception, match="already exists"):
         _check_design(
             workspace_id=work["dataset"].workspace_id,
@@ -238,3 +252,24 @@ def test_an_archived_study_shows_participants_a_closed_page_in_both_languages(cl
     chinese = client.get(reverse("curation:study-start", args=["archstud"]))
     assert chinese.status_code == 410
     assert "本研究已结束" in chinese.content.decode()
+
+
+def test_the_review_queues_leave_out_an_archived_dataset_and_study(client_as, researcher, work, reviewer):
+    on_item = ReviewTask.objects.create(queue=ReviewQueue.REFERENCE, item=ItemFactory(dataset=work["dataset"]))
+    on_case = ReviewTask.objects.create(queue=ReviewQueue.QUALITY, case=CaseFactory(submission__study=work["study"]))
+    assert set(ReviewTask.objects.in_workspaces_of(reviewer)) == {on_item, on_case}
+    client = client_as(researcher)
+    client.post(api("dataset", "archive", "archset/one"))
+    client.post(api("study", "archive", "archstud"))
+    assert list(ReviewTask.objects.in_workspaces_of(reviewer)) == []
+    client.post(api("dataset", "restore", "archset/one"))
+    assert list(ReviewTask.objects.in_workspaces_of(reviewer)) == [on_item]
+
+
+def test_an_annotator_holding_a_lease_cannot_vote_once_the_campaign_is_archived(client_as, researcher, work):
+    annotator = client_as(work["annotator"])
+    assert annotator.get(reverse("api-annotate-next", args=["archcamp"])).status_code in (200, 204)
+    client_as(researcher).post(api("campaign", "archive", "archcamp"))
+    annotator = client_as(work["annotator"])
+    voted = annotator.post(reverse("api-annotate-vote", args=["archcamp"]), {"winner": "model_a"})
+    assert voted.status_code == 404 and Vote.objects.count() == 0
