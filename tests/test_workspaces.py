@@ -153,6 +153,7 @@ NOT_SCOPED = {
 # Pages and API lists of B's own: they open (200), and show nothing of A.
 LISTS = {
     "dashboard": {},
+    "archived": {},
     "people": {},
     "api-studies": {},
     "api-datasets": {},

@@ -273,3 +273,20 @@ def test_an_annotator_holding_a_lease_cannot_vote_once_the_campaign_is_archived(
     annotator = client_as(work["annotator"])
     voted = annotator.post(reverse("api-annotate-vote", args=["archcamp"]), {"winner": "model_a"})
     assert voted.status_code == 404 and Vote.objects.count() == 0
+
+
+def test_the_archived_page_lists_archived_work_to_find_and_restore(client_as, researcher, work):
+    client = client_as(researcher)
+    assert "Nothing is archived." in client.get(reverse("archived")).content.decode()
+    for kind in KINDS:
+        client.post(api(kind, "archive", key_of(kind, work)))
+    page = client.get(reverse("archived")).content.decode()
+    for kind, url in (
+        ("dataset", reverse("curation:dataset-detail", args=["archset/one"])),
+        ("run", reverse("judging:run-detail", args=[work["run"].pk])),
+        ("campaign", reverse("annotation:results", args=["archcamp"])),
+        ("study", reverse("curation:study-detail", args=["archstud"])),
+    ):
+        assert f'href="{url}"' in page, kind
+    assert (timezone.localdate() + timedelta(days=30)).isoformat() in page
+    assert client_as(work["annotator"]).get(reverse("archived")).status_code in (302, 403)
