@@ -10,7 +10,7 @@ from django.utils import timezone
 from annotation.campaigns import _check_design
 from annotation.models import Campaign, Vote
 from core.models import AuditEvent, Workspace
-from curation.models import Dataset, ReviewQueue, ReviewTask, Study
+from curation.models import Dataset, Item, ReviewQueue, ReviewTask, Study, Submission
 from judging.models import JudgeRun
 from tests.factories import (
     AnswerFactory,
@@ -290,3 +290,14 @@ def test_the_archived_page_lists_archived_work_to_find_and_restore(client_as, re
         assert f'href="{url}"' in page, kind
     assert (timezone.localdate() + timedelta(days=30)).isoformat() in page
     assert client_as(work["annotator"]).get(reverse("archived")).status_code in (302, 403)
+
+
+def test_a_participant_of_an_archived_study_is_still_withdrawn_and_erased(client_as, researcher, work):
+    case = CaseFactory(submission__study=work["study"], submission__prolific_pid="PID-ARCH")
+    item = ItemFactory(dataset=work["dataset"], source_case=case)
+    client = client_as(researcher)
+    client.post(api("study", "archive", "archstud"))
+    client.post(api("dataset", "archive", "archset/one"))
+    client.post(reverse("curation:study-withdraw", args=["archstud"]), {"confirm": "1", "prolific_pid": "PID-ARCH"})
+    assert not Submission.objects.filter(prolific_pid="PID-ARCH").exists()
+    assert not Item.objects.filter(pk=item.pk).exists()
