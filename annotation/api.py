@@ -17,6 +17,7 @@ from annotation.campaigns import (
     MAX_GOLD_EVERY,
     MAX_SECONDS_PER_ITEM,
     MAX_VOTES_PER_PAIR,
+    campaign_archive_check,
     campaign_create_by_names,
 )
 from annotation.figures import figures_read
@@ -44,6 +45,7 @@ from annotation.services import (
     vote_cast,
     vote_undo,
 )
+from core.archive_views import ArchiveApi
 from core.params import ParameterError, int_param
 from judging.models import JudgeRun
 from stats.elo import bt_on_elo
@@ -479,3 +481,16 @@ class CampaignManifestApi(APIView):
         if not campaign.manifest:
             raise NotFound("This campaign predates manifests.")
         return Response(self.OutputSerializer(campaign.manifest).data)
+
+
+class CampaignArchiveApi(ArchiveApi):
+    """POST /api/campaigns/<slug>/archive/ (or .../restore/): a campaign archived (gone from the
+    annotators' queues, its votes refused) or restored."""
+
+    kind = "campaign"
+
+    def find(self, request, key):
+        return researcher_campaign(key, request.user)
+
+    def check(self, obj, archived):
+        campaign_archive_check(obj, archived)

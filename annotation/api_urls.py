@@ -10,6 +10,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/manifest/", api.CampaignManifestApi.as_view(), name="api-campaign-manifest"),
     path("campaigns/<slug:slug>/alignment/", api.CampaignAlignmentApi.as_view(), name="api-campaign-alignment"),
     path("campaigns/<slug:slug>/quality/", api.CampaignQualityApi.as_view(), name="api-campaign-quality"),
+    path("campaigns/<slug:key>/archive/", api.CampaignArchiveApi.as_view(archived=True), name="api-campaign-archive"),
+    path("campaigns/<slug:key>/restore/", api.CampaignArchiveApi.as_view(archived=False), name="api-campaign-restore"),
     path("annotate/<slug:slug>/next/", api.NextPairApi.as_view(), name="api-annotate-next"),
     path("annotate/<slug:slug>/votes/", api.VoteApi.as_view(), name="api-annotate-vote"),
     path("annotate/<slug:slug>/skip/", api.SkipApi.as_view(), name="api-annotate-skip"),

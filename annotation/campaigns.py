@@ -19,6 +19,7 @@ from annotation.figures import figures_read
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Campaign, ComparisonPair, ModelPairSlots, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
+from core.archiving import ArchivedError, refuse_if_archived
 from core.audit import AuditAction, audit_record
 from core.roles import Role
 from core.workspaces import holds
@@ -146,6 +147,7 @@ def campaign_create(
     Annotators whose median time per item is under `min_seconds_per_item` (0: no check) are
     flagged, as are those whose gold accuracy is under `min_gold_accuracy`.
     """
+    refuse_if_archived(dataset)
     annotators = list({person.pk: person for person in annotators}.values())
     _check_design(
         workspace_id=dataset.workspace_id,
@@ -354,3 +356,14 @@ def gold_pair_add(
         # Every annotator sees a gold pair: it has no slots to fill.
         needs_votes=False,
     )
+
+
+def campaign_archive_check(campaign: Campaign, archived: bool) -> None:
+    """A campaign is not restored while its dataset is archived (it would come back into the
+    lists and the annotators' queues without it). Archiving is always possible: votes already
+    leased are refused from then on."""
+    if not archived and campaign.dataset.archived_at is not None:
+        raise ArchivedError(
+            _("Campaign %(slug)s's dataset %(dataset)s is archived; restore the dataset first.")
+            % {"slug": campaign.slug, "dataset": campaign.dataset.name}
+        )

@@ -33,7 +33,7 @@ class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
     )
     slug = forms.SlugField(label=_("Slug"), max_length=50, help_text=_("Letters, digits, hyphens and underscores."))
     dataset = forms.ModelChoiceField(
-        label=_("Dataset"), queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label="—"
+        label=_("Dataset"), queryset=Dataset.objects.active().order_by("name"), to_field_name="name", empty_label="—"
     )
     candidates = forms.ModelMultipleChoiceField(
         label=_("Candidate models"),
@@ -119,9 +119,10 @@ class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
 
     def __init__(self, *args, dataset: Dataset | None = None, datasets=None, **kwargs):
         """`datasets`: the ones the person may use (their workspaces'); annotators are those of
-        the chosen dataset's workspace."""
+        the chosen dataset's workspace. Archived datasets are left out."""
         super().__init__(*args, **kwargs)
         if datasets is not None:
+            datasets = datasets.active()
             cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
             # Before a dataset is chosen: the models that answered one of the person's datasets.
             cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (

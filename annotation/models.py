@@ -8,12 +8,13 @@ from django.db.models import F, Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.archiving import Archivable
 from core.models import default_workspace_id
 from curation.models import Dataset, Item
 from judging.models import CandidateModel
 
 
-class Campaign(models.Model):
+class Campaign(Archivable):
     class Sampling(models.TextChoices):
         # Every pair drawn when the campaign is made, balanced over the model pairs.
         FIXED = "fixed", _("Fixed: pairs drawn at creation")

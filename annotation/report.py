@@ -334,9 +334,10 @@ def alignment_report(
 
 
 def default_run_for(*, dataset):
-    """The latest finished pointwise judge run of the dataset, if any."""
+    """The latest finished pointwise judge run of the dataset (not archived), if any."""
     return (
-        JudgeRun.objects.filter(dataset=dataset, mode="pointwise", status=JudgeRun.Status.FINISHED)
+        JudgeRun.objects.active()
+        .filter(dataset=dataset, mode="pointwise", status=JudgeRun.Status.FINISHED)
         .order_by("-created_at", "-pk")
         .first()
     )

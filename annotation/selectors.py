@@ -23,9 +23,8 @@ def campaign_list_with_counts(*, user=None) -> QuerySet[Campaign]:
     with their counts for researchers, gold pairs apart: ordinary pairs (`pair_count`) and the
     votes on them (`vote_count`), gold pairs (`gold_pair_count`) and the votes on those
     (`gold_vote_count`)."""
-    campaigns = (
-        Campaign.objects.all() if user is None else scoped(Campaign.objects.all(), user, role=Role.RESEARCHER.value)
-    )
+    campaigns = Campaign.objects.active()
+    campaigns = campaigns if user is None else scoped(campaigns, user, role=Role.RESEARCHER.value)
     ordinary, gold = ComparisonPair.objects.filter(is_gold=False), ComparisonPair.objects.filter(is_gold=True)
     return (
         campaigns.select_related("dataset")
@@ -41,11 +40,11 @@ def campaign_list_with_counts(*, user=None) -> QuerySet[Campaign]:
 
 
 def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
-    """Campaigns the annotator belongs to (in workspaces where they still annotate), the open ones
+    """Not archived campaigns the annotator belongs to (in workspaces where they still annotate), the open ones
     first, with how many of their pairs they have voted on in each (gold pairs apart: they are not
     the campaign's pairs). Closed ones stay listed, marked so, until they are reopened."""
     return (
-        scoped(Campaign.objects.filter(annotators=user), user, role=Role.ANNOTATOR.value)
+        scoped(Campaign.objects.active().filter(annotators=user), user, role=Role.ANNOTATOR.value)
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
@@ -71,10 +70,12 @@ def campaign_by_slug(*, slug: str, dataset: Dataset | None = None, user=None) ->
 
 
 def annotator_campaign_get(*, slug: str, annotator: User) -> Campaign | None:
-    """The campaign with this slug (open or closed) if `annotator` was added to it and still
+    """The campaign with this slug (open or closed, not archived) if `annotator` was added to it and still
     annotates in its workspace, else None; one query."""
     campaign = leasing.annotator_campaign(slug=slug, annotator_id=annotator.pk)
-    if campaign is None or not holds(annotator, Role.ANNOTATOR.value, campaign.workspace_id):
+    if campaign is None or campaign.archived_at is not None:
+        return None
+    if not holds(annotator, Role.ANNOTATOR.value, campaign.workspace_id):
         return None
     return campaign
 

@@ -24,6 +24,8 @@ from core.roles import Role, has_role
 
 def _waiting_pair(campaign: Campaign, pair_id: int) -> ComparisonPair:
     """The campaign's ordinary pair `pair_id`, locked, when the campaign still takes votes."""
+    if campaign.archived_at is not None:
+        raise AnnotationError(_("This campaign is archived and cannot be changed; restore it first."))
     if not campaign.is_open:
         raise AnnotationError(_("This campaign is closed and takes no more votes."))
     pair = ComparisonPair.objects.filter(pk=pair_id, campaign=campaign).first()

@@ -13,4 +13,6 @@ urlpatterns = [
     path("campaigns/<slug:slug>/", views.results, name="results"),
     path("campaigns/<slug:slug>/pairs/", views.campaign_pairs, name="pairs"),
     path("campaigns/<slug:slug>/settings/", campaign_edit_views.campaign_settings, name="settings"),
+    path("campaigns/<slug:slug>/archive/", views.campaign_archive_view, {"archived": True}, name="campaign-archive"),
+    path("campaigns/<slug:slug>/restore/", views.campaign_archive_view, {"archived": False}, name="campaign-restore"),
 ]

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import annotator_campaign, annotator_required, researcher_campaign, researcher_required
 from annotation.campaign_edit_views import campaign_settings_context
-from annotation.campaigns import campaign_create
+from annotation.campaigns import campaign_archive_check, campaign_create
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
 from annotation.errors import AnnotationError
 from annotation.figures import DEFAULT_ROUNDS, figures_read
@@ -33,6 +33,7 @@ from annotation.services import assignment_next, assignment_skip, nothing_leased
 from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from annotation.upkeep import pair_reassign, pair_release
 from core import plots
+from core.archive_views import archive_page_action
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
 from curation.choices import intent_label
@@ -321,8 +322,18 @@ def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
             "form": form,
             "gold": gold,
             "dataset": dataset,
-            "datasets": datasets_visible(user=request.user).order_by("name").values_list("name", flat=True),
+            "datasets": datasets_visible(user=request.user).active().order_by("name").values_list("name", flat=True),
             "gold_questions": gold_question_choices(dataset=dataset) if dataset else [],
         },
         status=400 if failed else 200,
     )
+
+
+@researcher_required
+@require_POST
+def campaign_archive_view(request: AuthenticatedHttpRequest, slug: str, archived: bool) -> HttpResponse:
+    """The campaign page's Archive (confirmed on the page) and Restore buttons."""
+    campaign = researcher_campaign(slug, request.user)
+    back = reverse("annotation:results", args=[campaign.slug])
+    check = campaign_archive_check
+    return archive_page_action(request, obj=campaign, archived=archived, kind="campaign", check=check, back=back)

@@ -257,6 +257,9 @@ CURATION_LEASE_SECONDS = int(os.environ.get("CURATION_LEASE_SECONDS", "1800"))
 CURATION_REFERENCE_MODEL = os.environ.get("CURATION_REFERENCE_MODEL", "")
 CURATION_TRANSLATION_MODEL = os.environ.get("CURATION_TRANSLATION_MODEL", "")
 
+# Days an archived dataset, run, campaign or study can be restored; `purge_archived` deletes it after.
+ARCHIVE_DAYS = int(os.environ.get("ARCHIVE_DAYS", "30"))
+
 # Background work: django.tasks with the database backend. `judging` holds the
 # long LLM shards so they never starve the short `default` jobs of a second worker.
 TASKS = {

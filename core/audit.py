@@ -42,6 +42,9 @@ class AuditAction(models.TextChoices):
     GENERATION_RESUMED = "generation_resumed", _("Resumed generating candidate answers")
     TOKEN_CREATED = "token_created", _("Created an API token")
     TOKEN_REVOKED = "token_revoked", _("Revoked an API token")
+    ARCHIVED = "archived", _("Archived a dataset, run, campaign or study")
+    RESTORED = "restored", _("Restored an archived dataset, run, campaign or study")
+    PURGED = "purged", _("Deleted an archived dataset, run, campaign or study for good")
 
 
 MAX_NAME = AuditEvent._meta.get_field("actor_name").max_length

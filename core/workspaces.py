@@ -19,6 +19,7 @@ that workspace (`workspace_ids` narrows to it); without one, everything of their
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Model, QuerySet
@@ -164,7 +165,7 @@ def administers(user, workspace_id: int | None) -> bool:
     return ids is None or workspace_id in ids
 
 
-def scoped[M: Model](queryset: QuerySet[M], user, *, role: str | None = None, via: str = "workspace") -> QuerySet[M]:
+def scoped[S: QuerySet[Any]](queryset: S, user, *, role: str | None = None, via: str = "workspace") -> S:
     """`queryset` narrowed to what the person may see: objects whose workspace (reached through
     `via`, e.g. "dataset__workspace" for an item) is one where they hold `role` (or are a member)."""
     ids = workspace_ids(user, role)

@@ -8,6 +8,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from core.archiving import Archivable
 from core.models import default_workspace_id
 from core.workspaces import workspace_ids
 from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language, ProlificDecision
@@ -41,7 +42,7 @@ class StudyStep(models.TextChoices):
     DONE = "done", _("Finished")
 
 
-class Study(models.Model):
+class Study(Archivable):
     slug = models.SlugField(unique=True)
     title_en = models.CharField(max_length=200)
     # The workspace it belongs to (core/workspaces.py): only its members see it.
@@ -201,7 +202,7 @@ def dataset_sources() -> list[tuple[str, object]]:
     ]
 
 
-class Dataset(models.Model):
+class Dataset(Archivable):
     """A versioned set of questions with references. Frozen versions never change."""
 
     class Source(models.TextChoices):
@@ -439,11 +440,14 @@ class ReviewTaskQuerySet(models.QuerySet):
 
     def in_workspaces_of(self, person, role: str = "reviewer") -> "ReviewTaskQuerySet":
         """Tasks on cases of studies, or items of datasets, of the workspaces where the person
-        holds `role` (every one for a superuser)."""
+        holds `role` (every one for a superuser); none of an archived study or dataset."""
         ids = workspace_ids(person, role)
+        live = self.exclude(item__dataset__archived_at__isnull=False).exclude(
+            case__submission__study__archived_at__isnull=False
+        )
         if ids is None:
-            return self
-        return self.filter(Q(case__submission__study__workspace_id__in=ids) | Q(item__dataset__workspace_id__in=ids))
+            return live
+        return live.filter(Q(case__submission__study__workspace_id__in=ids) | Q(item__dataset__workspace_id__in=ids))
 
     def reviewable_by(self, reviewer) -> "ReviewTaskQuerySet":
         """Tasks this reviewer may take: in their workspaces, and not on their own material."""

@@ -19,7 +19,7 @@ from core.workspaces import (
     workspace_ids,
 )
 from curation.datasets.selectors import dataset_by_name
-from curation.models import Study
+from curation.models import Dataset, Study
 from home.models import Invitation
 from judging.models import JudgeRun
 
@@ -125,3 +125,17 @@ def workspace_rows(*, user) -> list[dict]:
 def workspace_members(*, workspace: Workspace) -> list[Membership]:
     """The workspace's members, by user name, with their accounts."""
     return list(Membership.objects.filter(workspace=workspace).select_related("user").order_by("user__username"))
+
+
+def archived_work(*, user, limit: int = 200) -> list[tuple[str, Any]]:
+    """What is archived in the workspaces where the person is a researcher, newest first, as
+    (kind, object) pairs ("dataset", "run", "campaign", "study"): the one place archived work is
+    listed, so that it can be found and restored."""
+    found: list[tuple[str, Any]] = []
+    for kind, model in (("dataset", Dataset), ("run", JudgeRun), ("campaign", Campaign), ("study", Study)):
+        archived = model._default_manager.archived()  # type: ignore[attr-defined]
+        if model is JudgeRun:
+            archived = archived.select_related("dataset")
+        rows = scoped(archived, user, role=Role.RESEARCHER.value)
+        found += [(kind, row) for row in rows.order_by("-archived_at")[:limit]]
+    return sorted(found, key=lambda pair: pair[1].archived_at, reverse=True)[:limit]

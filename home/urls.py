@@ -9,6 +9,7 @@ from home.workspace_api import MemberApi, MemberListApi, WorkspaceListApi
 urlpatterns = [
     path("", views.home, name="home"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("archived/", views.archived, name="archived"),
     path("people/", views.people, name="people"),
     path("people/accounts/", views.account_new, name="people-account-new"),
     path("people/<int:user_id>/roles/", views.account_roles, name="people-roles"),

@@ -4,6 +4,7 @@ the people pages (accounts, roles, one-time invitation links)."""
 from functools import wraps
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
@@ -24,7 +25,7 @@ from curation.access import researcher_required
 from curation.datasets.selectors import dataset_list_with_counts
 from curation.studies.selectors import study_list_with_counts
 from home.forms import AcceptInvitationForm, AccountForm, InvitationForm, MemberForm, RolesForm
-from home.selectors import invitation_list, people_list, people_workspaces
+from home.selectors import archived_work, invitation_list, people_list, people_workspaces
 from home.services import (
     PeopleError,
     account_active_refusal,
@@ -78,6 +79,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "show_workspace": current_of(user) is None and len(slugs) > 1,
         },
     )
+
+
+@researcher_required
+def archived(request: HttpRequest) -> HttpResponse:
+    """The archived datasets, runs, campaigns and studies of the person's workspaces, each with
+    when it can be restored until and a link to its page (where Restore is)."""
+    rows = archived_work(user=request.user)
+    return render(request, "home/archived.html", {"rows": rows, "archive_days": settings.ARCHIVE_DAYS})
 
 
 # ---------------------------------------------------------------- people and invitations

@@ -2,6 +2,7 @@
 
 import json
 
+from django.http import Http404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
@@ -10,6 +11,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.archive_views import ArchiveApi
 from judging.access import ResearcherPermission
 from judging.benchmarks.registry import benchmarks
 from judging.engine.dispatch import run_enqueue
@@ -20,6 +22,7 @@ from judging.prompts.building import TEMPLATE_SETS
 from judging.results.diagnostics_serializers import RunDiagnosticsSerializer
 from judging.results.figures import run_figures_read
 from judging.results.selectors import GROUPS, run_get, run_list_with_progress, run_progress, template_list
+from judging.runs.archive import run_archive_check
 from judging.runs.creation import run_spec_by_names, run_start_once
 from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
@@ -507,3 +510,18 @@ class RunProbeApi(APIView):
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
         return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)
+
+
+class RunArchiveApi(ArchiveApi):
+    """POST /api/runs/<id>/archive/ (or .../restore/): a judge run archived or restored."""
+
+    kind = "run"
+
+    def find(self, request, key):
+        try:
+            return run_by_id(run_id=int(key), user=request.user, queryset=JudgeRun.objects.select_related("dataset"))
+        except RunNotFound:
+            raise Http404 from None
+
+    def check(self, obj, archived):
+        run_archive_check(obj, archived)

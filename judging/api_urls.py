@@ -13,6 +13,8 @@ urlpatterns = [
     path("runs/<int:run_id>/probe/", api.RunProbeApi.as_view(), name="api-run-probe"),
     path("runs/<int:run_id>/resume/", api.RunResumeApi.as_view(), name="api-run-resume"),
     path("runs/<int:run_id>/cancel/", api.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:key>/archive/", api.RunArchiveApi.as_view(archived=True), name="api-run-archive"),
+    path("runs/<int:key>/restore/", api.RunArchiveApi.as_view(archived=False), name="api-run-restore"),
     path("judge-templates/", api.TemplateListApi.as_view(), name="api-judge-templates"),
     # A dataset name may hold "/": these end in a fixed word, so the name is what comes before it.
     path("datasets/<path:name>/answers/", answer_api.DatasetAnswersApi.as_view(), name="api-dataset-answers"),

@@ -66,14 +66,15 @@ class DatasetChoiceForm(ErrorSummary, NoLabelSuffix, forms.Form):
     """The first step: which dataset the run judges."""
 
     dataset = forms.ModelChoiceField(
-        label=_("Dataset"), queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label=None
+        label=_("Dataset"), queryset=Dataset.objects.active().order_by("name"), to_field_name="name", empty_label=None
     )
 
     def __init__(self, *args, datasets=None, **kwargs):
-        """`datasets`: the ones the person may judge (those of their workspaces)."""
+        """`datasets`: the ones the person may judge (those of their workspaces; archived ones are
+        left out)."""
         super().__init__(*args, **kwargs)
         if datasets is not None:
-            cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
+            cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.active().order_by("name")
 
 
 class CandidateChoiceField(forms.ModelMultipleChoiceField):

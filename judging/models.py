@@ -8,6 +8,7 @@ from django.db.models import Q, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils.translation import gettext_lazy as _
 
+from core.archiving import Archivable
 from core.models import default_workspace_id
 from curation.choices import Language
 from curation.models import Dataset, Item
@@ -80,7 +81,7 @@ class JudgeTemplate(models.Model):
         return f"{self.name} v{self.version}"
 
 
-class JudgeRun(models.Model):
+class JudgeRun(Archivable):
     class Status(models.TextChoices):
         PENDING = "pending", _("Pending")
         RUNNING = "running", _("Running")

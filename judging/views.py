@@ -9,10 +9,13 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from core.archive_views import archive_page_action
+from core.archiving import ArchivedError, refuse_if_archived
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from core.roles import AuthenticatedHttpRequest, Role
@@ -42,6 +45,7 @@ from judging.results.selectors import (
     template_versions,
     template_versions_diff,
 )
+from judging.runs.archive import run_archive_check
 from judging.runs.creation import run_batch_check, run_start_once
 from judging.runs.difficulty import difficulty_filter_from_run
 from judging.runs.lookup import run_by_id
@@ -221,6 +225,11 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
         run = run_by_id(run_id=run_id, user=request.user)
     except RunNotFound:
         raise Http404 from None
+    try:
+        refuse_if_archived(run)
+    except ArchivedError as error:
+        messages.error(request, error.message)
+        return redirect("judging:run-detail", run_id=run.pk)
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
         run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count})
@@ -479,3 +488,15 @@ def run_manifest_download(request: HttpRequest, run_id: int) -> HttpResponse:
     response = JsonResponse(run_manifest(run=run), json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-manifest.json"'
     return response
+
+
+@researcher_required
+@require_POST
+def run_archive_view(request: AuthenticatedHttpRequest, run_id: int, archived: bool) -> HttpResponse:
+    """The run page's Archive (confirmed on the page) and Restore buttons."""
+    try:
+        run = run_by_id(run_id=run_id, user=request.user, queryset=JudgeRun.objects.select_related("dataset"))
+    except RunNotFound:
+        raise Http404 from None
+    back = reverse("judging:run-detail", args=[run.pk])
+    return archive_page_action(request, obj=run, archived=archived, kind="run", check=run_archive_check, back=back)

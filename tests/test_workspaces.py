@@ -153,6 +153,7 @@ NOT_SCOPED = {
 # Pages and API lists of B's own: they open (200), and show nothing of A.
 LISTS = {
     "dashboard": {},
+    "archived": {},
     "people": {},
     "api-studies": {},
     "api-datasets": {},
@@ -175,12 +176,22 @@ LISTS = {
 }
 
 
+ARCHIVE_ACTIONS = ("archive", "restore")
+
+
 def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
     """Route name -> (its arguments naming A's objects, POST data): B must get 404 (405 for a
     method the route does not take) and nothing of A."""
     study, campaign, run = {"slug": w.study.slug}, {"slug": w.campaign.slug}, {"run_id": w.run.pk}
     dataset = {"dataset_id": w.dataset.pk}
     generation = {"name": w.dataset.name, "generation_id": w.generation.pk}
+    archivable = {"dataset": w.dataset.name, "run": w.run.pk, "campaign": w.campaign.slug, "study": w.study.slug}
+    archive_pages = {
+        "curation:dataset": dataset,
+        "judging:run": run,
+        "annotation:campaign": campaign,
+        "curation:study": study,
+    }
     return {
         "people-roles": ({"user_id": w.alice.pk}, {f"p{w.alice.pk}-roles": ["annotator"]}),
         "people-active": ({"user_id": w.alice.pk}, {"active": "0", "confirm": "1"}),
@@ -249,6 +260,10 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "api-dataset-generation-resume": (generation, {}),
         "judging:dataset-answers": ({"name": w.dataset.name}, {"action": "upload"}),
         "judging:generation-action": ({**generation, "action": "cancel"}, {}),
+        **{
+            f"api-{kind}-{action}": ({"key": key}, {}) for kind, key in archivable.items() for action in ARCHIVE_ACTIONS
+        },
+        **{f"{page}-{action}": (kwargs, {}) for page, kwargs in archive_pages.items() for action in ARCHIVE_ACTIONS},
     }
 
 

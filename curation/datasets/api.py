@@ -7,9 +7,13 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.archive_views import ArchiveApi
+from core.roles import Role
+from core.workspaces import workspace_get
 from curation.access import ResearcherPermission
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, dataset_list_with_counts
 from curation.datasets.services import MissingReferences, VersionError, dataset_freeze
+from curation.models import Dataset
 
 
 class DatasetListApi(ListAPIView):
@@ -81,3 +85,12 @@ class DatasetFreezeApi(APIView):
             "missing_references": sum(1 for reference in items if not reference.strip()),
         }
         return Response(self.OutputSerializer(data).data, status=status.HTTP_201_CREATED)
+
+
+class DatasetArchiveApi(ArchiveApi):
+    """POST /api/datasets/<name>/archive/ (or .../restore/): a dataset archived or restored."""
+
+    kind = "dataset"
+
+    def find(self, request, key):
+        return workspace_get(Dataset.objects.all(), request.user, role=Role.RESEARCHER.value, name=key)

@@ -3,6 +3,7 @@
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 
+from core.archiving import ArchivableQuerySet
 from core.counting import count_of
 from core.errors import UserbenchError
 from core.roles import Role
@@ -14,7 +15,7 @@ class DatasetNotFound(UserbenchError):
     """No dataset has the name asked for."""
 
 
-def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> QuerySet[Dataset]:
+def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> ArchivableQuerySet[Dataset]:
     """The datasets of the workspaces where the person holds `role` (any role when None)."""
     return scoped(Dataset.objects.all(), user, role=role)
 
@@ -31,8 +32,9 @@ def dataset_by_name(*, name: str, user=None, role: str | None = Role.RESEARCHER.
 
 
 def dataset_list_with_counts(*, user=None, role: str | None = Role.RESEARCHER.value) -> QuerySet[Dataset]:
-    """Datasets (of the person's workspaces) with their item and excluded-item counts, newest first."""
-    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
+    """Datasets (of the person's workspaces; not archived) with their item and excluded-item
+    counts, newest first."""
+    datasets = (Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)).active()
     return datasets.annotate(
         item_count=count_of(Item.objects.all(), to="dataset"),
         excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
@@ -40,15 +42,15 @@ def dataset_list_with_counts(*, user=None, role: str | None = Role.RESEARCHER.va
 
 
 def working_datasets(*, user=None, role: str | None = None) -> QuerySet[Dataset]:
-    """Datasets that can still change (of the person's workspaces), with item counts, for the
-    curation overview."""
-    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
+    """Datasets that can still change (of the person's workspaces; not archived), with item
+    counts, for the curation overview."""
+    datasets = (Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)).active()
     return (
         datasets.filter(frozen_at__isnull=True)
         .annotate(
             item_count=count_of(Item.objects.all(), to="dataset"),
             excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
-            version_count=count_of(Dataset.objects.all(), to="frozen_from"),
+            version_count=count_of(Dataset.objects.active(), to="frozen_from"),
         )
         .order_by("name")
     )
@@ -78,14 +80,16 @@ def dataset_get(*, name: str, user=None, role: str | None = Role.RESEARCHER.valu
 
 def dataset_related_versions(*, dataset: Dataset) -> dict:
     """The working dataset a version was frozen from (or the dataset itself), its frozen versions
-    newest first, and the working copies made from this dataset."""
+    newest first, and the working copies made from this dataset (archived ones left out)."""
     root = dataset.frozen_from or (dataset if dataset.frozen_at is None else None)
     versions = (
-        root.frozen_versions.annotate(item_count=count_of(Item.objects.all(), to="dataset")).order_by("-version")
+        root.frozen_versions.active()
+        .annotate(item_count=count_of(Item.objects.all(), to="dataset"))
+        .order_by("-version")
         if root is not None
         else Dataset.objects.none()
     )
-    copies = Dataset.objects.filter(previous_version=dataset, frozen_at__isnull=True).order_by("name")
+    copies = Dataset.objects.active().filter(previous_version=dataset, frozen_at__isnull=True).order_by("name")
     return {"working": root, "versions": versions, "copies": copies}
 
 

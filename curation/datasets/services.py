@@ -14,6 +14,7 @@ from django.db.models import Count, F, ProtectedError, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from core.erasure import WITHDRAWN, erase_item_copies
 from core.errors import UserbenchError
 from curation import reasons
@@ -39,7 +40,9 @@ class VersionError(UserbenchError):
 
 
 def dataset_check_working(*, dataset: Dataset) -> None:
-    """Refuse with VersionError, before anything is written, to change a frozen version."""
+    """Refuse with VersionError, before anything is written, to change a frozen version (and
+    with ArchivedError to change an archived dataset)."""
+    refuse_if_archived(dataset)
     if dataset.frozen_at is not None:
         raise VersionError(_("Dataset %(name)s is a frozen version and cannot change.") % {"name": dataset.name})
 
@@ -62,6 +65,7 @@ def study_dataset_build(*, study: Study, name: str, created_by: User | None = No
             "workspace_id": study.workspace_id,
         },
     )
+    refuse_if_archived(study)
     dataset_check_working(dataset=dataset)
     if dataset.study_id not in (None, study.pk):
         raise VersionError(_("Dataset %(name)s belongs to another study.") % {"name": name})
@@ -124,6 +128,7 @@ def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User |
     the copy shows the diff against it) and each copied item records the item it came from.
     Asking again for the same name returns the copy made before, with the work done in it.
     """
+    refuse_if_archived(dataset)
     if dataset.frozen_at is None:
         raise VersionError(_("Dataset %(name)s is already a working dataset.") % {"name": dataset.name})
     name = (name or working_copy_name(dataset)).strip()
@@ -308,6 +313,7 @@ def difficulty_filter_apply(
     if not 0 <= percent <= 100:
         raise VersionError(_("The percentage must be between 0 and 100."))
     target = dataset if dataset.frozen_at is None else dataset.frozen_from
+    refuse_if_archived(target)
     if target is None:
         raise VersionError(_("The run's dataset is frozen and has no working dataset to mark."))
     means = {external_id: mean for external_id, (mean, _count) in scores.items()}
@@ -351,9 +357,9 @@ def difficulty_filter_apply(
 
 
 def dataset_versions(dataset: Dataset) -> QuerySet[Dataset]:
-    """A working dataset's frozen versions, newest first, with their item counts."""
+    """A working dataset's frozen versions (not archived), newest first, with their item counts."""
     root = dataset.frozen_from or dataset
-    return root.frozen_versions.annotate(item_count=Count("items")).order_by("-version")
+    return root.frozen_versions.active().annotate(item_count=Count("items")).order_by("-version")
 
 
 def items_withdraw(*, items: list[Item], now: datetime | None = None) -> dict:

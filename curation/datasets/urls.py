@@ -19,6 +19,8 @@ urlpatterns = [
         name="review-job-restart",
     ),
     path("datasets/<int:dataset_id>/freeze/", views.dataset_freeze_view, name="review-freeze"),
+    path("datasets/<int:dataset_id>/archive/", views.dataset_archive_view, {"archived": True}, name="dataset-archive"),
+    path("datasets/<int:dataset_id>/restore/", views.dataset_archive_view, {"archived": False}, name="dataset-restore"),
     path("datasets/<int:dataset_id>/diff/", views.dataset_diff_pick, name="review-diff-pick"),
     path("diff/<int:old_id>/<int:new_id>/", views.dataset_diff_page, name="review-diff"),
 ]

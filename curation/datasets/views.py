@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
+from core.archive_views import archive_allowed, archive_page_action
 from core.errors import UserbenchError
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
@@ -64,7 +65,7 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
         "curation/review/datasets.html",
         {
             "datasets": working_datasets(user=request.user, role=RESEARCHER),
-            "studies": scoped(Study.objects.order_by("slug"), request.user, role=RESEARCHER),
+            "studies": scoped(Study.objects.active().order_by("slug"), request.user, role=RESEARCHER),
         },
     )
 
@@ -74,7 +75,7 @@ def datasets_page(request: HttpRequest) -> HttpResponse:
 def dataset_build_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Create or extend a study's working dataset from its accepted cases."""
     study = (
-        scoped(Study.objects.all(), request.user, role=RESEARCHER).filter(slug=request.POST.get("study", "")).first()
+        scoped(Study.objects.active(), request.user, role=RESEARCHER).filter(slug=request.POST.get("study", "")).first()
     )
     name = request.POST.get("name", "").strip()
     if study is None or not name:
@@ -326,3 +327,14 @@ def dataset_import_view(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
             return redirect("curation:dataset-detail", name=dataset.name)
     return render(request, "curation/datasets/import.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@researcher_required
+@require_POST
+def dataset_archive_view(request: AuthenticatedHttpRequest, dataset_id: int, archived: bool) -> HttpResponse:
+    """The dataset page's Archive (confirmed on the page) and Restore buttons."""
+    dataset = workspace_get(Dataset.objects.all(), request.user, role=RESEARCHER, pk=dataset_id)
+    back = reverse("curation:dataset-detail", args=[dataset.name])
+    return archive_page_action(
+        request, obj=dataset, archived=archived, kind="dataset", check=archive_allowed, back=back
+    )

@@ -5,6 +5,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.archive_views import ArchiveApi
 from core.roles import Role
 from core.workspaces import workspace_get
 from curation.access import ResearcherPermission
@@ -85,3 +86,13 @@ class StudyListApi(ListAPIView):
 
     def get_queryset(self):
         return study_list_with_counts(user=self.request.user)
+
+
+class StudyArchiveApi(ArchiveApi):
+    """POST /api/studies/<slug>/archive/ (or .../restore/): a study archived or restored; while
+    archived its participants meet a closed page."""
+
+    kind = "study"
+
+    def find(self, request, key):
+        return workspace_get(Study.objects.all(), request.user, role=Role.RESEARCHER.value, slug=key)

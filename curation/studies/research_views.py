@@ -8,6 +8,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_POST
 
+from core.archive_views import archive_allowed, archive_page_action
+from core.archiving import ArchivedError, refuse_if_archived
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
 from core.workspaces import workspace_get
@@ -127,7 +129,7 @@ def study_submission_decide(request: AuthenticatedHttpRequest, slug: str, submis
             services.prolific_decision_set(
                 study=study, submission_id=submission.pk, decision=decision, actor=request.user
             )
-        except services.DuplicateError as error:
+        except (services.DuplicateError, ArchivedError) as error:
             messages.error(request, str(error))
         else:
             done = {
@@ -156,7 +158,7 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
             keep_id=int_param(request.POST.get("keep"), name="keep", default=0),
             actor=request.user,
         )
-    except services.DuplicateError as error:
+    except (services.DuplicateError, ArchivedError) as error:
         messages.error(request, str(error))
     except ParameterError:
         messages.error(request, _("Choose a submission."))
@@ -169,6 +171,11 @@ def study_duplicate_resolve(request: AuthenticatedHttpRequest, slug: str) -> Htt
 def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> HttpResponse:
     """Create a study or change its set-up."""
     study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug) if slug else None
+    try:
+        refuse_if_archived(study)
+    except ArchivedError as error:
+        messages.error(request, error.message)
+        return redirect("curation:study-detail", slug=slug)
     # A new study's workspace is chosen on the form (when the person has several); a study never moves.
     form = StudyForm(
         request.POST if request.method == "POST" else None,
@@ -225,3 +232,12 @@ def study_withdraw(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse
             },
         )
     return redirect("curation:study-detail", slug=study.slug)
+
+
+@researcher_required
+@require_POST
+def study_archive_view(request: AuthenticatedHttpRequest, slug: str, archived: bool) -> HttpResponse:
+    """The study page's Archive (confirmed on the page) and Restore buttons."""
+    study = workspace_get(Study.objects.all(), request.user, role=RESEARCHER, slug=slug)
+    back = reverse("curation:study-detail", args=[study.slug])
+    return archive_page_action(request, obj=study, archived=archived, kind="study", check=archive_allowed, back=back)

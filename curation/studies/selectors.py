@@ -20,9 +20,10 @@ EXPORT_CHUNK = 1000
 
 
 def study_list_with_counts(*, user=None) -> QuerySet[Study]:
-    """Studies (of the workspaces where the person is a researcher; every one for the operator)
-    with how many submissions are finished, in progress and excluded."""
-    studies = Study.objects.all() if user is None else scoped(Study.objects.all(), user, role=Role.RESEARCHER.value)
+    """Studies (of the workspaces where the person is a researcher; every one for the operator;
+    not archived) with how many submissions are finished, in progress and excluded."""
+    studies = Study.objects.active()
+    studies = studies if user is None else scoped(studies, user, role=Role.RESEARCHER.value)
     return studies.annotate(
         submitted_count=Count("submissions", filter=Q(submissions__status=Submission.Status.SUBMITTED)),
         in_progress_count=Count("submissions", filter=Q(submissions__status=Submission.Status.IN_PROGRESS)),

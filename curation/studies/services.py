@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record, audit_value
 from core.errors import UserbenchError
 from core.models import Workspace
@@ -294,7 +295,8 @@ def study_save(
 ) -> Study:
     """Create a study or update its set-up from the researcher's form values (audited, with each
     changed field's value before and after). A new study goes to `workspace` (the default one
-    when None); a study never moves to another."""
+    when None); a study never moves to another. An archived study: ArchivedError."""
+    refuse_if_archived(study)
     if values.get("slug") in RESERVED_STUDY_SLUGS:
         reserved = _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}
         raise StudyError(reserved, fields={"slug": [reserved]})
@@ -337,6 +339,7 @@ def prolific_duplicates_resolve(
     A finished submission must be the one kept: a Prolific ID finishes a study once. Raises
     DuplicateError when the ID has fewer than two submissions or `keep_id` is not among them.
     """
+    refuse_if_archived(study)
     group = list(Submission.objects.select_for_update().filter(study=study, prolific_pid=prolific_pid).order_by("pk"))
     if not prolific_pid or len(group) < 2:
         raise DuplicateError(_("Only one submission has this Prolific ID: there is nothing to resolve."))
@@ -372,6 +375,7 @@ def prolific_decision_set(*, study: Study, submission_id: int, decision: str, ac
     decision back (it waits in neither list again). Audited with the decision before and after.
     Raises DuplicateError when the submission is not a finished one of this study with a
     Prolific ID, or the decision is not one of those."""
+    refuse_if_archived(study)
     if decision not in ("approve", "reject", ""):
         raise DuplicateError(_("Choose approve or reject."))
     submission = (

@@ -34,4 +34,6 @@ urlpatterns = [
     ),
     path("studies/<slug:slug>/duplicates/", research_views.study_duplicate_resolve, name="study-duplicate-resolve"),
     path("studies/<slug:slug>/withdraw/", research_views.study_withdraw, name="study-withdraw"),
+    path("studies/<slug:slug>/archive/", research_views.study_archive_view, {"archived": True}, name="study-archive"),
+    path("studies/<slug:slug>/restore/", research_views.study_archive_view, {"archived": False}, name="study-restore"),
 ]

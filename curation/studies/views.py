@@ -98,6 +98,8 @@ def participant_page(page: str, draft: str = ""):
         @rate_limited("study_write")
         def wrapped(request, slug, *args, **kwargs):
             study = get_object_or_404(Study, slug=slug)
+            if study.archived_at is not None and page != StudyStep.DONE:
+                return _study_ended(request, study)
             submission_id = request.session.get(SESSION_KEY, {}).get(slug)
             submission = submission_for_session(study=study, submission_id=submission_id)
             if submission is None:
@@ -215,6 +217,8 @@ def study_start(request: HttpRequest, slug: str) -> HttpResponse:
         del query["lang"]
         target = request.path + (f"?{query.urlencode()}" if query else "")
         return _with_language(HttpResponseRedirect(target), lang)
+    if study.archived_at is not None:
+        return _study_ended(request, study)
 
     prolific = {field: request.GET.get(param, "").strip()[:64] for param, field in PROLIFIC_PARAMS.items()}
     pid = prolific["prolific_pid"]
@@ -296,6 +300,12 @@ def _already_finished(request: HttpRequest, study, finished: Submission | None):
     return render(request, "curation/study/message.html", context)
 
 
+def _study_ended(request: HttpRequest, study):
+    """An archived study's pages (a finished participant still reads their code on the last one)."""
+    text = _("This study is no longer available and takes no more answers. Thank you for your interest.")
+    return _message_page(request, study, _("This study has ended"), text, status=410)
+
+
 def _closed_by_researchers(request: HttpRequest, study):
     return _message_page(
         request,
@@ -321,6 +331,8 @@ def study_resume(request: HttpRequest, slug: str) -> HttpResponse:
     site that sends a participant's browser to someone else's link would otherwise move them,
     unaware, onto a submission whose answers that someone reads."""
     study = get_object_or_404(Study, slug=slug)
+    if study.archived_at is not None:
+        return _study_ended(request, study)
     token = request.POST.get("token", "") if request.method == "POST" else request.GET.get("token", "")
     submission = submission_for_resume_token(study=study, token=token)
     if submission is None:

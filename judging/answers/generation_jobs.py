@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
 from curation.datasets.importers import checked_name
 from curation.models import Dataset
@@ -82,7 +83,8 @@ def generation_create(
     generated on this dataset, or a model that has answered every item; EndpointError for an
     endpoint that cannot be used, or (with `batch`: through the provider's Batch API) one that
     does not offer the Batch API, asked before anything is written. Audited. Call
-    `generation_start` to also queue it."""
+    `generation_start` to also queue it. An archived dataset: ArchivedError."""
+    refuse_if_archived(dataset)
     if batch:
         batch_api_check(endpoint_config(endpoint.name if endpoint else None))
     return _generation_write(

@@ -13,6 +13,7 @@ from typing import BinaryIO, TextIO, cast
 
 from django.db import transaction
 
+from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
 from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_field, json_objects, text_field
 from curation.datasets.importers import DataImportError, checked_name, item_columns
@@ -133,6 +134,7 @@ def answers_import(
         dataset = dataset_by_name(name=dataset_name)
     except DatasetNotFound as error:
         raise DataImportError(str(error)) from None
+    refuse_if_archived(dataset)
     model_name = model_name.strip()
     if not model_name:
         raise DataImportError("Name the model with --model.")

@@ -88,6 +88,8 @@ def _runs(*, dataset=None, study=None, run=None, workspaces: set[int] | None = N
         runs = runs.filter(workspace_id__in=workspaces)
     if run is not None:
         return runs.filter(pk=run.pk)
+    # Across runs, archived ones are left out (one is still exported when asked for by its id).
+    runs = runs.active()
     if dataset is not None:
         runs = runs.filter(dataset=dataset)
     if study is not None:

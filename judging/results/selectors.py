@@ -35,9 +35,10 @@ GROUPS = ("intent", "language", "country", "category")
 
 
 def run_list_with_progress(*, user=None) -> QuerySet[JudgeRun]:
-    """Runs (of the workspaces where the person is a researcher; every one for the operator) with
-    their judgment counts (done, parse failures), read from the runs' own counts."""
-    runs = JudgeRun.objects.all() if user is None else scoped(JudgeRun.objects.all(), user, role=Role.RESEARCHER.value)
+    """Runs (of the workspaces where the person is a researcher; every one for the operator; not
+    archived) with their judgment counts (done, parse failures), read from the runs' own counts."""
+    runs = JudgeRun.objects.active()
+    runs = runs if user is None else scoped(runs, user, role=Role.RESEARCHER.value)
     return (
         runs.select_related("dataset", "reference_model")
         .annotate(judgment_count=F("replied") + F("call_failures"), failure_count=F("parse_failures") + F("cut_off"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from judging.engine.counters import run_counters_refresh
 from judging.engine.dispatch import run_enqueue
 from judging.engine.execution import build_prompt, endpoint_for_run
@@ -45,6 +46,7 @@ def run_resume(
     what has no result in a new batch; with `live`, it sends the rest as live calls from here
     on, once no batch of it is still at the provider (RunError otherwise).
     """
+    refuse_if_archived(run)
     count = _run_requeue(
         run=run,
         force=force,
@@ -130,7 +132,9 @@ def _drop_failed_calls(run: JudgeRun) -> None:
 def run_reparse(*, run: JudgeRun) -> int:
     """Parse the stored replies again (e.g. after a parser fix) without a single new call.
 
-    Returns how many verdicts (final score, outcome or parse failure) changed."""
+    Returns how many verdicts (final score, outcome or parse failure) changed. An archived run:
+    ArchivedError."""
+    refuse_if_archived(run)
     changed = 0
     # Replies about a withdrawn participant's question were erased: their verdicts stay as they were.
     # A reply cut off by max_tokens is never scored, however it parses.

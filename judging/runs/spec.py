@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from core.import_checks import unstorable
 from curation.models import Dataset
 from judging.errors import RunError
@@ -86,7 +87,9 @@ class RunSpec:
 
 
 def run_spec_check(spec: RunSpec) -> None:
-    """Refuse the first parameter a run cannot take (RunError naming it in `parameter`)."""
+    """Refuse the first parameter a run cannot take (RunError naming it in `parameter`; an
+    archived dataset, ArchivedError)."""
+    refuse_if_archived(spec.dataset)
     if spec.mode not in JudgeMode.values:
         raise RunError(
             _("Unknown mode %(mode)s; use pointwise or pairwise.") % {"mode": repr(spec.mode)}, parameter="mode"

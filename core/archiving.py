@@ -1,0 +1,128 @@
+"""Archive and restore: what datasets, runs, campaigns and studies share when a researcher puts
+one away.
+
+An archived object keeps its row and its name (names stay unique across archived and live
+objects, so a restore never clashes); it is left out of every list, picker, count and queue
+through `.active()`, its page still opens read-only, and it can be restored for ARCHIVE_DAYS
+days. After that `purge_archived` deletes it (home/archive_purge.py), unless something still
+refers to it.
+
+The default manager keeps returning archived rows: a foreign key, an export of an old run or the
+admin must still reach them. Lists ask for `.active()` explicitly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+
+from core.audit import AuditAction, audit_record
+from core.errors import UserbenchError
+
+
+def archive_period() -> timedelta:
+    """How long an archived object can be restored (ARCHIVE_DAYS, 30 by default)."""
+    return timedelta(days=settings.ARCHIVE_DAYS)
+
+
+class ArchivableQuerySet(models.QuerySet):
+    def active(self):
+        """What is not archived: every list, picker, count and queue reads this."""
+        return self.filter(archived_at__isnull=True)
+
+    def archived(self):
+        return self.filter(archived_at__isnull=False)
+
+    def purgeable(self, *, now: datetime | None = None):
+        """Archived longer ago than ARCHIVE_DAYS: no longer restorable."""
+        return self.filter(archived_at__lte=(now or timezone.now()) - archive_period())
+
+
+class Archivable(models.Model):
+    """An abstract model: `archived_at` (None while live) and the `.active()` queryset."""
+
+    archived_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    objects = ArchivableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
+
+    @property
+    def restorable_until(self) -> datetime | None:
+        return None if self.archived_at is None else self.archived_at + archive_period()
+
+
+class ArchivedError(UserbenchError):
+    """A change to an archived object, or an archive or restore that cannot be done."""
+
+
+def archive_key(obj: Archivable) -> str:
+    """How the audit and the API name it: a study's or campaign's slug, a dataset's name, a run's id."""
+    return str(getattr(obj, "slug", None) or getattr(obj, "name", None) or obj.pk)
+
+
+def _date(moment: datetime) -> str:
+    return formats.date_format(timezone.localtime(moment), "DATE_FORMAT")
+
+
+def archived_note(obj: Archivable) -> str:
+    """ "Archived on <date>, restorable until <date>." in the reader's language."""
+    assert obj.archived_at is not None and obj.restorable_until is not None
+    return _("Archived on %(archived)s, restorable until %(until)s.") % {
+        "archived": _date(obj.archived_at),
+        "until": _date(obj.restorable_until),
+    }
+
+
+def refuse_if_archived(obj: Archivable | None) -> None:
+    """Raise ArchivedError when `obj` is archived: an archived object is read-only until restored."""
+    if obj is not None and obj.archived_at is not None:
+        raise ArchivedError(
+            _("%(name)s is archived and cannot be changed; restore it first. %(note)s")
+            % {"name": str(obj), "note": archived_note(obj)}
+        )
+
+
+@transaction.atomic
+def archive_set[M: Archivable](*, obj: M, archived: bool, actor, kind: str, now: datetime | None = None) -> M:
+    """Archive (`archived` True) or restore `obj`, recording it in the audit of its workspace
+    with `archived_at` before and after. `kind` names it in the audit's target ("dataset",
+    "run", "campaign", "study"). ArchivedError when it already is in that state, or when its
+    restore period has passed."""
+    model = type(obj)
+    locked = model._default_manager.select_for_update().get(pk=obj.pk)
+    before = locked.archived_at
+    moment = now or timezone.now()
+    if archived and before is not None:
+        raise ArchivedError(_("%(name)s is already archived.") % {"name": str(locked)})
+    if not archived and before is None:
+        raise ArchivedError(_("%(name)s is not archived.") % {"name": str(locked)})
+    if not archived and before is not None and before + archive_period() < moment:
+        raise ArchivedError(
+            _("%(name)s can no longer be restored: it was archived more than %(days)s days ago.")
+            % {"name": str(locked), "days": settings.ARCHIVE_DAYS}
+        )
+    after = moment if archived else None
+    model._default_manager.filter(pk=obj.pk).update(archived_at=after)
+    obj.archived_at = after
+    audit_record(
+        actor=actor,
+        action=AuditAction.ARCHIVED if archived else AuditAction.RESTORED,
+        target=f"{kind}:{archive_key(locked)}",
+        details={"changes": {"archived_at": [_iso(before), _iso(after)]}},
+        workspace=getattr(obj, "workspace_id", None),
+    )
+    return obj
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="seconds")
