@@ -35,7 +35,7 @@ from curation.models import (
     Translation,
 )
 from llm.config import CallKind, max_tokens_for
-from llm.delivery import deliver_batched_sync
+from llm.delivery import deliver_chunked_sync
 from llm.errors import EndpointError, LLMCallError
 from llm.selectors import endpoint_config
 from llm.stream import window_for
@@ -326,13 +326,13 @@ def _heartbeat(job: CurationJob) -> None:
     CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(), **counts)
 
 
-def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
-    """Send one request per row; store each result (or failure) as batches of them arrive.
+def _run_rows(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
+    """Send one request per row; store each result (or failure) as chunks of them arrive.
     Returns how the delivery ended (llm.delivery.Delivered)."""
     requests = [make_request(row) for row in rows]
 
-    def save(batch) -> None:
-        for index, outcome in batch:
+    def save(chunk) -> None:
+        for index, outcome in chunk:
             row = rows[index]
             if isinstance(outcome, LLMCallError):
                 _fail(row, outcome.reason, final=outcome.kind == "context_length")
@@ -347,7 +347,7 @@ def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, in
             if on_progress:
                 on_progress(job)
 
-    return deliver_batched_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
+    return deliver_chunked_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
 
 
 def curation_job_run(
@@ -420,7 +420,7 @@ def _send_pending(
     max_tokens: int | None,
     interruptible: bool,
 ):
-    """Send the job's pending rows, up to MAX_ATTEMPTS rounds; returns how the last batch ended."""
+    """Send the job's pending rows, up to MAX_ATTEMPTS rounds; returns how the last round ended."""
     model = job.model
     # One window for the whole job: what it learnt about the server carries over between steps.
     window = window_for(endpoint, in_flight)
@@ -441,7 +441,7 @@ def _send_pending(
                 )
 
             if rows:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     rows,
@@ -465,7 +465,7 @@ def _send_pending(
                 row.save(update_fields=["translation", "status", "error", "attempts"])
 
             if first:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     first,
@@ -484,7 +484,7 @@ def _send_pending(
                 translation_store(translation=row)
 
             if second:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     second,
