@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from judging.access import ResearcherPermission
 from judging.benchmarks.registry import benchmarks
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunNotFound, RunStartConflict
 from judging.models import JudgeRun

@@ -23,7 +23,7 @@ from curation.datasets.services import VersionError
 from curation.models import Dataset
 from judging.access import researcher_required
 from judging.benchmarks.registry import benchmarks
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
 from judging.forms import DatasetChoiceForm, RunForm

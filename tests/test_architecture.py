@@ -717,8 +717,9 @@ def test_a_planted_paper_name_is_found(tmp_path):
 
 # judging's ground floor, which every room may import, imports no room: a floor that imported a
 # room standing on it would tie every room to that one (judging/batching.py once asked the engine
-# who held a step; core/processes.py answers that now).
-JUDGING_GROUND_FLOOR = ["judging.models", "judging.errors", "judging.batching"]
+# who held a step; core/processes.py answers that now), and judging/dispatch.py queues every task,
+# so no room climbs into results/ to queue a run's figures.
+JUDGING_GROUND_FLOOR = ["judging.models", "judging.errors", "judging.batching", "judging.dispatch"]
 JUDGING_ROOMS = {"prompts", "answers", "verdicts", "runs", "engine", "results", "papers", "benchmarks"}
 
 

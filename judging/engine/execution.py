@@ -38,8 +38,8 @@ from django.db import transaction
 
 from core.processes import worker_name
 from curation.models import Item
+from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.counters import run_counters_add
-from judging.engine.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.queue import (
     run_cancel,
     run_close_if_idle,

@@ -1,5 +1,5 @@
 """Making a judge run: its row, its candidates and template versions, its shards and its
-manifest, from one RunSpec. Nothing is called yet: `run_enqueue` (judging/engine/dispatch.py)
+manifest, from one RunSpec. Nothing is called yet: `run_enqueue` (judging/dispatch.py)
 hands the shards to the workers."""
 
 from __future__ import annotations

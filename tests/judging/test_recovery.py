@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from core.processes import worker_is_gone, worker_name
-from judging.engine.dispatch import run_enqueue, run_watch_schedule
+from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.queue import shard_claim
 from judging.engine.watchdog import run_watch
 from judging.management.commands import judge_resume as judge_resume_command
