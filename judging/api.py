@@ -25,7 +25,7 @@ from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
 from judging.runs.records import run_change_record
 from judging.runs.resume import run_resume
-from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_RANGE, TEMPERATURE_RANGE
 
 # `POST /api/runs/` starts one run per key and person (judging/runs/creation.py, run_start_once).
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -213,7 +213,9 @@ class RunListApi(ListAPIView):
             default=0.0,
             help_text="null: no temperature is sent, so the server's default applies.",
         )
-        max_tokens = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, allow_null=True)
+        max_tokens = serializers.IntegerField(
+            min_value=MAX_TOKENS_RANGE[0], max_value=MAX_TOKENS_RANGE[1], required=False, allow_null=True
+        )
         system_prompt = serializers.CharField(
             max_length=MAX_SYSTEM_PROMPT_CHARS,
             required=False,

@@ -50,7 +50,7 @@ from judging.runs.planning import run_plan
 from judging.runs.records import run_change_record
 from judging.runs.rerun import run_rerun
 from judging.runs.resume import run_reparse, run_resume
-from judging.runs.spec import RunSpec
+from judging.runs.spec import run_spec_from, run_spec_values
 from llm.config import default_endpoint_limits
 from llm.errors import EndpointError
 from llm.selectors import endpoint_list, endpoint_prices
@@ -396,27 +396,9 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     preview = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        params = {
-            "dataset": dataset,
-            "mode": data["mode"],
-            "judge_model": data["judge_model"].strip(),
-            "candidates": list(data["candidates"]),
-            "reference_model": data["reference_model"],
-            "concurrency": data["concurrency"],
-            "both_orders": data["both_orders"],
-            "seed": data["seed"],
-            "max_tokens": data["max_tokens"],
-            "timeout_seconds": data["timeout_seconds"],
-            "template_set": data["template_set"],
-            "system_prompt": data["system_prompt"],
-            "endpoint": data["endpoint"],
-            "exclude_missing_references": data["exclude_missing_references"],
-            "batch": data["batch"],
-        }
-        extra = {"temperature": data["temperature"]}
-        fingerprint = _plan_fingerprint({**params, **extra})
         try:
-            spec = RunSpec(**params, **extra)
+            spec = run_spec_from(data, dataset=dataset)
+            fingerprint = _plan_fingerprint(run_spec_values(spec))
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
                 # The preview's one-time token: the same preview submitted again (the back button)
                 # shows the run it started instead of making a second one.
