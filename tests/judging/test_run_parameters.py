@@ -271,9 +271,7 @@ def test_a_run_without_a_system_prompt_says_none(answered, fake_llm, client_as, 
     assert "<dt>System prompt</dt><dd>none</dd>" in shown
 
 
-def test_max_tokens_has_one_range_on_the_page_in_the_api_and_in_the_command(
-    answered, fake_llm, client_as, researcher
-):
+def test_max_tokens_has_one_range_on_the_page_in_the_api_and_in_the_command(answered, fake_llm, client_as, researcher):
     """RunSpec's MAX_TOKENS_RANGE bounds every door alike: the page once stopped at 100,000 where
     the API took 1,000,000."""
     client = client_as(researcher)
