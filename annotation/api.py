@@ -35,7 +35,9 @@ from annotation.serializers import (
 )
 from annotation.services import CHOICES, assignment_next, assignment_skip, vote_cast, vote_undo
 from core.params import ParameterError, int_param
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from stats.elo import bt_on_elo
 
 
@@ -374,9 +376,12 @@ class CampaignAlignmentApi(APIView):
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         if "run" in request.query_params:
             run_id = _bounded_int(request, "run", 0, 1, 2**63 - 1)
-            run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
-            if run is None:
-                raise NotFound("No judge run with this id on the campaign's dataset.")
+            try:
+                run = run_by_id(
+                    run_id=run_id, queryset=JudgeRun.objects.filter(dataset=campaign.dataset), user=request.user
+                )
+            except RunNotFound:
+                raise NotFound("No judge run with this id on the campaign's dataset.") from None
         else:
             run = default_run_for(dataset=campaign.dataset)
             if run is None:

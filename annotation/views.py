@@ -36,7 +36,9 @@ from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
 from curation.choices import intent_label
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from stats import correlation
 from stats.elo import bt_on_elo
 
@@ -154,7 +156,12 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     run_id = int_param(request.GET.get("run"), name="run")
     run = None
     if run_id is not None:
-        run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
+        try:
+            run = run_by_id(
+                run_id=run_id, queryset=JudgeRun.objects.filter(dataset=campaign.dataset), user=request.user
+            )
+        except RunNotFound:
+            run = None  # a hand-edited link shows the default run's alignment
     run = run or default_run_for(dataset=campaign.dataset)
     payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
     style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
