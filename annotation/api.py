@@ -334,10 +334,10 @@ class CampaignBtApi(APIView):
                 what="reliability", campaign=campaign, rounds=rounds, seed=seed, compute="missing"
             )
             if payload.get("estimable") is False:
-                raise ValidationError({"annotators": payload["reason"]})
+                raise ValidationError({"annotators": payload.get("reason", "")})
             return _figures_response(BTReportSerializer(_on_elo(request, payload)).data, figures)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
-        return _figures_response(BTReportSerializer(_on_elo(request, payload["bt"])).data, figures)
+        return _figures_response(BTReportSerializer(_on_elo(request, payload.get("bt") or {})).data, figures)
 
 
 class CampaignStyleBtApi(APIView):
@@ -389,7 +389,7 @@ class CampaignAlignmentApi(APIView):
         payload, figures = figures_read(
             what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
         )
-        if payload["report"] is None:
+        if payload.get("report") is None:
             # The alignment could not be computed from these votes; the other figures were. An
             # answer, not an error: a script reads why, as the style fit's "not estimable" says it.
             report = {
@@ -414,7 +414,7 @@ class CampaignQualityApi(APIView):
         payload, figures = figures_read(
             what="campaign", campaign=researcher_campaign(slug, request.user), compute="missing"
         )
-        return _figures_response(AnnotatorQualitySerializer(payload["quality"], many=True).data, figures)
+        return _figures_response(AnnotatorQualitySerializer(payload.get("quality", []), many=True).data, figures)
 
 
 class CampaignManifestApi(APIView):

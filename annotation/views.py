@@ -184,9 +184,10 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "figures_rounds": rounds,
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
     }
-    if payload is None:
+    # Read with defaults: figures stored by an older version render until they are computed again.
+    if payload is None or not payload.get("bt"):
         return render(request, "annotation/results.html", context)
-    bt, report = payload["bt"], payload["report"]
+    bt, report = payload["bt"], payload.get("report")
     try:
         bt = bt_on_elo(bt, anchor=request.GET.get("anchor") or None)
     except ValueError:
@@ -200,8 +201,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "style_rows": style_beside_plain(bt, style) if style else [],
             "report": report,
             "report_reason": payload.get("report_reason"),
-            "quality": payload["quality"],
-            "quality_page": _paged(request, payload["quality"], "annotators_page", "quality-heading"),
+            "quality": payload.get("quality", []),
+            "quality_page": _paged(request, payload.get("quality", []), "annotators_page", "quality-heading"),
             # Stored apart (each round refits the reliabilities too): shown once computed.
             "reliability": reliability if reliability and reliability.get("estimable", True) else None,
             "reliability_reason": reliability.get("reason") if reliability else None,

@@ -337,7 +337,7 @@ class RunLeaderboardApi(APIView):
             keep.add("intent_language")
         # A benchmark's own table (AlignBench's 总分...) comes with the group it is computed from.
         keep.update(name for name, b in benchmarks().items() if b.summary is not None and b.summary.group in by)
-        return _figures_response([row for row in payload["rows"] if row.get("group") in keep], figures)
+        return _figures_response([row for row in payload.get("rows", []) if row.get("group") in keep], figures)
 
 
 class RunResumeApi(APIView):
@@ -402,7 +402,7 @@ class RunDiagnosticsApi(APIView):
         run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
+        return _figures_response(RunDiagnosticsSerializer(payload.get("diagnostics") or {}).data, figures)
 
 
 class RunManifestApi(APIView):
@@ -508,4 +508,4 @@ class RunProbeApi(APIView):
         run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)
+        return _figures_response(self.OutputSerializer(payload.get("probe")).data, figures)

@@ -87,16 +87,16 @@ def _marked(cell: dict) -> dict:
 def _pointwise_sections(board: dict) -> list[dict]:
     """The stored board's tables as the page lays them out (cells are the stored dicts)."""
     sections = []
-    for group, table in board["tables"].items():
+    for group, table in (board.get("tables") or {}).items():
         labels = GROUP_LABELS.get(group, {})
-        columns = [{"key": c, "label": labels.get(c, c) or "—"} for c in table["columns"]]
+        columns = [{"key": c, "label": labels.get(c, c) or "—"} for c in table.get("columns", [])]
         rows = [
             {
-                "model": row["model"],
-                "overall": _marked(row["overall"]),
-                "cells": [_marked(row["cells"][c["key"]]) for c in columns],
+                "model": row.get("model", ""),
+                "overall": _marked(row.get("overall") or {}),
+                "cells": [_marked((row.get("cells") or {}).get(c["key"]) or {}) for c in columns],
             }
-            for row in table["rows"]
+            for row in table.get("rows", [])
         ]
         sections.append({"group": group, "columns": columns, "rows": rows})
     return sections
@@ -116,7 +116,7 @@ def _benchmark_tables(board: dict) -> list[dict]:
         if not table:
             continue
         rows = []
-        for row in table["rows"]:
+        for row in table.get("rows", []):
             shown = dict(row)
             for prefix in ("", "style_"):
                 score, lower, upper = row.get(f"{prefix}score"), row.get(f"{prefix}lower"), row.get(f"{prefix}upper")
@@ -146,13 +146,15 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if payload is None:
         context["manifest"] = run_manifest(run=run)
         return render(request, "judging/run_detail.html", context)
-    board = payload["board"]
+    # Read with defaults: figures stored by an older version render until they are computed again.
+    board = payload.get("board") or {}
     context.update(
         {
             "board": board,
-            "failures": payload["failures"],
+            "failures": payload.get("failures", []),
             "flagged": [
-                {**row, "flag_labels": [flag_label(flag) for flag in row["flags"]]} for row in payload["flagged"]
+                {**row, "flag_labels": [flag_label(flag) for flag in row.get("flags", [])]}
+                for row in payload.get("flagged", [])
             ],
             "diagnostics": payload.get("diagnostics"),
             "probe": payload.get("probe") if run.injection_probe else None,
@@ -166,7 +168,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             {
                 **row,
                 **{
-                    f"{key}_pct": (100 * row[key] if row[key] is not None else None)
+                    f"{key}_pct": (100 * row[key] if row.get(key) is not None else None)
                     for key in (
                         "win_rate",
                         "win_rate_se",
@@ -179,7 +181,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                     )
                 },
             }
-            for row in board["pairwise"]
+            for row in board.get("pairwise", [])
         ]
         context["chart"] = bar_chart(
             [
@@ -189,27 +191,31 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                     100 * (r["win_rate"] - 1.96 * r["win_rate_se"]) if r["win_rate_se"] is not None else None,
                     100 * (r["win_rate"] + 1.96 * r["win_rate_se"]) if r["win_rate_se"] is not None else None,
                 )
-                for r in board["pairwise"]
+                for r in board.get("pairwise", [])
+                if r.get("win_rate") is not None
             ],
             top=100,
         )
     else:
         context["sections"] = _pointwise_sections(board)
         context["zero_width"] = any(
-            cell["note"]
+            cell.get("note")
             for section in context["sections"]
             for row in section["rows"]
             for cell in [row["overall"], *row["cells"]]
         )
         context["chart"] = bar_chart(
             [
-                (r["model"], r["overall"]["mean"], r["overall"]["low"], r["overall"]["high"])
-                for r in board["tables"]["overall"]["rows"]
+                (r.get("model", ""), r["overall"]["mean"], r["overall"].get("low"), r["overall"].get("high"))
+                for r in ((board.get("tables") or {}).get("overall") or {}).get("rows", [])
+                if (r.get("overall") or {}).get("mean") is not None
             ],
             top=10,
         )
-        cross = payload["cross"]
-        context["cross"] = cross if cross and len(cross["evaluators"]) * len(cross["sources"]) > 1 else None
+        cross = payload.get("cross")
+        context["cross"] = (
+            cross if cross and len(cross.get("evaluators", [])) * len(cross.get("sources", [])) > 1 else None
+        )
     return render(request, "judging/run_detail.html", context)
 
 

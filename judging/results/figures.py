@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from core.figures import json_safe, stored_figures_read
+from core.figures import json_safe, stored_figures_read, versioned_inputs
 from judging.dispatch import run_figures_schedule
 from judging.models import JudgeMode, JudgeRun, RunFigures
 from judging.results.boards import dataset_cross_validation, leaderboard_flatten, run_leaderboard
@@ -25,13 +25,13 @@ DRIFT_PAGE_ROUNDS = 200
 
 
 def run_figures_inputs(run: JudgeRun) -> dict:
-    """What the figures are computed from: the run's row (its running counts) and, for the
-    diagnostics, a marker of the human votes on its dataset. Two cheap queries however many
-    judgments and votes there are."""
+    """What the figures are computed from: the run's row (its running counts), for the
+    diagnostics a marker of the human votes on its dataset, and the version of the code that
+    computes them (core/figures.py). Two cheap queries however many judgments and votes there are."""
     row = JudgeRun.objects.filter(pk=run.pk).values(*INPUT_FIELDS, "dataset_id").get()
     inputs = {key: row[key] for key in INPUT_FIELDS}
     inputs["human_votes"] = human_votes_marker(dataset=row["dataset_id"])
-    return inputs
+    return versioned_inputs(inputs)
 
 
 def run_figures_refresh(*, run_id: int) -> RunFigures | None:
