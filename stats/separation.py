@@ -78,7 +78,7 @@ def votes_to_separate(labels, scores, information, *, votes: int, level: float =
 
 
 def separation_of_counts(counts, scores: dict, *, level: float = 0.95) -> list[dict]:
-    """votes_to_separate for plain Bradley-Terry: `counts` a stats.ranking.PairCounts, `scores`
+    """votes_to_separate for plain Bradley-Terry: `counts` a stats.tallies.PairCounts, `scores`
     label -> fitted log-strength of the ranked models (pairs with an unranked model left out)."""
     labels = sorted(scores)
     position = {label: k for k, label in enumerate(labels)}

@@ -59,9 +59,7 @@ from stats.estimability import MAX_VIF, MIN_VOTES_PER_PARAMETER, variance_inflat
 from stats.intervals import percentile_interval
 from stats.logistic import CONVERGED_DECREMENT, MAX_CONDITION, SEPARATION_ETA, SeparationError, fit_logistic
 from stats.ranking import (
-    _WINNERS,
     RANK_TOLERANCE,
-    _positions,
     competition_ranks,
     components,
     interval_note,
@@ -69,6 +67,7 @@ from stats.ranking import (
     ranks_by_overlap,
     require_strongly_connected,
 )
+from stats.tallies import _WINNERS, _positions
 
 STYLE_FEATURES = ("length", "headers", "list_items", "bold")
 DEFAULT_L2 = 0.01
