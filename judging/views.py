@@ -58,7 +58,7 @@ from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}
 
-# What each flag of a suspicious answer (judging/prompts/building.py: suspicious_flags) means.
+# What each flag of a suspicious answer (judging/prompts/untrusted.py: suspicious_flags) means.
 FLAG_LABELS = {
     "judge_format": gettext_lazy("carries judge-format strings"),
     "instructions_to_judge": gettext_lazy("gives the judge instructions"),

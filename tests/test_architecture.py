@@ -500,6 +500,7 @@ PURE_MODULES = [
     "judging/verdicts/parsing.py",
     "judging/prompts/texts.py",
     "judging/prompts/building.py",
+    "judging/prompts/untrusted.py",
     "judging/prompts/placeholders.py",
     "judging/prompts/lookalikes.py",
     "judging/papers/tables.py",

@@ -57,10 +57,10 @@ from judging.prompts.building import (
     criteria_for_template,
     fill,
     intent_label,
-    suspicious_flags,
     system_message_for,
 )
 from judging.prompts.templates import item_template_name, run_template_family
+from judging.prompts.untrusted import suspicious_flags
 from judging.verdicts.judgments import judgment_fields_from_reply
 from llm.budget import BudgetLimits
 from llm.cache import CACHE_CHUNK
