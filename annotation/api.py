@@ -47,7 +47,9 @@ from annotation.services import (
 )
 from core.archive_views import ArchiveApi
 from core.params import ParameterError, int_param
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from stats.elo import bt_on_elo
 
 
@@ -366,11 +368,11 @@ class CampaignBtApi(APIView):
             )
             assert payload is not None  # compute="missing" computes figures never computed
             if payload.get("estimable") is False:
-                raise ValidationError({"annotators": payload["reason"]})
+                raise ValidationError({"annotators": payload.get("reason", "")})
             return _figures_response(BTReportSerializer(_on_elo(request, payload)).data, figures)
         payload, figures = figures_read(what="campaign", campaign=campaign, rounds=rounds, seed=seed, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(BTReportSerializer(_on_elo(request, payload["bt"])).data, figures)
+        return _figures_response(BTReportSerializer(_on_elo(request, payload.get("bt") or {})).data, figures)
 
 
 class CampaignStyleBtApi(APIView):
@@ -410,9 +412,12 @@ class CampaignAlignmentApi(APIView):
         seed = _bounded_int(request, "seed", 0, 0, 2**31 - 1)
         if "run" in request.query_params:
             run_id = _bounded_int(request, "run", 0, 1, 2**63 - 1)
-            run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
-            if run is None:
-                raise NotFound("No judge run with this id on the campaign's dataset.")
+            try:
+                run = run_by_id(
+                    run_id=run_id, queryset=JudgeRun.objects.filter(dataset=campaign.dataset), user=request.user
+                )
+            except RunNotFound:
+                raise NotFound("No judge run with this id on the campaign's dataset.") from None
         else:
             run = default_run_for(dataset=campaign.dataset)
             if run is None:
@@ -421,7 +426,7 @@ class CampaignAlignmentApi(APIView):
             what="campaign", campaign=campaign, run=run, rounds=rounds, seed=seed, compute="missing"
         )
         assert payload is not None  # compute="missing" computes figures never computed
-        if payload["report"] is None:
+        if payload.get("report") is None:
             # The alignment could not be computed from these votes; the other figures were. An
             # answer, not an error: a script reads why, as the style fit's "not estimable" says it.
             report = {
@@ -447,7 +452,7 @@ class CampaignQualityApi(APIView):
             what="campaign", campaign=researcher_campaign(slug, request.user), compute="missing"
         )
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(AnnotatorQualitySerializer(payload["quality"], many=True).data, figures)
+        return _figures_response(AnnotatorQualitySerializer(payload.get("quality", []), many=True).data, figures)
 
 
 class CampaignManifestApi(APIView):

@@ -131,8 +131,9 @@ def design_summary(*, campaign: Campaign, payload: dict | None) -> dict | None:
         campaign.pairs.filter(is_gold=False).values("chosen_by").annotate(n=Count("pk")).values_list("chosen_by", "n")
     )
     likeliest = []
-    if payload and payload.get("uniform"):
-        share = payload["uniform_share"]
+    # Read with defaults: a design stored by an older version shows no likeliest pairs until recomputed.
+    if payload and payload.get("uniform") and payload.get("information") and payload.get("names"):
+        share = payload.get("uniform_share", 0.0)
         chance = share * np.asarray(payload["uniform"]) + (1 - share) * np.asarray(payload["information"])
         names = payload["names"]
         pairs = all_pairs(len(names))

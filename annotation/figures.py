@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from annotation.design import design_compute
 from annotation.models import Campaign, StoredFigures, Vote
-from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read
+from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read, versioned_inputs
 from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
@@ -32,7 +32,8 @@ def figures_key(what: str, *, campaign=None, dataset=None, run=None, rounds: int
 
 def figures_inputs(figures: StoredFigures) -> dict:
     """What the figures come from now: the count and newest id of the votes in scope (a vote
-    added or taken back changes them) and the judge run's counts. Two small queries."""
+    added or taken back changes them), the judge run's counts, and the version of the code that
+    computes them (core/figures.py). Two small queries."""
     votes = (
         Vote.objects.filter(campaign_id=figures.campaign_id)
         if figures.campaign_id
@@ -47,7 +48,7 @@ def figures_inputs(figures: StoredFigures) -> dict:
     if figures.run_id:
         row = JudgeRun.objects.filter(pk=figures.run_id).values(*RUN_INPUTS).first() or {}
         inputs["run"] = {key: row.get(key) for key in RUN_INPUTS}
-    return inputs
+    return versioned_inputs(inputs)
 
 
 # What a figure that cannot be computed from these votes raises (a singular or ill-conditioned fit,

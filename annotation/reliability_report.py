@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from annotation.models import Campaign, Vote, Winner
 from annotation.report import _TO_RANKING, _counted_rows, _rater
-from stats import ranking, sample_size
+from stats import ranking, sample_size, tallies
 from stats.elo import bt_on_elo
 from stats.reliability import (
     CONSISTENT,
@@ -75,7 +75,7 @@ def reliability_report(
     everyone = set(voted) | (set(campaign.candidates.values_list("name", flat=True)) if campaign is not None else set())
     # As the plain fit: only the largest piece of the comparison graph is ranked (between pieces
     # the votes say nothing).
-    both = ranking.pair_counts(voted, [(row[1], row[2], _TO_RANKING[row[3]]) for row in decided])
+    both = tallies.pair_counts(voted, [(row[1], row[2], _TO_RANKING[row[3]]) for row in decided])
     pieces = ranking.components(len(voted), both.first, both.second) if voted else [[]]
     labels = sorted(voted[k] for k in pieces[0])
     kept = set(labels)
@@ -97,7 +97,7 @@ def reliability_report(
         if lower is not None and upper is not None
         else ranking.competition_ranks(fit.scores, tolerance=ranking.RANK_TOLERANCE)
     )
-    counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
+    counts = tallies.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
     record = {label: [0, 0, 0] for label in labels}
     for first, second, a, b, t in zip(
         counts.first, counts.second, counts.first_wins, counts.second_wins, counts.ties, strict=True

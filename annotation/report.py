@@ -16,7 +16,7 @@ from curation.choices import Intent
 from curation.studies.selectors import satisfaction_by_intent_of
 from judging.models import JudgeRun, Judgment
 from judging.results.preferences import judge_preferences
-from stats import agreement, correlation, ranking, sample_size
+from stats import agreement, correlation, ranking, sample_size, tallies
 from stats.elo import bt_on_elo
 from stats.separation import separation_of_counts
 
@@ -181,7 +181,7 @@ def bt_report(
                 f"--weights ipw needs the probability with which each vote's pair was chosen, and {missing} of the "
                 f"{len(fitted)} counted votes have none (a fixed design's votes, or votes imported without one)."
             )
-        counts = ranking.weighted_pair_counts(
+        counts = tallies.weighted_pair_counts(
             labels,
             [row[1] for row in fitted],
             [row[2] for row in fitted],
@@ -189,7 +189,7 @@ def bt_report(
             [1.0 / row[7] for row in fitted],
         )
     else:
-        counts = ranking.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
+        counts = tallies.pair_counts(labels, [(row[1], row[2], _TO_RANKING[row[3]]) for row in fitted])
     result = ranking.bradley_terry(counts, alpha=alpha, rounds=rounds, seed=seed)
     verdict = sample_size.ranks_verdict(
         {score.label: score.wins + score.losses for score in result.scores},

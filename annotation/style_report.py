@@ -10,15 +10,8 @@ from annotation.models import Campaign, Winner
 from annotation.report import _counted_rows
 from judging.models import Answer
 from stats.ranking import competition_ranks
-from stats.style import (
-    DEFAULT_L2,
-    STYLE_FEATURES,
-    StyleBTResult,
-    not_estimable,
-    style_bradley_terry,
-    style_features,
-    style_votes,
-)
+from stats.style import DEFAULT_L2, StyleBTResult, not_estimable, style_bradley_terry
+from stats.style_votes import STYLE_FEATURES, style_features, style_votes
 
 _TO_STYLE = {Winner.MODEL_A: "a", Winner.MODEL_B: "b", Winner.TIE: "tie"}
 # The results page refits the style model once per bootstrap round (about 5 ms for 400 votes),

@@ -38,7 +38,9 @@ from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest
 from curation.choices import intent_label
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from stats import correlation
 from stats.elo import bt_on_elo
 
@@ -158,7 +160,12 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
     run_id = int_param(request.GET.get("run"), name="run")
     run = None
     if run_id is not None:
-        run = JudgeRun.objects.filter(pk=run_id, dataset=campaign.dataset).first()
+        try:
+            run = run_by_id(
+                run_id=run_id, queryset=JudgeRun.objects.filter(dataset=campaign.dataset), user=request.user
+            )
+        except RunNotFound:
+            run = None  # a hand-edited link shows the default run's alignment
     run = run or default_run_for(dataset=campaign.dataset)
     payload, figures = figures_read(what="campaign", campaign=campaign, run=run, rounds=rounds)
     style, _style_figures = figures_read(what="style", campaign=campaign, rounds=min(rounds, PAGE_ROUNDS))
@@ -182,9 +189,10 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         "manifest_json": json.dumps(campaign.manifest, ensure_ascii=False, indent=1),
         **campaign_settings_context(campaign=campaign),
     }
-    if payload is None:
+    # Read with defaults: figures stored by an older version render until they are computed again.
+    if payload is None or not payload.get("bt"):
         return render(request, "annotation/results.html", context)
-    bt, report = payload["bt"], payload["report"]
+    bt, report = payload["bt"], payload.get("report")
     try:
         bt = bt_on_elo(bt, anchor=request.GET.get("anchor") or None)
     except ValueError:
@@ -198,8 +206,8 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
             "style_rows": style_beside_plain(bt, style) if style else [],
             "report": report,
             "report_reason": payload.get("report_reason"),
-            "quality": payload["quality"],
-            "quality_page": _paged(request, payload["quality"], "annotators_page", "quality-heading"),
+            "quality": payload.get("quality", []),
+            "quality_page": _paged(request, payload.get("quality", []), "annotators_page", "quality-heading"),
             # Stored apart (each round refits the reliabilities too): shown once computed.
             "reliability": reliability if reliability and reliability.get("estimable", True) else None,
             "reliability_reason": reliability.get("reason") if reliability else None,

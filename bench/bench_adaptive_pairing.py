@@ -65,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scipy.stats import kendalltau, spearmanr  # noqa: E402
 
 from bench._django import DATA, setup_django  # noqa: E402
-from stats import ranking  # noqa: E402
+from stats import ranking, tallies  # noqa: E402
 from stats.intervals import percentile_interval  # noqa: E402
 from stats.pairing import (  # noqa: E402
     Z95,
@@ -202,12 +202,12 @@ def bootstrap_widths(theta: np.ndarray, counts: np.ndarray, rounds: int, seed: i
     labels = [f"m{k:02d}" for k in range(n)]
     asked = counts.sum(axis=1) > 0
     whole = counts.astype(np.int64)
-    table = ranking.PairCounts(
+    table = tallies.PairCounts(
         labels, pairs[asked, 0], pairs[asked, 1], whole[asked, 0], whole[asked, 1], whole[asked, 2]
     )
     if len(ranking.components(n, table.first, table.second)) > 1:
         return None
-    matrix = ranking.win_matrix(n, table.first, table.second, table.first_wins, table.second_wins, table.ties)
+    matrix = tallies.win_matrix(n, table.first, table.second, table.first_wins, table.second_wins, table.ties)
     alpha = 0.0 if ranking.infinite_scores_reason(matrix, labels) is None else ranking.DEFAULT_ALPHA
     estimate = ranking.estimate(matrix, alpha=alpha, labels=labels)
     draws = ranking.bootstrap(table, list(range(n)), estimate, rounds=rounds, alpha=alpha, seed=seed)

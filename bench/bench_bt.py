@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from stats import ranking  # noqa: E402  (pure module, no Django)
+from stats import ranking, tallies  # noqa: E402  (pure modules, no Django)
 from stats.elo import to_elo  # noqa: E402
 
 DEFAULT_FASTCHAT_PYTHON = "/tmp/fastchat-venv/bin/python"
@@ -115,7 +115,7 @@ def time_ours(labels, model_a, model_b, winner, rounds: int, repeats: int):
     for _ in range(repeats):
         cpu_started = time.process_time()
         started = time.perf_counter()
-        counts = ranking.pair_counts_of(labels, model_a, model_b, winner)
+        counts = tallies.pair_counts_of(labels, model_a, model_b, winner)
         counted = time.perf_counter()
         result = ranking.bradley_terry(counts, alpha=0, rounds=rounds, seed=0)
         finished = time.perf_counter()

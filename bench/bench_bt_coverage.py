@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._django import DATA  # noqa: E402
-from stats import ranking  # noqa: E402
+from stats import ranking, tallies  # noqa: E402
 from stats.reliability import reliability_fit, strength_intervals  # noqa: E402
 from tests.stats.simulated_votes import CAREFUL, CARELESS, as_annotator_votes, simulate  # noqa: E402
 
@@ -83,7 +83,7 @@ def scenarios(wide: float):
 
 def plain_fit(votes, n, rounds, seed):
     labels = [f"m{k}" for k in range(n)]
-    counts = ranking.pair_counts_of(labels, votes["first"], votes["second"], votes["outcome"])
+    counts = tallies.pair_counts_of(labels, votes["first"], votes["second"], votes["outcome"])
     started = time.process_time()
     result = ranking.bradley_terry(counts, rounds=rounds, seed=seed)
     spent = time.process_time() - started

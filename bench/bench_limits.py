@@ -68,7 +68,7 @@ def allowed_seconds(calls: int, per_window: int, window: float, in_flight: int, 
 def one(args, workers: int) -> dict:
     # Imported here, not at the top: Django is set up by main() first.
     from curation.models import Dataset, Item
-    from judging.engine.dispatch import run_enqueue
+    from judging.dispatch import run_enqueue
     from judging.models import Answer, CandidateModel, JudgeRun
     from judging.runs.creation import run_create
     from judging.runs.spec import RunSpec

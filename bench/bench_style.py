@@ -27,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bench_bt import comparison_main, run_fastchat  # noqa: E402
-from stats.style import style_bradley_terry, style_votes  # noqa: E402
+from stats.style import style_bradley_terry  # noqa: E402
+from stats.style_votes import style_votes  # noqa: E402
 
 FEATURES = ("length", "headers", "list_items", "bold")
 FASTCHAT_KEYS = ("sum_assistant_{}_tokens", "header_count_{}", "list_count_{}", "bold_count_{}")

@@ -10,6 +10,11 @@ votes or judgments; a page must answer at once. So each app stores its figures i
   per DEBOUNCE window at most, and it runs DEBOUNCE seconds later, so a burst of changes
   costs one computation.
 
+Every row's inputs carry FIGURES_VERSION, the version of the code that computed them: a change
+to what the figures hold bumps it, so a row stored by older code reads as stale and is computed
+again at its next read, not only after the next vote or judgment. Pages read a payload with
+`.get` and a default, so a row from an older version still renders until it is recomputed.
+
 These helpers are the shared mechanics; the rows and what they hold belong to each app.
 """
 
@@ -24,6 +29,21 @@ from django.conf import settings
 from django.db.models import Q
 from django.tasks import task_backends
 from django.utils import timezone
+
+# Bump when a change to judging/results/figures.py, annotation/figures.py or the statistics they
+# call changes what a stored payload holds (a new statistic, a renamed key, another method).
+FIGURES_VERSION = 1
+INPUTS_VERSION_KEY = "figures_version"
+
+
+def versioned_inputs(inputs: dict) -> dict:
+    """A stored row's inputs with the version of the code computing its figures."""
+    return {**inputs, INPUTS_VERSION_KEY: FIGURES_VERSION}
+
+
+def figures_current_version(inputs: dict | None) -> bool:
+    """Whether stored inputs were recorded by this version of the figures' code."""
+    return isinstance(inputs, dict) and inputs.get(INPUTS_VERSION_KEY) == FIGURES_VERSION
 
 
 def debounce() -> timedelta:
@@ -80,7 +100,9 @@ def stored_figures_read(
     are then handed to `schedule(row)` for a background refresh (debounced; True if a task was
     queued), and `reload()` reads the row again in case that task already ran."""
     figures = stored
-    missing = figures is None or figures.computed_at is None
+    # Figures stored by an older version of the code may lack what this one reads: the API and the
+    # exports (which compute what is missing) compute them again, as they do figures never computed.
+    missing = figures is None or figures.computed_at is None or not figures_current_version(figures.inputs)
     if (compute == "missing" and missing) or (compute == "stale" and (missing or figures.inputs != current_inputs)):
         figures = refresh()
     computed = figures is not None and figures.computed_at is not None

@@ -14,7 +14,9 @@ from core.roles import Role
 from core.workspaces import scoped, workspace_ids
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Study
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 from judging.runs.manifest import dataset_entry, run_manifest
 
 # The tables of each kind of bundle, in the order of the zip.
@@ -68,11 +70,12 @@ def bundle_find(*, kind: str, key: str, user) -> Bundle:
             {"dataset": dataset_entry(dataset)},
         )
     if kind == "run":
-        run = None
-        if key.isdigit():
-            run = scoped(JudgeRun.objects.select_related("dataset"), user, role=researcher).filter(pk=int(key)).first()
-        if run is None:
-            raise Http404("No such run.")
+        try:
+            run = run_by_id(
+                run_id=int(key) if key.isdigit() else 0, queryset=JudgeRun.objects.select_related("dataset"), user=user
+            )
+        except RunNotFound:
+            raise Http404("No such run.") from None
         return Bundle(f"run-{run.pk}", f"Userbench judge run {run.pk}", {"run": run}, {"run": run_manifest(run=run)})
     if kind == "campaign":
         campaign = scoped(Campaign.objects.select_related("dataset"), user, role=researcher).filter(slug=key).first()

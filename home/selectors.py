@@ -21,7 +21,9 @@ from core.workspaces import (
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Dataset, Study
 from home.models import Invitation
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 
 
 def export_scope_resolve(
@@ -52,12 +54,10 @@ def export_scope_resolve(
         if scope["study"] is None:
             raise ExportError(f"No study with slug {study_slug!r}.")
     if run_id is not None:
-        runs = (
-            JudgeRun.objects.all() if user is None else scoped(JudgeRun.objects.all(), user, role=Role.RESEARCHER.value)
-        )
-        scope["run"] = runs.filter(pk=run_id).select_related("dataset").first()
-        if scope["run"] is None:
-            raise ExportError(f"No judge run {run_id}.")
+        try:
+            scope["run"] = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"), user=user)
+        except RunNotFound:
+            raise ExportError(f"No judge run {run_id}.") from None
     return scope
 
 

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from core.archive_views import ArchiveApi
 from judging.access import ResearcherPermission
 from judging.benchmarks.registry import benchmarks
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunNotFound, RunStartConflict
 from judging.models import JudgeRun
@@ -28,7 +28,7 @@ from judging.runs.lookup import run_by_id
 from judging.runs.manifest import run_manifest
 from judging.runs.records import run_change_record
 from judging.runs.resume import run_resume
-from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+from judging.runs.spec import DEFAULT_SHARD_SIZE, MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_RANGE, TEMPERATURE_RANGE
 
 # `POST /api/runs/` starts one run per key and person (judging/runs/creation.py, run_start_once).
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -216,7 +216,9 @@ class RunListApi(ListAPIView):
             default=0.0,
             help_text="null: no temperature is sent, so the server's default applies.",
         )
-        max_tokens = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, allow_null=True)
+        max_tokens = serializers.IntegerField(
+            min_value=MAX_TOKENS_RANGE[0], max_value=MAX_TOKENS_RANGE[1], required=False, allow_null=True
+        )
         system_prompt = serializers.CharField(
             max_length=MAX_SYSTEM_PROMPT_CHARS,
             required=False,
@@ -338,7 +340,7 @@ class RunLeaderboardApi(APIView):
             keep.add("intent_language")
         # A benchmark's own table (AlignBench's 总分...) comes with the group it is computed from.
         keep.update(name for name, b in benchmarks().items() if b.summary is not None and b.summary.group in by)
-        return _figures_response([row for row in payload["rows"] if row.get("group") in keep], figures)
+        return _figures_response([row for row in payload.get("rows", []) if row.get("group") in keep], figures)
 
 
 class RunResumeApi(APIView):
@@ -403,7 +405,7 @@ class RunDiagnosticsApi(APIView):
         run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(RunDiagnosticsSerializer(payload["diagnostics"]).data, figures)
+        return _figures_response(RunDiagnosticsSerializer(payload.get("diagnostics") or {}).data, figures)
 
 
 class RunManifestApi(APIView):
@@ -509,7 +511,7 @@ class RunProbeApi(APIView):
         run = _run(run_by_id, run_id, user=request.user)
         payload, figures = run_figures_read(run=run, compute="missing")
         assert payload is not None  # compute="missing" computes figures never computed
-        return _figures_response(self.OutputSerializer(payload["probe"]).data, figures)
+        return _figures_response(self.OutputSerializer(payload.get("probe")).data, figures)
 
 
 class RunArchiveApi(ArchiveApi):

@@ -52,7 +52,7 @@ from django.tasks import task_backends
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from judging.engine.workers import worker_is_gone, worker_name
+from core.processes import worker_is_gone, worker_name
 from judging.models import BatchJob
 from llm.batch import (
     BatchCallError,

@@ -11,7 +11,7 @@ from curation.models import Dataset
 from judging.benchmarks.registry import pointwise_template_sets
 from judging.models import CandidateModel, JudgeMode
 from judging.prompts.templates import template_family
-from judging.runs.spec import MAX_CONCURRENCY, MAX_SYSTEM_PROMPT_CHARS, TEMPERATURE_RANGE
+from judging.runs.spec import MAX_CONCURRENCY, MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_RANGE, TEMPERATURE_RANGE
 
 DEFAULT_ENDPOINT = "default"
 
@@ -149,8 +149,8 @@ class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
     )
     max_tokens = forms.IntegerField(
         label=_("Max tokens per reply"),
-        min_value=1,
-        max_value=100_000,
+        min_value=MAX_TOKENS_RANGE[0],
+        max_value=MAX_TOKENS_RANGE[1],
         required=False,
         help_text=_("Empty: the endpoint's, else judging's default. A reply cut off by it is never scored."),
     )

@@ -4,9 +4,8 @@
 from django.tasks import task
 
 # The one import loop judging keeps, as every queued Django app does: these tasks call the
-# engine and the generation service, and those queue them (judging/engine/dispatch.py and
-# judging/answers/generation_jobs.py import this module when they enqueue, inside the
-# functions that do).
+# engine, the figures and the generation service, and those queue them through
+# judging/dispatch.py, which imports this module when it enqueues, inside the functions that do.
 from judging.answers.generation_jobs import generation_execute
 from judging.engine.batch import run_batch_execute
 from judging.engine.execution import shard_execute

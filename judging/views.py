@@ -26,7 +26,7 @@ from curation.datasets.services import VersionError
 from curation.models import Dataset
 from judging.access import researcher_required
 from judging.benchmarks.registry import benchmarks
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.errors import RunError, RunNotFound
 from judging.forms import DatasetChoiceForm, RunForm
@@ -54,7 +54,7 @@ from judging.runs.planning import run_plan
 from judging.runs.records import run_change_record
 from judging.runs.rerun import run_rerun
 from judging.runs.resume import run_reparse, run_resume
-from judging.runs.spec import RunSpec
+from judging.runs.spec import run_spec_from, run_spec_values
 from llm.config import default_endpoint_limits
 from llm.errors import EndpointError
 from llm.selectors import endpoint_list, endpoint_prices
@@ -62,7 +62,7 @@ from stats.sample_size import MIN_DECISIVE
 
 GROUP_LABELS = {"intent": dict(Intent.choices), "language": dict(Language.choices)}
 
-# What each flag of a suspicious answer (judging/prompts/building.py: suspicious_flags) means.
+# What each flag of a suspicious answer (judging/prompts/untrusted.py: suspicious_flags) means.
 FLAG_LABELS = {
     "judge_format": gettext_lazy("carries judge-format strings"),
     "instructions_to_judge": gettext_lazy("gives the judge instructions"),
@@ -91,16 +91,16 @@ def _marked(cell: dict) -> dict:
 def _pointwise_sections(board: dict) -> list[dict]:
     """The stored board's tables as the page lays them out (cells are the stored dicts)."""
     sections = []
-    for group, table in board["tables"].items():
+    for group, table in (board.get("tables") or {}).items():
         labels = GROUP_LABELS.get(group, {})
-        columns = [{"key": c, "label": labels.get(c, c) or "—"} for c in table["columns"]]
+        columns = [{"key": c, "label": labels.get(c, c) or "—"} for c in table.get("columns", [])]
         rows = [
             {
-                "model": row["model"],
-                "overall": _marked(row["overall"]),
-                "cells": [_marked(row["cells"][c["key"]]) for c in columns],
+                "model": row.get("model", ""),
+                "overall": _marked(row.get("overall") or {}),
+                "cells": [_marked((row.get("cells") or {}).get(c["key"]) or {}) for c in columns],
             }
-            for row in table["rows"]
+            for row in table.get("rows", [])
         ]
         sections.append({"group": group, "columns": columns, "rows": rows})
     return sections
@@ -120,7 +120,7 @@ def _benchmark_tables(board: dict) -> list[dict]:
         if not table:
             continue
         rows = []
-        for row in table["rows"]:
+        for row in table.get("rows", []):
             shown = dict(row)
             for prefix in ("", "style_"):
                 score, lower, upper = row.get(f"{prefix}score"), row.get(f"{prefix}lower"), row.get(f"{prefix}upper")
@@ -150,13 +150,15 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if payload is None:
         context["manifest"] = run_manifest(run=run)
         return render(request, "judging/run_detail.html", context)
-    board = payload["board"]
+    # Read with defaults: figures stored by an older version render until they are computed again.
+    board = payload.get("board") or {}
     context.update(
         {
             "board": board,
-            "failures": payload["failures"],
+            "failures": payload.get("failures", []),
             "flagged": [
-                {**row, "flag_labels": [flag_label(flag) for flag in row["flags"]]} for row in payload["flagged"]
+                {**row, "flag_labels": [flag_label(flag) for flag in row.get("flags", [])]}
+                for row in payload.get("flagged", [])
             ],
             "diagnostics": payload.get("diagnostics"),
             "probe": payload.get("probe") if run.injection_probe else None,
@@ -170,7 +172,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             {
                 **row,
                 **{
-                    f"{key}_pct": (100 * row[key] if row[key] is not None else None)
+                    f"{key}_pct": (100 * row[key] if row.get(key) is not None else None)
                     for key in (
                         "win_rate",
                         "win_rate_se",
@@ -183,7 +185,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                     )
                 },
             }
-            for row in board["pairwise"]
+            for row in board.get("pairwise", [])
         ]
         context["chart"] = bar_chart(
             [
@@ -193,27 +195,31 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                     100 * (r["win_rate"] - 1.96 * r["win_rate_se"]) if r["win_rate_se"] is not None else None,
                     100 * (r["win_rate"] + 1.96 * r["win_rate_se"]) if r["win_rate_se"] is not None else None,
                 )
-                for r in board["pairwise"]
+                for r in board.get("pairwise", [])
+                if r.get("win_rate") is not None
             ],
             top=100,
         )
     else:
         context["sections"] = _pointwise_sections(board)
         context["zero_width"] = any(
-            cell["note"]
+            cell.get("note")
             for section in context["sections"]
             for row in section["rows"]
             for cell in [row["overall"], *row["cells"]]
         )
         context["chart"] = bar_chart(
             [
-                (r["model"], r["overall"]["mean"], r["overall"]["low"], r["overall"]["high"])
-                for r in board["tables"]["overall"]["rows"]
+                (r.get("model", ""), r["overall"]["mean"], r["overall"].get("low"), r["overall"].get("high"))
+                for r in ((board.get("tables") or {}).get("overall") or {}).get("rows", [])
+                if (r.get("overall") or {}).get("mean") is not None
             ],
             top=10,
         )
-        cross = payload["cross"]
-        context["cross"] = cross if cross and len(cross["evaluators"]) * len(cross["sources"]) > 1 else None
+        cross = payload.get("cross")
+        context["cross"] = (
+            cross if cross and len(cross.get("evaluators", [])) * len(cross.get("sources", [])) > 1 else None
+        )
     return render(request, "judging/run_detail.html", context)
 
 
@@ -405,27 +411,9 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     preview = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        params = {
-            "dataset": dataset,
-            "mode": data["mode"],
-            "judge_model": data["judge_model"].strip(),
-            "candidates": list(data["candidates"]),
-            "reference_model": data["reference_model"],
-            "concurrency": data["concurrency"],
-            "both_orders": data["both_orders"],
-            "seed": data["seed"],
-            "max_tokens": data["max_tokens"],
-            "timeout_seconds": data["timeout_seconds"],
-            "template_set": data["template_set"],
-            "system_prompt": data["system_prompt"],
-            "endpoint": data["endpoint"],
-            "exclude_missing_references": data["exclude_missing_references"],
-            "batch": data["batch"],
-        }
-        extra = {"temperature": data["temperature"]}
-        fingerprint = _plan_fingerprint({**params, **extra})
         try:
-            spec = RunSpec(**params, **extra)
+            spec = run_spec_from(data, dataset=dataset)
+            fingerprint = _plan_fingerprint(run_spec_values(spec))
             if request.POST.get("action") == "start" and request.POST.get("previewed") == fingerprint:
                 # The preview's one-time token: the same preview submitted again (the back button)
                 # shows the run it started instead of making a second one.

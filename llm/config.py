@@ -94,10 +94,17 @@ def max_tokens_problem(max_tokens: int | None) -> str:
 
 def max_tokens_for(kind: str, *, endpoint: EndpointConfig, override: int | None = None) -> int:
     """The max_tokens of a call: the run's or command's, else the endpoint's, else the kind's default."""
+    return max_tokens_resolve(kind, stated=endpoint.max_tokens, override=override)
+
+
+def max_tokens_resolve(kind: str, *, stated: int | None, override: int | None = None) -> int:
+    """The one place a default max_tokens is decided: `override` (the run's or command's), else
+    `stated` (the endpoint's own), else the kind's default (settings.LLM_MAX_TOKENS). A call and
+    the run that records it ask here alike."""
     if override:
         return int(override)
-    if endpoint.max_tokens:
-        return int(endpoint.max_tokens)
+    if stated:
+        return int(stated)
     defaults = settings.LLM_MAX_TOKENS
     return int(defaults.get(kind) or defaults[CallKind.GENERATION])
 

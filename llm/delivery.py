@@ -1,12 +1,12 @@
-"""Handing LLM replies to the database in batches while the calls are still in flight.
+"""Handing LLM replies to the database in chunks while the calls are still in flight.
 
 Judging, generation and the curation LLM steps all send many requests through one
 `llm.stream.CallStream` and store each reply as it arrives. Writing one row per reply from
 the event loop would make every reply wait for the database; so replies are buffered and
-handed over in batches, on the database thread (`sync_to_async`), every `flush_seconds`:
-first the paid replies go to the response cache, then the batch goes to `save`. That order
+handed over in chunks, on the database thread (`sync_to_async`), every `flush_seconds`:
+first the paid replies go to the response cache, then the chunk goes to `save`. That order
 matters: a reply is kept before anything parses it, so a parser that fails never costs a call.
-The batch handler runs off the event loop, so turning replies into rows (parsing judge
+The chunk handler runs off the event loop, so turning replies into rows (parsing judge
 replies, say) never holds up the calls in flight.
 
 The stream need not be known in advance: `feed()` is asked for more requests whenever fewer
@@ -38,7 +38,9 @@ from llm.window import AdaptiveWindow
 
 FLUSH_SECONDS = 0.25
 
-Batch = list[tuple[int, Outcome]]
+# A chunk: the replies handed to `save` at one flush, as (index, outcome). ("Batch" is kept for
+# the provider's Batch API, llm/batch.py.)
+Chunk = list[tuple[int, Outcome]]
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,11 @@ class _Interrupt:
     received: list[int] = field(default_factory=list)
 
 
-async def deliver_batched(
+async def deliver_chunked(
     endpoint: EndpointConfig,
     requests: Sequence[ChatRequest] = (),
     *,
-    save: Callable[[Batch], None],
+    save: Callable[[Chunk], None],
     feed: Callable[[], Sequence[ChatRequest]] | None = None,
     in_flight: int | None = None,
     window: AdaptiveWindow | None = None,
@@ -101,10 +103,10 @@ async def deliver_batched(
     _interrupt: _Interrupt | None = None,
 ) -> Delivered:
     """Send `requests`, then what `feed()` hands out until it returns nothing, and hand every
-    (index, outcome) to `save` in batches, in arrival order (indexes count across `requests`
+    (index, outcome) to `save` in chunks, in arrival order (indexes count across `requests`
     and every feed).
 
-    `save(batch)`, `feed()` and `tick(state)` run on the database thread. A tick runs every
+    `save(chunk)`, `feed()` and `tick(state)` run on the database thread. A tick runs every
     `tick_seconds`; it returns True (or TickAnswer(stop=True)) to stop: calls still in flight
     are cancelled, and what came back is saved. Every outcome that arrived is saved before
     this returns, whatever happens. The window is `window`, else one for `in_flight` (else the
@@ -117,7 +119,7 @@ async def deliver_batched(
     work over), no new call starts until one does; calls in flight go on. A worker cut off from
     its database thus pays for nothing but what it had in flight.
     """
-    buffer: Batch = []
+    buffer: Chunk = []
     paid: list[CacheRow] = []
     result = Delivered()
     window = window or window_for(endpoint, in_flight)
@@ -128,19 +130,19 @@ async def deliver_batched(
         if row is not None:
             paid.append(row)
 
-    def store(rows: list[CacheRow], batch: Batch) -> None:
+    def store(rows: list[CacheRow], chunk: Chunk) -> None:
         # The cache first: a reply is kept before anything parses it.
         if rows:
             cache_store(rows)
-        if batch:
-            save(batch)
+        if chunk:
+            save(chunk)
 
     async def flush() -> None:
         if buffer or paid:
-            rows, batch = paid[:], buffer[:]
+            rows, chunk = paid[:], buffer[:]
             paid.clear()
             buffer.clear()
-            await sync_to_async(store)(rows, batch)
+            await sync_to_async(store)(rows, chunk)
 
     stream = CallStream(
         endpoint,
@@ -162,8 +164,8 @@ async def deliver_batched(
         for signum in _interrupt.received:  # arrived before the loop was ready
             stop_on_signal(signum)
 
-    # The keeper is told to stop, never cancelled: a cancel landing while a batch waits for the
-    # database thread would drop that batch.
+    # The keeper is told to stop, never cancelled: a cancel landing while a chunk waits for the
+    # database thread would drop that chunk.
     stopping = asyncio.Event()
     failure: list[BaseException] = []
     ticked_at = [loop.time()]
@@ -226,10 +228,10 @@ async def deliver_batched(
     return result
 
 
-def deliver_batched_sync(
+def deliver_chunked_sync(
     endpoint: EndpointConfig, requests: Sequence[ChatRequest] = (), *, interruptible: bool = False, **options: Any
 ) -> Delivered:
-    """`deliver_batched` from synchronous code (a task, a command, a view).
+    """`deliver_chunked` from synchronous code (a task, a command, a view).
 
     With `interruptible` (and on the main thread), SIGINT and SIGTERM stop the calls at once
     instead of killing the process: what came back is saved, `stopped` is "signal", and the
@@ -238,7 +240,7 @@ def deliver_batched_sync(
     if not requests and options.get("feed") is None:
         return Delivered()
     if not interruptible or threading.current_thread() is not threading.main_thread():
-        return async_to_sync(deliver_batched)(endpoint, requests, **options)
+        return async_to_sync(deliver_chunked)(endpoint, requests, **options)
     interrupt = _Interrupt()
     previous: dict[int, Callable[[int, FrameType | None], Any] | int | None] = {
         signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)
@@ -259,7 +261,7 @@ def deliver_batched_sync(
     for signum in previous:
         signal.signal(signum, on_signal)
     try:
-        return async_to_sync(deliver_batched)(endpoint, requests, _interrupt=interrupt, **options)
+        return async_to_sync(deliver_chunked)(endpoint, requests, _interrupt=interrupt, **options)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -1,7 +1,7 @@
 """Calls to LLM endpoints flowing through a window: `CallStream`, and `chat_many` / `chat_one`.
 
 Everything else (judging, generation, reference drafting, translation) sends through
-`CallStream` (via `llm.delivery`, which stores replies in batches), or `chat_many` /
+`CallStream` (via `llm.delivery`, which stores replies in chunks), or `chat_many` /
 `chat_one` for a few calls. A stream owns what the papers' one-call-at-a-time scripts
 lacked: an adaptive window of calls in flight (`llm.window`), retries with exponential
 backoff and jitter that honour `Retry-After` (`llm.retry`), the endpoint's limits (calls in
@@ -431,9 +431,9 @@ async def chat_many(
 
     async def flush() -> None:
         if pending_cache:
-            batch = pending_cache[:]
+            chunk = pending_cache[:]
             pending_cache.clear()
-            await sync_to_async(cache_store)(batch)
+            await sync_to_async(cache_store)(chunk)
 
     stopping = asyncio.Event()
 

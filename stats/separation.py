@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from stats.intervals import normal_quantile
 
 if TYPE_CHECKING:
-    from stats.ranking import PairCounts
+    from stats.tallies import PairCounts
 
 
 def bt_information(n: int, first: ArrayLike, second: ArrayLike, votes: ArrayLike, scores: ArrayLike) -> np.ndarray:
@@ -86,7 +86,7 @@ def votes_to_separate(
 
 
 def separation_of_counts(counts: "PairCounts", scores: dict, *, level: float = 0.95) -> list[dict]:
-    """votes_to_separate for plain Bradley-Terry: `counts` a stats.ranking.PairCounts, `scores`
+    """votes_to_separate for plain Bradley-Terry: `counts` a stats.tallies.PairCounts, `scores`
     label -> fitted log-strength of the ranked models (pairs with an unranked model left out)."""
     labels = sorted(scores)
     position = {label: k for k, label in enumerate(labels)}

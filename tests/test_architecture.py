@@ -500,6 +500,7 @@ PURE_MODULES = [
     "judging/verdicts/parsing.py",
     "judging/prompts/texts.py",
     "judging/prompts/building.py",
+    "judging/prompts/untrusted.py",
     "judging/prompts/placeholders.py",
     "judging/prompts/lookalikes.py",
     "judging/papers/tables.py",
@@ -510,6 +511,7 @@ PURE_MODULES = [
     "curation/datasets/public_formats.py",
     "curation/conversation.py",
     "core/import_checks.py",
+    "core/processes.py",
     "llm/window.py",
     "llm/pacing.py",
 ]
@@ -711,4 +713,34 @@ def test_a_planted_paper_name_is_found(tmp_path):
     (tmp_path / "core" / "migrations" / "0001.py").write_text('Z = "paper"\n', encoding="utf-8")
     assert paper_names_outside_their_modules(tmp_path, ["core"], {"paper": "core/mine.py"}) == [
         "core/other.py:1: 'paper'"
+    ]
+
+
+# judging's ground floor, which every room may import, imports no room: a floor that imported a
+# room standing on it would tie every room to that one (judging/batching.py once asked the engine
+# who held a step; core/processes.py answers that now), and judging/dispatch.py queues every task,
+# so no room climbs into results/ to queue a run's figures.
+JUDGING_GROUND_FLOOR = ["judging.models", "judging.errors", "judging.batching", "judging.dispatch"]
+JUDGING_ROOMS = {"prompts", "answers", "verdicts", "runs", "engine", "results", "papers", "benchmarks"}
+
+
+def rooms_below_the_floor(graph: dict[str, set[str]], floor: list[str], rooms: set[str]) -> list[str]:
+    """`floor module -> room module` for every import of a room by a ground-floor module."""
+    return [
+        f"{module} -> {target}"
+        for module in floor
+        for target in sorted(graph[module])
+        if target.startswith("judging.") and target.split(".")[1] in rooms
+    ]
+
+
+def test_judgings_ground_floor_imports_no_room():
+    _, graph, _ = module_graph(ROOT, LAYERS)
+    assert rooms_below_the_floor(graph, JUDGING_GROUND_FLOOR, JUDGING_ROOMS) == []
+
+
+def test_a_floor_importing_a_room_is_found():
+    graph = {"judging.batching": {"judging.engine.workers", "judging.models"}, "judging.models": set()}
+    assert rooms_below_the_floor(graph, ["judging.batching", "judging.models"], {"engine"}) == [
+        "judging.batching -> judging.engine.workers"
     ]

@@ -21,21 +21,20 @@ from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
 from curation.datasets.llm_prompts import clean_reply, localise_request, reference_request, translate_request
+from curation.datasets.llm_results import reference_draft_store, reference_redraft_failed, translation_store
 from curation.datasets.services import VersionError, dataset_check_working
-from curation.events import review_event_record
 from curation.models import (
     CurationJob,
     Dataset,
     Item,
     ReferenceDraft,
-    ReviewEvent,
     ReviewQueue,
     ReviewTask,
     StepStatus,
     Translation,
 )
 from llm.config import CallKind, max_tokens_for
-from llm.delivery import deliver_batched_sync
+from llm.delivery import deliver_chunked_sync
 from llm.errors import EndpointError, LLMCallError
 from llm.selectors import endpoint_config
 from llm.stream import window_for
@@ -326,13 +325,13 @@ def _heartbeat(job: CurationJob) -> None:
     CurationJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now(), **counts)
 
 
-def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
-    """Send one request per row; store each result (or failure) as batches of them arrive.
+def _run_rows(job, endpoint, rows, make_request, store, window, on_progress, interruptible):
+    """Send one request per row; store each result (or failure) as chunks of them arrive.
     Returns how the delivery ended (llm.delivery.Delivered)."""
     requests = [make_request(row) for row in rows]
 
-    def save(batch) -> None:
-        for index, outcome in batch:
+    def save(chunk) -> None:
+        for index, outcome in chunk:
             row = rows[index]
             if isinstance(outcome, LLMCallError):
                 _fail(row, outcome.reason, final=outcome.kind == "context_length")
@@ -347,7 +346,7 @@ def _run_batch(job, endpoint, rows, make_request, store, window, on_progress, in
             if on_progress:
                 on_progress(job)
 
-    return deliver_batched_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
+    return deliver_chunked_sync(endpoint, requests, save=save, window=window, interruptible=interruptible)
 
 
 def curation_job_run(
@@ -420,7 +419,7 @@ def _send_pending(
     max_tokens: int | None,
     interruptible: bool,
 ):
-    """Send the job's pending rows, up to MAX_ATTEMPTS rounds; returns how the last batch ended."""
+    """Send the job's pending rows, up to MAX_ATTEMPTS rounds; returns how the last round ended."""
     model = job.model
     # One window for the whole job: what it learnt about the server carries over between steps.
     window = window_for(endpoint, in_flight)
@@ -441,7 +440,7 @@ def _send_pending(
                 )
 
             if rows:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     rows,
@@ -465,7 +464,7 @@ def _send_pending(
                 row.save(update_fields=["translation", "status", "error", "attempts"])
 
             if first:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     first,
@@ -484,7 +483,7 @@ def _send_pending(
                 translation_store(translation=row)
 
             if second:
-                stopped = _run_batch(
+                stopped = _run_rows(
                     job,
                     endpoint,
                     second,
@@ -515,65 +514,3 @@ def job_counts_refresh(*, job_id: int) -> CurationJob:
         job.status = CurationJob.Status.PENDING
     job.save(update_fields=["done", "failed", "last_error", "status", "finished_at"])
     return job
-
-
-# --------------------------------------------------------------------------- results, into the review queues
-
-
-def reference_draft_store(
-    *, draft: ReferenceDraft, text: str, prompt_tokens: int | None = None, completion_tokens: int | None = None
-) -> None:
-    """Keep a finished draft and put its item in the reference queue (reopening it after a
-    regeneration). Called per result, so a crash loses at most the calls in flight."""
-    with transaction.atomic():
-        draft.text = text
-        draft.status = StepStatus.DONE
-        draft.error = ""
-        draft.prompt_tokens = prompt_tokens
-        draft.completion_tokens = completion_tokens
-        draft.finished_at = timezone.now()
-        draft.save()
-        item = draft.item
-        review_event_record(
-            action=ReviewEvent.Action.DRAFTED,
-            item=item,
-            queue=ReviewQueue.REFERENCE,
-            after={"draft": text, "model": draft.job.model},
-        )
-        _task_open(queue=ReviewQueue.REFERENCE, item=item)
-
-
-def reference_redraft_failed(*, item: Item) -> bool:
-    """A new draft asked for with "draft again" could not be had: the item goes back to the
-    reference queue (its page shows why) instead of waiting for ever. False when no task waited."""
-    return bool(
-        ReviewTask.objects.filter(queue=ReviewQueue.REFERENCE, item=item, status=ReviewTask.Status.WAITING).update(
-            status=ReviewTask.Status.OPEN, decision=""
-        )
-    )
-
-
-def translation_store(*, translation: Translation) -> None:
-    """Record a translation whose two steps are done and queue it for calibration."""
-    with transaction.atomic():
-        translation.status = StepStatus.DONE
-        translation.error = ""
-        translation.finished_at = timezone.now()
-        translation.save()
-        review_event_record(
-            action=ReviewEvent.Action.TRANSLATED,
-            item=translation.item,
-            queue=ReviewQueue.TRANSLATION,
-            after={"translation": translation.translation, "localised": translation.localised},
-        )
-        _task_open(queue=ReviewQueue.TRANSLATION, item=translation.item)
-
-
-def _task_open(*, queue: str, item: Item) -> None:
-    task, created = ReviewTask.objects.select_for_update().get_or_create(
-        queue=queue, item=item, defaults={"author_id": item.created_by_id}
-    )
-    if not created and task.status != ReviewTask.Status.OPEN:
-        task.status = ReviewTask.Status.OPEN
-        task.decision = ""
-        task.save(update_fields=["status", "decision"])

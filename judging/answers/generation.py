@@ -22,7 +22,7 @@ from judging.prompts.building import ALIGNBENCH_TEMPERATURE, chat_messages
 from judging.prompts.estimate import cost_estimate, text_language, tokens_estimate
 from llm.calls import ChatRequest
 from llm.config import CallKind, EndpointConfig, max_tokens_for
-from llm.delivery import deliver_batched_sync
+from llm.delivery import deliver_chunked_sync
 from llm.errors import LLMCallError
 from llm.stream import window_for
 
@@ -192,7 +192,7 @@ def answers_generate(
     Returns {"total", "generated", "failed", "cut_off", "skipped", "errors", "interrupted",
     "stopped"}: failures and cut-off replies keep their reasons in "errors"; "interrupted" is
     True after Ctrl-C (what came back is saved); "stopped" names the error that stopped the
-    calls when every call failed the same way. `on_progress(counts)` is called as batches are
+    calls when every call failed the same way. `on_progress(counts)` is called as chunks are
     saved. `concurrency`: calls in flight, "auto", or None (the endpoint's limit, else auto).
     `should_stop()` is asked about once a second: True stops the calls (a cancel from the page);
     what came back is saved, and "cancelled" is then True."""
@@ -214,12 +214,12 @@ def answers_generate(
         "stopped": "",
     }
 
-    def save(batch) -> None:
+    def save(chunk) -> None:
         kept = answers_save(
             model=model,
             preset=chosen,
             endpoint_name=endpoint.name,
-            outcomes=[(items[index], requests[index], outcome) for index, outcome in batch],
+            outcomes=[(items[index], requests[index], outcome) for index, outcome in chunk],
             counts=counts,
         )
         counts["generated"] += kept
@@ -229,7 +229,7 @@ def answers_generate(
     options: dict[str, Any] = {}
     if should_stop is not None:
         options["tick"] = lambda _state: should_stop()
-    delivered = deliver_batched_sync(
+    delivered = deliver_chunked_sync(
         endpoint, requests, save=save, window=window_for(endpoint, concurrency), interruptible=interruptible, **options
     )
     counts["interrupted"] = delivered.stopped == "signal"

@@ -18,7 +18,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from judging.answers.generation import answers_save, generation_preset, generation_request
-from judging.batching import BatchUnit, batch_pass, batch_pass_defer, passes_until_done
+from judging.batching import BatchUnit, batch_pass, passes_until_done
+from judging.dispatch import generation_batch_schedule
 from judging.models import AnswerGeneration, BatchJob
 from llm.calls import ChatRequest, Outcome
 from llm.config import CallKind, max_tokens_for
@@ -144,16 +145,6 @@ def generation_batch_claim(*, generation_id: int) -> bool:
     if rows.filter(status=AnswerGeneration.Status.RUNNING).exists():
         return True
     return BatchJob.objects.filter(generation_id=generation_id, status__in=BatchJob.OPEN).exists()
-
-
-def generation_batch_schedule(*, generation_id: int) -> bool:
-    """The next pass LLM_BATCH_POLL_SECONDS from now, one chain at a time (as a run's)."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports this module at load.
-    from judging.tasks import answers_generate_task
-
-    return batch_pass_defer(
-        owner=AnswerGeneration.objects.filter(pk=generation_id), task=answers_generate_task, argument=generation_id
-    )
 
 
 def generation_batch_execute(*, generation_id: int) -> str:

@@ -23,6 +23,7 @@ from curation.datasets.importers import checked_name
 from curation.models import Dataset
 from judging.answers.generation import GenerationError, answers_generate, generation_preset
 from judging.answers.generation_batch import generation_batch_execute, generation_batches_settle
+from judging.dispatch import generation_enqueue
 from judging.models import AnswerGeneration, CandidateModel, stale_after
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
@@ -57,14 +58,6 @@ def generation_can_resume(generation: AnswerGeneration) -> bool:
     if generation.status == AnswerGeneration.Status.FINISHED:
         return bool(generation.failed or generation.cut_off)
     return generation_is_stale(generation)
-
-
-def _enqueue(generation: AnswerGeneration) -> None:
-    # The service <-> task loop of a queued app: judging/tasks.py imports this module at load.
-    from judging.tasks import answers_generate_task
-
-    result = answers_generate_task.enqueue(generation.pk)
-    AnswerGeneration.objects.filter(pk=generation.pk).update(task_id=str(result.id)[:64])
 
 
 def generation_create(
@@ -165,7 +158,7 @@ def generation_batch_open(
 def generation_start(**kwargs) -> AnswerGeneration:
     """`generation_create`, then its task queued once the row is committed."""
     generation = generation_create(**kwargs)
-    _enqueue(generation)
+    generation_enqueue(generation)
     return generation
 
 
@@ -225,7 +218,7 @@ def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGene
             details={"generation": locked.pk, "was": locked.status},
         )
     generation.refresh_from_db()
-    _enqueue(generation)
+    generation_enqueue(generation)
     return generation
 
 

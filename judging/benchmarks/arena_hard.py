@@ -26,7 +26,7 @@ from judging.papers.arena_scores import arena_leaderboard, average_length, battl
 from judging.papers.tables import arena_lines
 from judging.prompts.building import DefaultTemplate
 from judging.verdicts.parsing import COPIED_FROM_ANSWER, ECHOED_EXAMPLE, PairwiseParse, normalise
-from stats.style import style_features
+from stats.style_votes import style_features
 
 NAME = "arena_hard"
 BASELINE = "gpt-4-0314"

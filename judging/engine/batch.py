@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.batching import BatchUnit, batch_pass, passes_until_done
-from judging.engine.dispatch import batch_poll_schedule
+from judging.dispatch import batch_poll_schedule
 from judging.engine.execution import (
     Unit,
     endpoint_for_run,

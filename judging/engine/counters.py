@@ -1,5 +1,5 @@
 """A run's running counts (replied, parse failures, call failures, cut off, cached, tokens): added
-to as batches of judgments are saved, recounted after a resume, a close or a re-parse."""
+to as chunks of judgments are saved, recounted after a resume, a close or a re-parse."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from judging.models import CALL_FAILURE, CUT_OFF, PARSE_FAILURE, REPLIED, JudgeR
 
 
 def run_counters_add(*, run_id: int, judgments: list[Judgment]) -> None:
-    """Add a batch of new judgments to the run's running counts (one UPDATE)."""
+    """Add a chunk of new judgments to the run's running counts (one UPDATE)."""
     if not judgments:
         return
     replied = [j for j in judgments if not j.call_error]

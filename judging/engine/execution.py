@@ -10,7 +10,7 @@ and share the run's concurrency, each taking its part (`concurrency_share`) at e
 
 A task is synchronous (django-tasks-db runs one task at a time per worker); inside it an
 event loop keeps the calls in flight, and replies are handed back to the task's own thread in
-batches every `FLUSH_SECONDS` (keeping SQLite correct and PostgreSQL cheap): the cache first,
+chunks every `FLUSH_SECONDS` (keeping SQLite correct and PostgreSQL cheap): the cache first,
 then the judgments and the run's running counts. Every JUDGING_TICK_SECONDS the worker
 beats (its shards and its RunWorker row: window, calls in flight, rate) and notices a cancel,
 a stop, or another worker joining. SIGTERM or Ctrl-C stops the calls at once: a worker gives
@@ -36,9 +36,10 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 from django.db import transaction
 
+from core.processes import worker_name
 from curation.models import Item
+from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.counters import run_counters_add
-from judging.engine.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.queue import (
     run_cancel,
     run_close_if_idle,
@@ -48,7 +49,7 @@ from judging.engine.queue import (
     shard_finish,
     shards_release,
 )
-from judging.engine.workers import concurrency_share, run_worker_beat, run_worker_leave, worker_name
+from judging.engine.workers import concurrency_share, run_worker_beat, run_worker_leave
 from judging.errors import RunError
 from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 from judging.prompts.building import (
@@ -56,16 +57,16 @@ from judging.prompts.building import (
     criteria_for_template,
     fill,
     intent_label,
-    suspicious_flags,
     system_message_for,
 )
 from judging.prompts.templates import item_template_name, run_template_family
+from judging.prompts.untrusted import suspicious_flags
 from judging.verdicts.judgments import judgment_fields_from_reply
 from llm.budget import BudgetLimits
 from llm.cache import CACHE_CHUNK
 from llm.calls import ChatRequest, ChatResult
 from llm.config import CallKind, EndpointConfig, endpoint_signature, max_tokens_for
-from llm.delivery import Delivered, TickAnswer, TickState, deliver_batched_sync
+from llm.delivery import Delivered, TickAnswer, TickState, deliver_chunked_sync
 from llm.errors import LLMCallError
 from llm.models import LLMResponse
 from llm.selectors import endpoint_config
@@ -366,9 +367,9 @@ class RunSlice:
             .exists()
         )
 
-    def save(self, batch) -> None:
+    def save(self, chunk) -> None:
         judgments, closed = [], []
-        for index, outcome in batch:
+        for index, outcome in chunk:
             shard_id, unit = self.units.pop(index)
             # Parsed here, on the database thread, off the event loop; the reply is already cached.
             judgments.append(
@@ -406,7 +407,7 @@ class RunSlice:
     def execute(self, *, interruptible: bool) -> Delivered:
         share = self.beat().ceiling or self.run.concurrency
         window = AdaptiveWindow(ceiling=share, auto=self.run.concurrency_auto)
-        return deliver_batched_sync(
+        return deliver_chunked_sync(
             self.endpoint,
             (),
             feed=self.feed,

@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
+from judging.dispatch import run_figures_schedule
 from judging.engine.counters import run_counters_refresh
 from judging.engine.workers import abandon_reason, abandoned_shard_ids, shard_abandoned
 from judging.errors import RunError
@@ -214,10 +215,6 @@ def run_close(*, run: JudgeRun) -> None:
         run.error = ""
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at", "error"])
-    # The figures load the statistics stack (numpy, scipy): kept off the start of a worker and
-    # of `judge`, which close runs but never compute figures themselves.
-    from judging.results.figures import run_figures_schedule
-
     run_figures_schedule(run=run)
 
 

@@ -1,4 +1,4 @@
-"""The run's watchdog: a task queued while the run runs (judging/engine/dispatch.py) that gives
+"""The run's watchdog: a task queued while the run runs (judging/dispatch.py) that gives
 a dead worker's shards back to the queue, gives a queued shard whose task is gone a new one,
 and closes a run its last worker left unclosed."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from judging.engine.dispatch import run_watch_schedule, shard_tasks_enqueue, shard_tasks_renew, shards_without_task
+from judging.dispatch import run_watch_schedule, shard_tasks_enqueue, shard_tasks_renew, shards_without_task
 from judging.engine.queue import run_close_if_idle, shards_take_back
 from judging.models import JudgeRun
 

@@ -1,54 +1,18 @@
 """Who holds a shard, whether that worker is provably gone, and the workers sharing a run.
 
-A shard records the worker holding it as `host:pid:namespace`. A heartbeat older than
-JUDGING_STALE_SECONDS says a worker died, wherever it ran; but a worker killed on this machine
-(the OOM killer, `kill -9`, a container restart) can be known dead at once: its process is
-gone. Then its shards are taken over without waiting for the heartbeat to go stale, by a
-worker's claim, by `judge_resume` and by the run's watchdog. Only a process in this machine's
-own pid namespace can be checked; any other holder is judged by its heartbeat alone, so a
-worker that is alive is never mistaken for a dead one.
+A shard records the worker holding it as `host:pid:namespace` (core/processes.py, `worker_name`).
+A heartbeat older than JUDGING_STALE_SECONDS says a worker died, wherever it ran; but a worker
+killed on this machine can be known dead at once (`worker_is_gone`: its process is gone). Then
+its shards are taken over without waiting for the heartbeat to go stale, by a worker's claim, by
+`judge_resume` and by the run's watchdog.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-
 from django.utils import timezone
 
+from core.processes import worker_is_gone
 from judging.models import JudgeRun, JudgeShard, RunWorker, stale_after
-
-
-def _pid_namespace() -> str:
-    """This process's pid namespace (a container has its own), or "" where /proc has none."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return ""
-
-
-def worker_name() -> str:
-    """This process as a shard's holder: host, pid and pid namespace."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_pid_namespace()}"
-
-
-def worker_is_gone(worker_id: str) -> bool:
-    """True only when `worker_id` names a process of this machine and pid namespace that no
-    longer exists. Anything else (another machine, another container, a name that is not ours,
-    a process that still runs) is False: its heartbeat decides."""
-    host, _, rest = (worker_id or "").partition(":")
-    pid, _, namespace = rest.partition(":")
-    if host != socket.gethostname() or not pid.isdigit() or not namespace or namespace != _pid_namespace():
-        return False
-    if int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # it exists, under another user
-        return False
-    return False
 
 
 def abandon_reason(shard: JudgeShard, now) -> str:

@@ -15,7 +15,7 @@ sklearn versions) compute it. Pure: numpy and scipy, no Django.
   on its own, as Arena's `battles.sample(frac=1, replace=True)`), the 2.5th and 97.5th
   percentiles taken on the logit (Elo) scale, as Arena takes them on Elo, then shown as win rates.
 - Style control: the same battles with four style features of both answers (length, headers,
-  list items, bold: stats/style.py's `style_features`), each as (a - b) / (a + b + 1) and
+  list items, bold: stats/style_votes.py's `style_features`), each as (a - b) / (a + b + 1) and
   standardised, fitted with the models by Arena's `fit_bt` (sklearn's default L2 penalty, C = 1,
   on its design with log(10) per model column), shown as the win rate against the baseline.
 """

@@ -1,7 +1,7 @@
 """A judge run's stored figures: its leaderboard (bootstrap intervals included), the rows the
 API and export give, the dataset's cross-validation matrix, the judge's diagnostics, the
 injection probe's report and a re-run's drift. `run_figures_task` computes them when the run
-closes or is parsed again, when human votes on its dataset change, or when a page finds newer
+closes or is parsed again (queued by judging/dispatch.py, `run_figures_schedule`), when human votes on its dataset change, or when a page finds newer
 judgments; the run page, the API and the leaderboard export read them (core/figures.py says
 why)."""
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from core.figures import enqueue_later, json_safe, refresh_claim, stored_figures_read
+from core.figures import json_safe, stored_figures_read, versioned_inputs
+from judging.dispatch import run_figures_schedule
 from judging.models import JudgeMode, JudgeRun, RunFigures
 from judging.results.boards import dataset_cross_validation, leaderboard_flatten, run_leaderboard
 from judging.results.human_votes import human_votes_marker
@@ -24,13 +25,13 @@ DRIFT_PAGE_ROUNDS = 200
 
 
 def run_figures_inputs(run: JudgeRun) -> dict:
-    """What the figures are computed from: the run's row (its running counts) and, for the
-    diagnostics, a marker of the human votes on its dataset. Two cheap queries however many
-    judgments and votes there are."""
+    """What the figures are computed from: the run's row (its running counts), for the
+    diagnostics a marker of the human votes on its dataset, and the version of the code that
+    computes them (core/figures.py). Two cheap queries however many judgments and votes there are."""
     row = JudgeRun.objects.filter(pk=run.pk).values(*INPUT_FIELDS, "dataset_id").get()
     inputs = {key: row[key] for key in INPUT_FIELDS}
     inputs["human_votes"] = human_votes_marker(dataset=row["dataset_id"])
-    return inputs
+    return versioned_inputs(inputs)
 
 
 def run_figures_refresh(*, run_id: int) -> RunFigures | None:
@@ -84,20 +85,6 @@ def run_figures_refresh(*, run_id: int) -> RunFigures | None:
         defaults={"payload": payload, "inputs": inputs, "computed_at": timezone.now(), "refresh_queued_at": None},
     )
     return figures
-
-
-def run_figures_schedule(*, run: JudgeRun) -> bool:
-    """Ask for the run's figures to be computed again soon (debounced; at once when they never
-    were); True if a task was queued."""
-    # The task module imports the engine and this module's refresh (the service <-> task loop of
-    # a queued app): read when a refresh is queued.
-    from judging.tasks import run_figures_task
-
-    figures, _ = RunFigures.objects.get_or_create(run_id=run.pk)
-    if refresh_claim(RunFigures.objects.filter(pk=figures.pk)):
-        enqueue_later(run_figures_task, run.pk, at_once=figures.computed_at is None)
-        return True
-    return False
 
 
 def run_figures_read(*, run: JudgeRun, compute: str = "never") -> tuple[dict | None, dict]:

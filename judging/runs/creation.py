@@ -1,5 +1,5 @@
 """Making a judge run: its row, its candidates and template versions, its shards and its
-manifest, from one RunSpec. Nothing is called yet: `run_enqueue` (judging/engine/dispatch.py)
+manifest, from one RunSpec. Nothing is called yet: `run_enqueue` (judging/dispatch.py)
 hands the shards to the workers."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -20,7 +19,7 @@ from judging.runs.manifest import run_manifest_build
 from judging.runs.planning import run_plan
 from judging.runs.spec import RunSpec, concurrency_resolve
 from llm.batch import batch_api_check
-from llm.config import CallKind, default_endpoint_limits
+from llm.config import CallKind, default_endpoint_limits, max_tokens_resolve
 from llm.errors import EndpointError
 from llm.models import Endpoint
 from llm.selectors import endpoint_by_name, endpoint_config
@@ -114,7 +113,9 @@ def _run_write(*, spec: RunSpec, created_by: User | None, start_key: str, start_
         concurrency=limit,
         concurrency_auto=auto,
         temperature=spec.temperature,
-        max_tokens=spec.max_tokens or _endpoint_max_tokens(spec.endpoint) or settings.LLM_MAX_TOKENS[CallKind.JUDGING],
+        max_tokens=max_tokens_resolve(
+            CallKind.JUDGING, stated=_endpoint_max_tokens(spec.endpoint), override=spec.max_tokens
+        ),
         system_prompt=spec.system_prompt,
         timeout_seconds=spec.timeout_seconds,
         total=plan.calls,

@@ -7,8 +7,8 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.archiving import refuse_if_archived
+from judging.dispatch import run_enqueue, run_figures_schedule
 from judging.engine.counters import run_counters_refresh
-from judging.engine.dispatch import run_enqueue
 from judging.engine.execution import build_prompt, endpoint_for_run
 from judging.engine.queue import shards_requeue
 from judging.errors import RunError
@@ -171,9 +171,5 @@ def run_reparse(*, run: JudgeRun) -> int:
         changed += verdict_changed
     run_counters_refresh(run=run)
     if changed:
-        # The figures load the statistics stack (numpy, scipy): kept off the start of
-        # `judge_resume`, which imports this module and never computes figures itself.
-        from judging.results.figures import run_figures_schedule
-
         transaction.on_commit(lambda: run_figures_schedule(run=run))
     return changed

@@ -9,7 +9,9 @@ checked by the plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -33,6 +35,8 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 MAX_SYSTEM_PROMPT_CHARS = 20_000
 # The largest concurrency a run records (a small integer column).
 MAX_CONCURRENCY = 32767
+# A judge's max_tokens per reply: the one range the page's form, the API and the commands take.
+MAX_TOKENS_RANGE = (1, 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,19 @@ class RunSpec:
         run_spec_check(self)
 
 
+def run_spec_from(values: Mapping[str, Any], **given: Any) -> RunSpec:
+    """A RunSpec from a form's cleaned data: every RunSpec field `values` holds (anything else,
+    such as a button's name, is left out), with `given` over them. The page builds its spec this
+    way, so a field added to RunSpec and to the form reaches the run without a third list."""
+    names = {field.name for field in fields(RunSpec)}
+    return RunSpec(**{**{key: value for key, value in values.items() if key in names}, **given})
+
+
+def run_spec_values(spec: RunSpec) -> dict[str, Any]:
+    """Every field of the spec by name (model rows kept as they are)."""
+    return {field.name: getattr(spec, field.name) for field in fields(spec)}
+
+
 def run_spec_check(spec: RunSpec) -> None:
     """Refuse the first parameter a run cannot take (RunError naming it in `parameter`; an
     archived dataset, ArchivedError)."""
@@ -128,6 +145,12 @@ def max_tokens_check(max_tokens: int | None) -> None:
     """None sends the endpoint's max_tokens, else judging's default."""
     if problem := max_tokens_problem(max_tokens):
         raise RunError(problem, parameter="max_tokens")
+    if max_tokens is not None and max_tokens > MAX_TOKENS_RANGE[1]:
+        raise RunError(
+            _("Max tokens must be at most %(limit)s; got %(value)s.")
+            % {"limit": f"{MAX_TOKENS_RANGE[1]:,}", "value": f"{max_tokens:,}"},
+            parameter="max_tokens",
+        )
 
 
 def timeout_check(timeout_seconds: float | None) -> None:

@@ -1,4 +1,4 @@
-"""A judge's reply becoming a Judgment's verdict fields: one place, used when a batch of replies
+"""A judge's reply becoming a Judgment's verdict fields: one place, used when a chunk of replies
 is saved (judging/engine/execution.py) and when a run's replies are parsed again
 (judging/runs/resume.py, `run_reparse`)."""
 

@@ -11,10 +11,11 @@ copied under another is still a copy), or to a dict of the answer under test. Ev
 authors' own parsers read is read: criteria elided with `...` (`{'事实正确性': 9, '满足用户需求': 6,
 ..., '综合得分': 2}` is a score of 2, as AlignBench's `post_process` reads it), placeholders left in
 the criteria beside a final score, a note after a value (`7 out of 10`, as URS's `extract_data`
-reads it); a placeholder final score (`打分`) is no verdict in theirs nor here. A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
+reads it), a fraction read as its whole part (`7.5` is 7, as both read the digits after the colon); a placeholder final score (`打分`) is no verdict in theirs nor here. A final-score phrase (`综合得分：7分`, `Final Score: 7`) is the fallback, and
 only a verdict counts: a scoring rule such as "总分为3到4分" or "the total score should be 1 to 2"
 is not one. Pairwise (ChineseAlpacaEval): the last `[...]` list of `{'model': ..., 'rank': ...}`
-entries (other keys, such as a reason, are allowed).
+entries (other keys, such as a reason, are allowed); the first entry ranked 1 wins, as its
+`evaluate.py` reads it, so two entries both ranked 1 are a win of the one listed first.
 
 Every step is linear in the reply's length (no regex that rescans, no nested search), and only
 the tail of a reply is read. `parse_pointwise` and `parse_pairwise` are total: whatever the reply,
@@ -203,16 +204,17 @@ def _integer_score(raw: str) -> tuple[int | None, str]:
     """An integer 1-10 from a score as written, or the reason it is not one.
 
     Read from the digits, never through float() or int() of the whole: a 309-digit score makes
-    float() infinite and int() slow or an error, and 7.0000000000000001 would round to 7."""
+    float() infinite and int() slow or an error. A fraction is read as its whole part (7.5 is 7),
+    as the authors' parsers read it: URS's `extract_data` and AlignBench's `post_process` take the
+    digits after the colon, so a judge writing 7.5 despite "make sure that your scores are
+    integers" is a 7 in their results, not a failure."""
     text = raw.strip().strip("'\"*").strip()
     match = _SCORE_VALUE.match(text)
     # A note after the number is read past, as the authors' parsers do ("7 out of 10", "8 (good)",
     # "7分（良好）"); a range or a second number is not a score.
     if not match or _NOT_A_SCORE_AFTER.match(text, match.end()):
         return None, f"score {_shown(text)!r} is not a number (echoed template?)"
-    sign, whole, fraction = match.group(1), match.group(2), match.group(3) or ""
-    if fraction.strip("0"):
-        return None, f"score {_shown(sign + whole + '.' + fraction)} is not an integer"
+    sign, whole = match.group(1), match.group(2)
     digits = whole.lstrip("0") or "0"
     if len(digits) > 2 or (sign == "-" and digits != "0") or not 1 <= int(digits) <= 10:
         return None, f"score {'-' if sign == '-' and digits != '0' else ''}{_shown_digits(digits)} is outside 1-10"
@@ -533,6 +535,8 @@ def _winner(entries: list[tuple[int, str, str]]) -> PairwiseParse:
         return PairwiseParse(next(iter(ranks)))  # only the first place listed: ChineseAlpacaEval reads it so
     if set(ranks) != {"model_1", "model_2"}:
         return PairwiseParse(None, f"expected model_1 and model_2, got {sorted(ranks) or 'none'}")
-    if sorted(ranks.values()) != [1, 2]:
+    if 1 not in ranks.values():
         return PairwiseParse(None, f"expected ranks 1 and 2, got {sorted(ranks.values())}")
-    return PairwiseParse(min(ranks, key=ranks.__getitem__))
+    # The first entry ranked 1 names the winner, as ChineseAlpacaEval's `evaluate.py` reads the
+    # list: both ranked 1 (a judge's tie) is a win of the one listed first in theirs, and here.
+    return PairwiseParse(next(model for _position, model, rank in entries if int(rank) == 1))

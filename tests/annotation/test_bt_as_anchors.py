@@ -16,7 +16,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.report import bt_report
-from stats.ranking import bradley_terry, pair_counts
+from stats.ranking import bradley_terry
+from stats.tallies import pair_counts
 from tests.factories import AnswerFactory, CampaignFactory, CandidateModelFactory, ItemFactory, VoteFactory
 from tests.figures import get_computed
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from curation.datasets.llm_steps import reference_draft_store, translation_store
+from curation.datasets.llm_results import reference_draft_store, translation_store
 from curation.models import Case, CaseCuration, CurationJob, Item, ReferenceDraft, ReviewEvent, Translation
 from curation.review.services import case_process
 from tests.factories import CaseFactory, DatasetFactory, ItemFactory, StudyFactory, SubmissionFactory, UserFactory

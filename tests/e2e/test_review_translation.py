@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
-from curation.datasets.llm_steps import reference_draft_store, translation_store
+from curation.datasets.llm_results import reference_draft_store, translation_store
 from curation.models import CurationJob, Item, ReferenceDraft, ReviewEvent, Translation
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 

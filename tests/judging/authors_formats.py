@@ -4,12 +4,14 @@ Written for these tests from reading the authors' code (nothing here is copied f
 - URS, `src/evaluation_parser.ipynb`, `extract_data`: the last `{...}` block of the reply; in it a
   final-score key from its list (综合得分, Overall, 总得分, Overall Score, 总分, overall, Total Score,
   Final Score, 总分数, 综合评分), in straight or curly quotes or none, then an ASCII colon with any
-  spaces around it, then the digits that follow (so `7 out of 10` and `7/10` read as 7).
+  spaces around it, then the digits that follow (so `7 out of 10`, `7/10` and `7.5` read as 7).
 - AlignBench, `judge.py`, `post_process`: the last `{...}` on a line, its `'key': N` pairs; if
   that holds no `综合得分`, the first `'综合得分': N` anywhere in the reply. Criteria left out
-  with `...` are simply not read: `{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 2}` is 2.
+  with `...` are simply not read: `{'事实正确性': 9, '满足用户需求': 6, ..., '综合得分': 2}` is 2; a
+  value's digits are read up to what is no digit, so `'综合得分': 7.5` in the dict is 7.
 - ChineseAlpacaEval, `evaluate.py`: the last `[...]` without brackets inside it, read as a Python
-  list; the first entry with rank 1 (or '1') names the winner.
+  list; the first entry with rank 1 (or '1') names the winner, so two entries both ranked 1 (a
+  judge's tie) are a win of the one listed first. A bare `[1, 1]` names no model: no verdict.
 - Arena-Hard-Auto, arena-hard-v0.1.yaml's `regex_patterns` as its `gen_judgment.py` (`get_score`)
   applies them: each pattern in turn over the reply in capitals, the last match of the first that
   matches; `show_result.py` counts only the five labels (A>>B, A>B, A=B, B>A, B>>A).
@@ -50,6 +52,7 @@ URS = [
     Reply("spread over lines, no commas", _URS_BODY + "{\n  'Factuality': 8\n  'Overall': 7\n}", 7),
     Reply("'7 out of 10'", _URS_BODY + "{'Factuality': 8, 'Final Score': 7 out of 10}", 7),
     Reply("'7/10'", _URS_BODY + "{'Factuality': 8/10, 'Overall': 7/10}", 7),
+    Reply("a fractional score", _URS_BODY + "{'Factuality': 8.5, 'Overall': 7.5}", 7),
     Reply("a note after the score", _URS_BODY + "{'Factuality': 8, 'Overall': 6 (medium quality)}", 6),
     Reply(
         "criteria elided with ...", _URS_BODY + "{'Factuality': 9, 'User Satisfaction': 6, ..., 'Final Score': 3}", 3
@@ -103,6 +106,7 @@ ALIGNBENCH = [
     Reply("in a fenced block", _ZH_BODY + "```python\n{'事实正确性': 8, '综合得分': 7}\n```", 7),
     Reply("two dicts on one line", _ZH_BODY + "{'说明': 1} {'事实正确性': 8, '综合得分': 5}", 5),
     Reply("a whole-number float", _ZH_BODY + "{'事实正确性': 8, '综合得分': 6.0}", 6),
+    Reply("a fractional score", _ZH_BODY + "{'事实正确性': 8.5, '满足用户需求': 7, '综合得分': 7.5}", 7),
     Reply("a score with 分", _ZH_BODY + "{'事实正确性': 8, '综合得分': 6分}", 6),
     Reply("a reason among the scores", _ZH_BODY + "{'事实正确性': 8, '理由': '基本正确', '综合得分': 6}", 6),
     Reply("the last line of a long reply", _ZH_BODY * 20 + "{'事实正确性': 3, '综合得分': 3}", 3),
@@ -135,6 +139,11 @@ CHINESE_ALPACA_EVAL = [
     ),
     Reply("only the first place listed", "[{'model': 'model_1', 'rank': 1}]", "model_1"),
     Reply(
+        "both ranked 1: the first listed",
+        "[{'model': 'model_2', 'rank': 1}, {'model': 'model_1', 'rank': 1}]",
+        "model_2",
+    ),
+    Reply(
         "a citation list before the verdict",
         "见说明[1]。\n[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]",
         "model_1",
@@ -144,6 +153,7 @@ CHINESE_ALPACA_EVAL = [
     ),
     # No verdict in theirs either: the output format copied back.
     Reply("the format copied", "[{'model': <模型名称>, 'rank': <排名>}, {'model': <模型名称>, 'rank': <排名>}]", None),
+    Reply("a bare list of ranks", "Both are equally good: [1, 1]", None),
 ]
 
 _ARENA_BODY = (

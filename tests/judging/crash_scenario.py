@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         call_command("migrate", verbosity=0)
 
     from curation.models import Dataset, Item
-    from judging.engine.dispatch import run_enqueue
+    from judging.dispatch import run_enqueue
     from judging.models import Answer, CandidateModel, JudgeRun, JudgeShard, Judgment
     from judging.runs.creation import run_create
     from judging.runs.spec import RunSpec

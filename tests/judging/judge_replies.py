@@ -298,14 +298,29 @@ def _pointwise() -> list[PointwiseReply]:
                 language=language,
             ),
         ]
+        # ---- a fraction is read as its whole part, as the authors' digit patterns read it ----
+        for final in ("7.5", "7.0000000000000001"):
+            shown = final if len(final) < 20 else f"{len(final)} digits"
+            replies.append(
+                PointwiseReply(
+                    f"{language}: dict final {shown}",
+                    f"{body}\n{score_dict(language, final_key, final=final)}",
+                    7,
+                    SCORES,
+                    language=language,
+                )
+            )
+            replies.append(
+                PointwiseReply(
+                    f"{language}: phrase final {shown}", f"{body}\n{final_key}{colon}{final}", 7, language=language
+                )
+            )
         # ---- failures that must stay failures ----
         for final, error in [
             ("0", "final score 0 is outside 1-10"),
             ("11", "final score 11 is outside 1-10"),
-            ("7.5", "final score 7.5 is not an integer"),
             ("-3", "final score -3 is outside 1-10"),
             ("9" * 309, "final score 999999…99 (309 digits) is outside 1-10"),  # float() says inf
-            ("7.0000000000000001", "final score 7.0000000000000001 is not an integer"),
         ]:
             shown = final if len(final) < 20 else f"{len(final)} digits"
             replies.append(
@@ -510,11 +525,10 @@ PAIRWISE = [
         "expected model_1 and model_2, got none",
     ),
     PairwiseReply(
-        "en: a tie",
-        "[{'model': 'model_1', 'rank': 1, 'reason': 'both fine'}, "
-        "{'model': 'model_2', 'rank': 1, 'reason': 'both fine'}]",
-        None,
-        "expected ranks 1 and 2, got [1, 1]",
+        "en: a tie, read as ChineseAlpacaEval reads it: the first listed wins",
+        "[{'model': 'model_2', 'rank': 1, 'reason': 'both fine'}, "
+        "{'model': 'model_1', 'rank': 1, 'reason': 'both fine'}]",
+        "model_2",
     ),
     PairwiseReply(
         "zh: only the first place listed",

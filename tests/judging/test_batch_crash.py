@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.models import BatchJob, JudgeRun
 from judging.runs.creation import run_create
 from judging.runs.spec import RunSpec

@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from judging.answers.generation_jobs import generation_resume, generation_start
+from judging.dispatch import run_enqueue
 from judging.engine.batch import run_batch_execute, run_batch_pass
-from judging.engine.dispatch import run_enqueue
 from judging.engine.queue import run_cancel
 from judging.management.progress import progress_line
 from judging.models import Answer, AnswerGeneration, BatchJob, JudgeRun, Judgment

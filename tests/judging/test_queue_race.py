@@ -13,7 +13,7 @@ from django.db import connection
 from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.queue import shard_claim
 from judging.engine.watchdog import run_watch
 from judging.models import JudgeShard

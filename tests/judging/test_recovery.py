@@ -16,10 +16,10 @@ from django.core.management import call_command
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from judging.engine.dispatch import run_enqueue, run_watch_schedule
+from core.processes import worker_is_gone, worker_name
+from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.queue import shard_claim
 from judging.engine.watchdog import run_watch
-from judging.engine.workers import worker_is_gone, worker_name
 from judging.management.commands import judge_resume as judge_resume_command
 from judging.models import JudgeRun, JudgeShard
 from judging.runs.creation import run_create

@@ -13,6 +13,7 @@ from judging.models import JudgeRun
 from judging.results.compare import manifest_changes
 from judging.runs.manifest import run_manifest
 from judging.runs.rerun import run_rerun
+from judging.runs.spec import MAX_TOKENS_RANGE
 from llm.models import Endpoint
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
@@ -215,15 +216,10 @@ def test_only_researchers_create_runs_through_the_api(answered, client, client_a
 # ---- /runs/new/ and the run page -----------------------------------------------------------------
 
 
-def test_the_page_leaves_temperature_unset_and_sets_a_system_prompt(
-    answered, fake_llm, client_as, researcher, settings
-):
-    import re
-
-    settings.TASKS = IMMEDIATE
-    client = client_as(researcher)
+def page_form(**changes):
+    """/runs/new/'s fields for a pointwise preview of the `answered` dataset, with `changes`."""
     model = JudgeRun._meta.apps.get_model("judging", "CandidateModel").objects.get(name="m")
-    data = {
+    return {
         "dataset": "params",
         "mode": "pointwise",
         "endpoint": "fake",
@@ -231,12 +227,23 @@ def test_the_page_leaves_temperature_unset_and_sets_a_system_prompt(
         "candidates": [model.pk],
         "template_set": "urs",
         "concurrency": "2",
-        "temperature": "",
+        "temperature": "0",
         "max_tokens": "",
-        "system_prompt": "Judge <b>fairly</b>.\r\nOne line more.",
+        "system_prompt": "",
         "seed": "",
         "action": "preview",
+        **changes,
     }
+
+
+def test_the_page_leaves_temperature_unset_and_sets_a_system_prompt(
+    answered, fake_llm, client_as, researcher, settings
+):
+    import re
+
+    settings.TASKS = IMMEDIATE
+    client = client_as(researcher)
+    data = page_form(temperature="", system_prompt="Judge <b>fairly</b>.\r\nOne line more.")
     page = client.post(reverse("judging:run-new"), data)
     assert page.status_code == 200, page.text
     fingerprint = re.search(r'name="previewed" value="([0-9a-f]+)"', page.text).group(1)
@@ -262,3 +269,21 @@ def test_a_run_without_a_system_prompt_says_none(answered, fake_llm, client_as, 
     shown = client_as(researcher).get(reverse("judging:run-detail", args=[run.pk])).text
     assert '<dd id="run-parameters">temperature 0.7 · max tokens 1024</dd>' in shown
     assert "<dt>System prompt</dt><dd>none</dd>" in shown
+
+
+def test_max_tokens_has_one_range_on_the_page_in_the_api_and_in_the_command(answered, fake_llm, client_as, researcher):
+    """RunSpec's MAX_TOKENS_RANGE bounds every door alike: the page once stopped at 100,000 where
+    the API took 1,000,000."""
+    client = client_as(researcher)
+    high, over = MAX_TOKENS_RANGE[1], MAX_TOKENS_RANGE[1] + 1
+    assert client.post(reverse("judging:run-new"), page_form(max_tokens=str(high))).status_code == 200
+    refused = client.post(reverse("judging:run-new"), page_form(max_tokens=str(over)))
+    assert refused.status_code == 400 and 'name="previewed"' not in refused.text
+    payload = {"dataset": "params", "mode": "pointwise", "judge_model": "j", "models": ["m"]}
+    made = client.post(reverse("api-runs"), {**payload, "max_tokens": high}, content_type="application/json")
+    assert made.status_code == 201 and JudgeRun.objects.get().max_tokens == high
+    refused = client.post(reverse("api-runs"), {**payload, "max_tokens": over}, content_type="application/json")
+    assert refused.status_code == 400 and "max_tokens" in refused.json()
+    with pytest.raises(CommandError, match="Max tokens must be at most 1,000,000; got 1,000,001"):
+        judge("--max-tokens", str(over))
+    assert JudgeRun.objects.count() == 1 and fake_llm.count == 0

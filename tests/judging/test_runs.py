@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from curation.choices import Intent, Language
 from curation.models import Dataset
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.engine.execution import run_execute_inline, shard_execute
 from judging.engine.queue import run_cancel
 from judging.models import JudgeRun, JudgeShard, Judgment

@@ -5,7 +5,7 @@ more calls in flight than the endpoint allows, and not one request or token per 
 
 import pytest
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.models import JudgeRun, JudgeShard
 from judging.runs.creation import run_create
 from judging.runs.spec import RunSpec

@@ -10,15 +10,9 @@ from django.urls import reverse
 from curation.choices import Intent
 from judging.engine.execution import run_execute_inline
 from judging.models import JudgeRun
-from judging.prompts.building import (
-    DELIMITERS,
-    INSTRUCTIONS_TO_JUDGE,
-    JUDGE_FORMAT,
-    fill,
-    suspicious_flags,
-    urs_template,
-)
+from judging.prompts.building import fill, urs_template
 from judging.prompts.lookalikes import FOLDS, fold
+from judging.prompts.untrusted import DELIMITERS, INSTRUCTIONS_TO_JUDGE, JUDGE_FORMAT, suspicious_flags
 from judging.results.boards import run_leaderboard
 from judging.results.figures import run_figures_refresh
 from judging.results.selectors import flagged_judgments

@@ -11,7 +11,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.models import JudgeRun, Judgment
 from judging.runs.creation import run_create
 from judging.runs.spec import RunSpec

@@ -11,9 +11,8 @@ from stats.ranking import (
     UNREGULARISED,
     bradley_terry,
     estimate,
-    pair_counts,
-    win_matrix,
 )
+from stats.tallies import pair_counts, win_matrix
 
 
 def test_elo_points_follow_fastchats_conventions_on_a_hand_computed_example():

@@ -17,12 +17,10 @@ from stats.ranking import (
     estimate,
     fit,
     is_strongly_connected,
-    pair_counts,
-    pair_counts_of,
     ranks_by_overlap,
     require_strongly_connected,
-    win_matrix,
 )
+from stats.tallies import pair_counts, pair_counts_of, win_matrix
 
 
 def scipy_fit(matrix: np.ndarray, alpha: float) -> np.ndarray:

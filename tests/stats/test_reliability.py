@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from stats import ranking
+from stats import ranking, tallies
 from stats.reliability import (
     ADVERSARIAL,
     CARELESS,
@@ -48,7 +48,7 @@ def test_exact_votes_of_careful_annotators_give_the_plain_maximum_likelihood():
     theta = np.array([1.0, 0.2, -0.4, -0.8])
     votes = exact_votes(theta, [1.0, 1.0, 1.0], per_cell=400)
     fit = reliability_fit(votes, rounds=0, ridge_sd=math.inf)
-    counts = ranking.pair_counts_of(votes.labels, votes.first, votes.second, votes.outcome)
+    counts = tallies.pair_counts_of(votes.labels, votes.first, votes.second, votes.outcome)
     plain = ranking.bradley_terry(counts, rounds=0, alpha=0)
     by = {s.label: s.score for s in plain.scores}
     assert np.allclose(fit.scores, [by[label] for label in votes.labels], atol=1e-6)
@@ -119,7 +119,7 @@ def test_a_random_and_an_adversarial_annotator_fall_below_every_careful_one():
     assert annotator_flags(float(fit.reliability[3]), float(upper[3])) == [ADVERSARIAL]
     assert annotator_flags(float(fit.reliability[1]), float(upper[1])) == [CARELESS]
     assert all(annotator_flags(float(fit.reliability[k]), float(upper[k])) == [] for k in (0, 2, 4))
-    counts = ranking.pair_counts_of(fit.labels, votes["first"], votes["second"], votes["outcome"])
+    counts = tallies.pair_counts_of(fit.labels, votes["first"], votes["second"], votes["outcome"])
     plain = ranking.bradley_terry(counts, rounds=0)
     by = {s.label: s.score for s in plain.scores}
     plain_scores = np.array([by[label] for label in fit.labels])

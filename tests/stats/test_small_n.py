@@ -8,7 +8,8 @@ from scipy.special import expit
 from stats.estimability import MAX_VIF, MIN_ITEMS, MIN_VOTES_PER_PARAMETER
 from stats.length_control import length_controlled_win_rate, length_controlled_win_rates, length_features
 from stats.logistic import fit_logistic
-from stats.style import style_bradley_terry, style_votes
+from stats.style import style_bradley_terry
+from stats.style_votes import style_votes
 
 
 def features_row(length, headers=0):

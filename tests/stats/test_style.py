@@ -6,19 +6,17 @@ import numpy as np
 import pytest
 
 from stats.intervals import ZERO_WIDTH_NOTE
-from stats.ranking import bradley_terry, estimate, pair_counts, win_matrix
+from stats.ranking import bradley_terry, estimate
 from stats.style import (
-    STYLE_FEATURES,
-    _style_votes_checked,
     fit_design,
     newton_round,
     rms_scales,
     style_bradley_terry,
     style_design,
-    style_features,
     style_ratios,
-    style_votes,
 )
+from stats.style_votes import STYLE_FEATURES, _style_votes_checked, style_features, style_votes
+from stats.tallies import pair_counts, win_matrix
 
 
 def newton_fit(a, b, y, z, models: int, l2: float) -> np.ndarray:

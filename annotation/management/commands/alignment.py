@@ -4,7 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._campaign_args import fmt, fmt_p, resolve
 from annotation.report import alignment_report
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
+from judging.runs.lookup import run_by_id
 
 
 class Command(BaseCommand):
@@ -20,9 +22,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, dataset, run, campaign=None, bootstrap, seed, format, **options):
         found, target = resolve(dataset, campaign)
-        judge_run = JudgeRun.objects.filter(pk=run, dataset=found).first()
-        if judge_run is None:
-            raise CommandError(f"No judge run {run} on dataset {dataset!r}.")
+        try:
+            judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.filter(dataset=found))
+        except RunNotFound:
+            raise CommandError(f"No judge run {run} on dataset {dataset!r}.") from None
         report = alignment_report(dataset=found, run=judge_run, campaign=target, rounds=bootstrap, seed=seed)
         if format == "json":
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2, default=str))

@@ -4,8 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.results.compare import CompareError, runs_compare
+from judging.runs.lookup import run_by_id
 
 
 def _num(value, digits=3) -> str:
@@ -32,10 +34,12 @@ class Command(BaseCommand):
     def handle(self, *args, run_a, run_b, bootstrap, seed, format, **options):
         if not 0 <= bootstrap <= 100_000:
             raise CommandError("--bootstrap must be between 0 and 100000.")
-        runs = JudgeRun.objects.select_related("dataset", "endpoint").in_bulk([run_a, run_b])
+        runs = {}
         for number in (run_a, run_b):
-            if number not in runs:
-                raise CommandError(f"No judge run {number}.")
+            try:
+                runs[number] = run_by_id(run_id=number, queryset=JudgeRun.objects.select_related("dataset", "endpoint"))
+            except RunNotFound as error:
+                raise CommandError(str(error)) from None
         try:
             report = runs_compare(run_a=runs[run_a], run_b=runs[run_b], rounds=bootstrap, seed=seed)
         except CompareError as error:

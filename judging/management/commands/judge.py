@@ -3,7 +3,7 @@ run it (workers, or `--inline` here) and show progress until it ends."""
 
 from django.core.management.base import BaseCommand
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.errors import RunError
 from judging.management.parameters import (
     add_system_prompt_arguments,

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.engine.dispatch import run_enqueue
+from judging.dispatch import run_enqueue
 from judging.errors import RunError
 from judging.management.commands.judge import follow, run_here
 from judging.management.parameters import run_error_for_command

@@ -1,7 +1,10 @@
-"""What the engine hands to the task queue: a task per queued shard, and the run's watchdog.
+"""Every task judging queues, in one place: a task per queued shard, the run's watchdog, a batch
+run's passes, a run's stored figures, and a generation's task and passes.
 
-The one import loop judging keeps is here: the tasks (judging/tasks.py) call the engine, and
-the engine queues the tasks.
+It stands on judging's ground floor (it imports only judging/models.py, judging/batching.py and
+core), so any room queues a task through it without climbing into the room that runs the task:
+the engine and `runs/` queue a run's figures here, not in `results/`. The one import loop judging
+keeps is here: the tasks (judging/tasks.py) call the rooms, and this module queues the tasks.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from django.tasks import TaskResultStatus, task_backends
 from django.tasks.exceptions import TaskResultDoesNotExist
 from django.utils import timezone
 
+from core.figures import enqueue_later, refresh_claim
 from judging.batching import batch_pass_defer
-from judging.models import JudgeRun, JudgeShard, stale_after
+from judging.models import AnswerGeneration, JudgeRun, JudgeShard, RunFigures, stale_after
 
 
 def run_enqueue(*, run: JudgeRun) -> int:
@@ -41,7 +45,7 @@ def run_enqueue(*, run: JudgeRun) -> int:
 
 def shard_tasks_enqueue(shard_ids: list[int]) -> None:
     """A task on the `judging` queue for each shard, its id recorded on the shard."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
     from judging.tasks import judge_shard_task
 
     for shard_id in shard_ids:
@@ -52,7 +56,7 @@ def shard_tasks_enqueue(shard_ids: list[int]) -> None:
 def shards_without_task(*, run: JudgeRun) -> list[int]:
     """The run's queued shards whose task is no longer waiting or running (it ended, or it is
     gone): no worker will ever claim them unless they get a new task."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
     from judging.tasks import judge_shard_task
 
     orphans = []
@@ -81,7 +85,7 @@ def run_watch_schedule(*, run_id: int) -> bool:
     """Make sure a watchdog task will look at the running run soon (one at a time: the run
     records when it is due, and a due time already past is replaced). True if one was queued.
     Only backends that can defer a task have one (the test suite's immediate backend has not)."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
     from judging.tasks import run_watch_task
 
     if not task_backends[run_watch_task.backend].supports_defer:
@@ -100,7 +104,7 @@ def run_watch_schedule(*, run_id: int) -> bool:
 
 def batch_pass_enqueue(*, run_id: int) -> None:
     """A pass over the batch run's batches, now (judging/engine/batch.py)."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
     from judging.tasks import batch_run_task
 
     batch_run_task.enqueue(run_id)
@@ -109,7 +113,40 @@ def batch_pass_enqueue(*, run_id: int) -> None:
 def batch_poll_schedule(*, run_id: int) -> bool:
     """The next pass over a batch run's batches, LLM_BATCH_POLL_SECONDS from now: one chain of
     them at a time (judging.batching.batch_pass_defer). True if one was queued."""
-    # The service <-> task loop of a queued app: judging/tasks.py imports the engine at load.
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
     from judging.tasks import batch_run_task
 
     return batch_pass_defer(owner=JudgeRun.objects.filter(pk=run_id), task=batch_run_task, argument=run_id)
+
+
+def run_figures_schedule(*, run: JudgeRun) -> bool:
+    """Ask for the run's figures to be computed again soon (debounced; at once when they never
+    were); True if a task was queued (judging/results/figures.py computes them)."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
+    from judging.tasks import run_figures_task
+
+    figures, _ = RunFigures.objects.get_or_create(run_id=run.pk)
+    if refresh_claim(RunFigures.objects.filter(pk=figures.pk)):
+        enqueue_later(run_figures_task, run.pk, at_once=figures.computed_at is None)
+        return True
+    return False
+
+
+def generation_enqueue(generation: AnswerGeneration) -> None:
+    """The generation's task on the `judging` queue, its id recorded on the generation."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
+    from judging.tasks import answers_generate_task
+
+    result = answers_generate_task.enqueue(generation.pk)
+    AnswerGeneration.objects.filter(pk=generation.pk).update(task_id=str(result.id)[:64])
+
+
+def generation_batch_schedule(*, generation_id: int) -> bool:
+    """A batch generation's next pass LLM_BATCH_POLL_SECONDS from now, one chain at a time (as a
+    run's)."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
+    from judging.tasks import answers_generate_task
+
+    return batch_pass_defer(
+        owner=AnswerGeneration.objects.filter(pk=generation_id), task=answers_generate_task, argument=generation_id
+    )
