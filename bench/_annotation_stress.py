@@ -271,7 +271,7 @@ def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dic
     from django.contrib.auth import get_user_model
     from django.db import connection, connections
 
-    from bench._annotation_load_helpers import cpu_seconds, machine_cpu_seconds, start_gunicorn, stop
+    from bench._annotation_load_helpers import cpu_seconds, machine_cpu_seconds, start_gunicorn, stop, wait_serving
     from core.models import Membership, default_workspace_id
 
     context = multiprocessing.get_context("spawn")
@@ -298,6 +298,7 @@ def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dic
     connections.close_all()
     process, base = start_gunicorn(env, options.workers, 1)
     try:
+        print(f"  gunicorn answered {wait_serving(base):.1f} s after it listened")
         began_at = time.time() + 5
         results = context.Queue()
         groups = [keys[k :: options.client_processes] for k in range(options.client_processes)]
@@ -416,10 +417,12 @@ def judge_line(alone: dict, beside: dict, began_at: float, seconds: float) -> st
     (its 30-s slices) and whether it finished with exactly its calls judged."""
     start, end = beside["began"] - began_at, beside["ended"] - began_at
     over = f", {end - seconds:.0f} s after the crowd stopped" if end > seconds else ""
+    made = (beside["made_to_finished"], alone["made_to_finished"])
     said = (
         f"judge run: {beside['seconds']:.1f} s beside the crowd, {alone['seconds']:.1f} s alone = "
-        f"{beside['seconds'] / max(1e-9, alone['seconds']):.2f}x; beside from {start:.0f} s to {end:.0f} s of the run "
-        f"(slices {int(start // 30) + 1}-{int(end // 30) + 1}){over}"
+        f"{judge_ratio(beside, alone):.2f}x (the command's start-up included; from the run made to finished "
+        f"{made[0]:.1f} s and {made[1]:.1f} s = {made[0] / max(1e-9, made[1]):.2f}x); beside from {start:.0f} s to "
+        f"{end:.0f} s of the run (slices {int(start // 30) + 1}-{int(end // 30) + 1}){over}"
     )
     for name, run in (("beside", beside), ("alone", alone)):
         said += (
@@ -427,6 +430,11 @@ def judge_line(alone: dict, beside: dict, began_at: float, seconds: float) -> st
             f"{run['stored']} judgments stored" + ("" if run["ok"] else f" (NOT exactly its calls)\n{run['tail']}")
         )
     return said
+
+
+def judge_ratio(beside: dict, alone: dict) -> float:
+    """The judge run's time beside the crowd over its time alone, as its researcher feels it."""
+    return beside["seconds"] / max(1e-9, alone["seconds"])
 
 
 def summary_line(outcome: dict) -> str:
@@ -441,7 +449,7 @@ def summary_line(outcome: dict) -> str:
         said += f"; researchers p95 {percentile(times, 0.95):.0f} ms, {failed} of {len(times)} not 200"
     alone, beside = outcome["alone"], outcome["beside"]
     if alone and beside:
-        ratio = beside["seconds"] / max(1e-9, alone["seconds"])
+        ratio = judge_ratio(beside, alone)
         exact = "exactly its calls" if alone["ok"] and beside["ok"] else "NOT exactly its calls"
         said += f"; judge {beside['seconds']:.1f} s beside / {alone['seconds']:.1f} s alone = {ratio:.2f}x, {exact}"
     return said

@@ -115,8 +115,11 @@ class JudgeRun(threading.Thread):
         status = run.status if run else "not made"
         # Exactly its calls: every one judged, none twice (stored counts every judgment row).
         ok = self.returncode == 0 and status == Run.Status.FINISHED and judged == stored == self.judge.calls
+        # From the run's row to its end: the run without the command's start-up (Django's import).
+        made = (run.finished_at - run.created_at).total_seconds() if run and run.finished_at else float("nan")
         return {
             "seconds": self.ended - self.began,
+            "made_to_finished": made,
             "began": self.began,
             "ended": self.ended,
             "judged": judged,
