@@ -451,7 +451,11 @@ def summary_line(outcome: dict) -> str:
     if alone and beside:
         ratio = judge_ratio(beside, alone)
         exact = "exactly its calls" if alone["ok"] and beside["ok"] else "NOT exactly its calls"
-        said += f"; judge {beside['seconds']:.1f} s beside / {alone['seconds']:.1f} s alone = {ratio:.2f}x, {exact}"
+        made = beside["made_to_finished"] / max(1e-9, alone["made_to_finished"])
+        said += (
+            f"; judge {beside['seconds']:.1f} s beside / {alone['seconds']:.1f} s alone = {ratio:.2f}x (from its "
+            f"row to its end {made:.2f}x), {exact}"
+        )
     return said
 
 
