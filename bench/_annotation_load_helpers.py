@@ -81,6 +81,24 @@ def start_gunicorn(env: dict, workers: int, threads: int):
     return process, f"http://127.0.0.1:{port}"
 
 
+def wait_serving(base: str, patience: float = 120.0) -> float:
+    """Wait until the server answers its log-in page (its workers import the app only after
+    gunicorn says it listens: seconds on a busy machine); returns the seconds waited."""
+    began = time.monotonic()
+    while True:
+        connection = Connection(base, timeout=patience)
+        try:
+            status, _content = connection.request("GET", "/accounts/login/")
+        except OSError:
+            status = None
+        connection.http.close()
+        if status == 200:
+            return time.monotonic() - began
+        if time.monotonic() - began > patience:
+            raise RuntimeError(f"the server did not answer its log-in page within {patience:.0f} s (last: {status})")
+        time.sleep(0.2)
+
+
 def stop(process) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

@@ -3,9 +3,10 @@
 Stress: N annotators (threads spread over a few client processes, each annotator with its own
 keep-alive connection and a session made in the database, so that 200 password hashes do not
 take the server's first minute) loop next + vote through the API, pausing 0.5-2 s between votes,
-for a fixed time, optionally with researchers reloading the campaign page and its BT API. Each
-round is recorded with its start time, so rounds per 30-s slice show whether the server slows as
-the campaign fills.
+for a fixed time, optionally with researchers reloading the campaign page and its BT API and a
+judge run going on (bench/_judge_beside.py), with `db_worker` processes up throughout as
+deployed. Each round is recorded with its start time, so rounds per 30-s slice show whether the
+server slows as the campaign fills (or while the judge run goes on).
 
 Cost: in-process, one next + progress + vote round at a time on a campaign of a given size, its
 SQL queries, the rows PostgreSQL touched (pg_stat_xact_user_tables: this transaction's reads
@@ -219,113 +220,243 @@ def request_cost(campaign, person, rounds=20) -> dict:
 
 
 def run_stress(options, env, name) -> None:
-    """The stress scenario, fixed then adaptive, each alone and then with researchers beside, on
-    a fresh campaign each; prints rounds per 30-s slice, latency, CPU by side and the checks."""
+    """The stress scenario, fixed then adaptive, each alone and then with researchers (and, unless
+    --no-judge, a judge run) beside, on a fresh campaign each, with --db-workers workers up
+    throughout as deployed; prints each run's rounds per 30-s slice, latency, CPU by side and
+    checks, then a summary of all."""
+    import tempfile
+    from pathlib import Path
+
+    from bench._judge_beside import JudgeBeside
+    from bench.bench_judge_throughput import start_workers, stop
+
+    runs = [(sampling, researchers) for sampling in ("fixed", "adaptive") for researchers in (0, options.researchers)]
+    logs = Path(tempfile.mkdtemp(prefix="ub-bench-stress-"))
+    workers = start_workers(options.db_workers, env, logs, queue="*") if options.db_workers else []
+    judge = None
+    if not options.no_judge:
+        judge = JudgeBeside(
+            env, workers, calls=options.judge_calls, latency=options.judge_latency, concurrency=options.judge_concurrency
+        )  # fmt: skip
+        judge.start()
+        print(
+            f"{len(workers)} db_worker(s) on every queue throughout; a judge run of {judge.calls} calls "
+            f"({judge.concurrency} in flight, {judge.latency * 1000:.0f} ms each: ideal {judge.ideal:.1f} s) beside "
+            f"the runs with researchers, from a third of the way in, and alone just before each"
+        )
+    else:
+        print(f"{len(workers)} db_worker(s) on every queue throughout; no judge run")
+    outcomes = []
+    try:
+        for number, (sampling, researchers) in enumerate(runs):
+            beside = judge if number % 2 == 1 else None
+            slug = f"stress-{sampling}-{number}"
+            outcomes.append(stress_run(options, env, slug, sampling, researchers, workers, beside))
+    finally:
+        if judge is not None:
+            judge.close()
+        stop(workers)
+    print("\nsummary (load average in each run's lines above):")
+    for outcome in outcomes:
+        print("  " + summary_line(outcome))
+
+
+def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dict:
+    """One run of the stress scenario on a fresh campaign; prints its figures and checks, and
+    returns them. With `judge`, a judge run alone just before the crowd (the same workers, no
+    web traffic), then one beside it from a third of the way in."""
     import multiprocessing
     import os
 
+    from django.contrib.auth import get_user_model
     from django.db import connection, connections
 
-    from annotation.counters import counters_mismatches
-    from annotation.models import Vote
-    from bench._annotation_load_helpers import cpu_seconds, machine_cpu_seconds, start_gunicorn, stop
+    from bench._annotation_load_helpers import cpu_seconds, machine_cpu_seconds, start_gunicorn, stop, wait_serving
     from core.models import Membership, default_workspace_id
 
     context = multiprocessing.get_context("spawn")
-    runs = [(sampling, researchers) for sampling in ("fixed", "adaptive") for researchers in (0, options.researchers)]
-    for number, (sampling, researchers) in enumerate(runs):
-        slug = f"stress-{sampling}-{number}"
-        started = time.monotonic()
-        campaign, people = seed_campaign(
-            slug=slug, annotators=options.annotators, questions=options.questions, models=options.models,
-            votes_per_pair=options.votes_per_pair, sampling=sampling,
-        )  # fmt: skip
-        from django.contrib.auth import get_user_model
-
-        chiefs = get_user_model().objects.bulk_create(
-            get_user_model()(username=f"{slug}-researcher{k}", password="!") for k in range(researchers)
-        )
-        Membership.objects.bulk_create(
-            Membership(workspace_id=default_workspace_id(), user=chief, researcher=True) for chief in chiefs
-        )
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-        keys, chief_keys = sessions_for(people), sessions_for(chiefs)
-        planned = campaign.pairs_planned
-        print(
-            f"\n{slug}: {planned} pairs x {campaign.votes_per_pair} votes, {len(people)} annotators, "
-            f"{researchers} researchers; seeded in {time.monotonic() - started:.0f} s"
-        )
-        connections.close_all()
-        process, base = start_gunicorn(env, options.workers, 1)
-        try:
-            began_at = time.time() + 5
-            results = context.Queue()
-            groups = [keys[k :: options.client_processes] for k in range(options.client_processes)]
-            clients = [
-                context.Process(
-                    target=client_process,
-                    args=(base, slug, group, began_at, options.seconds, (0.5, 2.0), results),
-                    daemon=True,
-                )
-                for group in groups
-            ]
-            for client in clients:
-                client.start()
-            statuses: list = []
-            readers = [
-                threading.Thread(target=researcher_thread, args=(base, slug, key, began_at, options.seconds, statuses))
-                for key in chief_keys
-            ]
-            for reader in readers:
-                reader.start()
-            time.sleep(max(0.0, began_at - time.time()))
-            load_before = os.getloadavg()
-            cpu_before = (cpu_seconds(process.pid), machine_cpu_seconds())
-            client_pids = [client.pid for client in clients if client.pid is not None]  # all started
-            client_cpu = [cpu_seconds(pid) for pid in client_pids]
-            time.sleep(options.seconds)
-            cpu_after = (cpu_seconds(process.pid), machine_cpu_seconds())
-            client_cpu = [cpu_seconds(pid) - before for pid, before in zip(client_pids, client_cpu, strict=True)]
-            load_after = os.getloadavg()
-            reports = [results.get(timeout=120) for _ in clients]
-            for client in clients:
-                client.join(timeout=30)
-            for reader in readers:
-                reader.join(timeout=90)
-        finally:
-            stop(process)
-        rounds = [r for report in reports for r in report["rounds"]]
-        confirmed = [t for report in reports for t in report["confirmed"]]
-        errors = Counter(e for report in reports for e in report["errors"])
-        print(summary(slug, rounds, options.seconds))
-        web = cpu_after[0] - cpu_before[0]
-        machine = cpu_after[1] - cpu_before[1]
-        clients_total = sum(client_cpu)
-        rest = machine - web - clients_total
-        print(
-            f"  CPU over the run: web (gunicorn) {web:.0f} s, clients {clients_total:.0f} s, PostgreSQL and the rest "
-            f"{rest:.0f} s of {machine:.0f} s busy ({options.seconds * (os.cpu_count() or 1):.0f} s available); per "
-            f"round web {1000 * web / max(1, len(rounds)):.1f} ms, PostgreSQL+rest "
-            f"{1000 * rest / max(1, len(rounds)):.1f} ms; {len(rounds) / max(1e-9, web + rest):.0f} rounds per "
-            f"server core-second"
-        )
-        print(f"  load average before {load_before[0]:.1f}, after {load_after[0]:.1f} (1 min)")
-        if statuses:
-            by_path = Counter((path, status) for path, status, _ms in statuses)
-            times = [ms for _p, _s, ms in statuses]
-            print(
-                f"  researchers: {dict(by_path)}; p50 {percentile(times, 0.5):.0f} ms, p95 {percentile(times, 0.95):.0f} ms"
+    started = time.monotonic()
+    campaign, people = seed_campaign(
+        slug=slug, annotators=options.annotators, questions=options.questions, models=options.models,
+        votes_per_pair=options.votes_per_pair, sampling=sampling,
+    )  # fmt: skip
+    chiefs = get_user_model().objects.bulk_create(
+        get_user_model()(username=f"{slug}-researcher{k}", password="!") for k in range(researchers)
+    )
+    Membership.objects.bulk_create(
+        Membership(workspace_id=default_workspace_id(), user=chief, researcher=True) for chief in chiefs
+    )
+    datasets = [judge.dataset(), judge.dataset()] if judge else []
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    keys, chief_keys = sessions_for(people), sessions_for(chiefs)
+    print(
+        f"\n{slug}: {campaign.pairs_planned} pairs x {campaign.votes_per_pair} votes, {len(people)} annotators, "
+        f"{researchers} researchers{', a judge run' if judge else ''}; seeded in {time.monotonic() - started:.0f} s"
+    )
+    alone = judge.launch(datasets[0]).outcome() if judge else None
+    connections.close_all()
+    process, base = start_gunicorn(env, options.workers, 1)
+    try:
+        print(f"  gunicorn answered {wait_serving(base):.1f} s after it listened")
+        began_at = time.time() + 5
+        results = context.Queue()
+        groups = [keys[k :: options.client_processes] for k in range(options.client_processes)]
+        clients = [
+            context.Process(
+                target=client_process,
+                args=(base, slug, group, began_at, options.seconds, (0.5, 2.0), results),
+                daemon=True,
             )
-        stored = Counter(Vote.objects.filter(campaign=campaign).values_list("assignment__token", flat=True))
-        lost = len(set(confirmed) - set(stored))
-        doubled = sum(1 for n in stored.values() if n > 1) + (len(confirmed) - len(set(confirmed)))
-        unconfirmed = len(set(stored) - set(confirmed))
+            for group in groups
+        ]
+        for client in clients:
+            client.start()
+        statuses: list = []
+        readers = [
+            threading.Thread(target=researcher_thread, args=(base, slug, key, began_at, options.seconds, statuses))
+            for key in chief_keys
+        ]
+        for reader in readers:
+            reader.start()
+        # From a third of the way in: the crowd is at its pace by then, with slices after to compare.
+        judging = judge.launch(datasets[1], at=began_at + options.seconds / 3) if judge else None
+        time.sleep(max(0.0, began_at - time.time()))
+        load_before = os.getloadavg()
+        client_pids = [client.pid for client in clients if client.pid is not None]  # all started
+        sides = {
+            "web": lambda: cpu_seconds(process.pid),
+            "workers": lambda: sum(cpu_seconds(worker.pid) for worker in workers),
+            "LLM server": lambda: judge.server_cpu() if judge else 0.0,
+            # The annotators' processes and this one (the researchers' threads, the judge's timer).
+            "clients": lambda: sum(cpu_seconds(pid) for pid in client_pids) + cpu_seconds(os.getpid(), children=False),
+            "machine": machine_cpu_seconds,
+        }
+        before = {side: read() for side, read in sides.items()}
+        time.sleep(options.seconds)
+        cpu = {side: read() - before[side] for side, read in sides.items()}
+        load = (load_before[0], os.getloadavg()[0])
+        reports = [results.get(timeout=120) for _ in clients]
+        for client in clients:
+            client.join(timeout=30)
+        for reader in readers:
+            reader.join(timeout=90)
+    finally:
+        stop(process)
+    beside = judging.outcome() if judging else None
+    if beside is not None:
+        # The command that started and waited for the run (read while it lived: /proc forgets it).
+        cpu["judge command"] = beside["command_cpu"]
+    outcome = {"slug": slug, "load": load, "researchers": statuses, "alone": alone, "beside": beside}
+    outcome.update(stress_checks(campaign, reports, options.seconds))
+    print(outcome["line"])
+    print(cpu_line(cpu, len(outcome["rounds"]), options.seconds))
+    print(f"  load average before {load[0]:.1f}, after {load[1]:.1f} (1 min)")
+    if statuses:
+        by_path = Counter((path, status) for path, status, _ms in statuses)
+        times = [ms for _p, _s, ms in statuses]
         print(
-            f"  votes stored {sum(stored.values())}, confirmed {len(confirmed)}: lost {lost}, doubled {doubled}, "
-            f"stored unconfirmed {unconfirmed} (in flight at the end); counters wrong: "
-            f"{len(counters_mismatches(campaign=campaign))}; errors {dict(errors) or 'none'}"
+            f"  researchers: {dict(by_path)}; p50 {percentile(times, 0.5):.0f} ms, p95 {percentile(times, 0.95):.0f} ms"
         )
+    print(outcome["checks"])
+    if alone is not None and beside is not None:
+        print("  " + judge_line(alone, beside, began_at, options.seconds))
+    return outcome
+
+
+def stress_checks(campaign, reports, seconds) -> dict:
+    """The run's rounds and the nothing-lost check: every confirmed vote stored once, counters
+    equal to what they count."""
+    from annotation.counters import counters_mismatches
+    from annotation.models import Vote
+
+    rounds = [r for report in reports for r in report["rounds"]]
+    confirmed = [t for report in reports for t in report["confirmed"]]
+    errors = Counter(e for report in reports for e in report["errors"])
+    stored = Counter(Vote.objects.filter(campaign=campaign).values_list("assignment__token", flat=True))
+    lost = len(set(confirmed) - set(stored))
+    doubled = sum(1 for n in stored.values() if n > 1) + (len(confirmed) - len(set(confirmed)))
+    unconfirmed = len(set(stored) - set(confirmed))
+    wrong = len(counters_mismatches(campaign=campaign))
+    checks = (
+        f"  votes stored {sum(stored.values())}, confirmed {len(confirmed)}: lost {lost}, doubled {doubled}, "
+        f"stored unconfirmed {unconfirmed} (in flight at the end); counters wrong: {wrong}; "
+        f"errors {dict(errors) or 'none'}"
+    )
+    return {
+        "rounds": rounds,
+        "line": summary(campaign.slug, rounds, seconds),
+        "checks": checks,
+        "lost": lost,
+        "doubled": doubled,
+        "wrong": wrong,
+        "errors": sum(errors.values()),
+    }
+
+
+def cpu_line(cpu: dict, rounds: int, seconds: float) -> str:
+    """CPU seconds by side over the run (PostgreSQL: what the machine spent that no other side
+    did), per round, and rounds per server core-second (web plus PostgreSQL)."""
+    import os
+
+    sides = {side: spent for side, spent in cpu.items() if side != "machine" and spent}
+    rest = cpu["machine"] - sum(sides.values())
+    per_round = 1000 / max(1, rounds)
+    return (
+        "  CPU over the run: "
+        + ", ".join(f"{side} {spent:.0f} s" for side, spent in sides.items())
+        + f", PostgreSQL and the rest {rest:.0f} s of {cpu['machine']:.0f} s busy ({seconds * (os.cpu_count() or 1):.0f} s "
+        f"available); per round web {cpu['web'] * per_round:.1f} ms, PostgreSQL+rest {rest * per_round:.1f} ms, "
+        f"workers {cpu['workers'] * per_round:.1f} ms; {rounds / max(1e-9, cpu['web'] + rest):.0f} rounds per "
+        "server core-second"
+    )
+
+
+def judge_line(alone: dict, beside: dict, began_at: float, seconds: float) -> str:
+    """The judge run beside the crowd against alone: times, their ratio, where in the run it went
+    (its 30-s slices) and whether it finished with exactly its calls judged."""
+    start, end = beside["began"] - began_at, beside["ended"] - began_at
+    over = f", {end - seconds:.0f} s after the crowd stopped" if end > seconds else ""
+    made = (beside["made_to_finished"], alone["made_to_finished"])
+    said = (
+        f"judge run: {beside['seconds']:.1f} s beside the crowd, {alone['seconds']:.1f} s alone = "
+        f"{judge_ratio(beside, alone):.2f}x (the command's start-up included; from the run made to finished "
+        f"{made[0]:.1f} s and {made[1]:.1f} s = {made[0] / max(1e-9, made[1]):.2f}x); beside from {start:.0f} s to "
+        f"{end:.0f} s of the run (slices {int(start // 30) + 1}-{int(end // 30) + 1}){over}"
+    )
+    for name, run in (("beside", beside), ("alone", alone)):
+        said += (
+            f"; {name}: {run['status']}, {run['judged']} of {run['calls']} calls judged, "
+            f"{run['stored']} judgments stored" + ("" if run["ok"] else f" (NOT exactly its calls)\n{run['tail']}")
+        )
+    return said
+
+
+def judge_ratio(beside: dict, alone: dict) -> float:
+    """The judge run's time beside the crowd over its time alone, as its researcher feels it."""
+    return beside["seconds"] / max(1e-9, alone["seconds"])
+
+
+def summary_line(outcome: dict) -> str:
+    """One run in the summary: rounds a second, p95, last/first, nothing lost, researchers, judge."""
+    line = outcome["line"].replace(" vote->next rounds in", " rounds in").split("; per 30 s")[0]
+    slices_said = outcome["line"].split("last/first ")[1]
+    said = f"{line}, last/first {slices_said}; lost {outcome['lost']}, doubled {outcome['doubled']}, "
+    said += f"counters wrong {outcome['wrong']}, errors {outcome['errors']}"
+    if outcome["researchers"]:
+        times = [ms for _p, _s, ms in outcome["researchers"]]
+        failed = sum(1 for _p, status, _ms in outcome["researchers"] if status != 200)
+        said += f"; researchers p95 {percentile(times, 0.95):.0f} ms, {failed} of {len(times)} not 200"
+    alone, beside = outcome["alone"], outcome["beside"]
+    if alone and beside:
+        ratio = judge_ratio(beside, alone)
+        exact = "exactly its calls" if alone["ok"] and beside["ok"] else "NOT exactly its calls"
+        made = beside["made_to_finished"] / max(1e-9, alone["made_to_finished"])
+        said += (
+            f"; judge {beside['seconds']:.1f} s beside / {alone['seconds']:.1f} s alone = {ratio:.2f}x (from its "
+            f"row to its end {made:.2f}x), {exact}"
+        )
+    return said
 
 
 def run_cost(options) -> None:

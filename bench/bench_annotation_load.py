@@ -336,7 +336,8 @@ def main():
         choices=["classic", "stress", "cost"],
         default="classic",
         help="classic: the four phases above; stress: --annotators (say 200) pausing 0.5-2 s for --seconds, "
-        "fixed and adaptive, alone and with --researchers; cost: per-request cost at 5,600 and 190,000 pairs",
+        "fixed and adaptive, alone and with --researchers and a judge run (--judge-calls) beside, --db-workers "
+        "workers up throughout; cost: per-request cost at 5,600 and 190,000 pairs",
     )
     parser.add_argument("--seconds", type=float, default=180, help="stress: length of each run")
     parser.add_argument("--questions", type=int, default=200, help="stress: questions")
@@ -345,7 +346,16 @@ def main():
     parser.add_argument("--researchers", type=int, default=4, help="stress: researchers reloading pages")
     parser.add_argument("--client-processes", type=int, default=4, help="stress: processes the annotators share")
     parser.add_argument("--large-questions", type=int, default=1000, help="cost: questions of the 20-model campaign")
+    parser.add_argument(
+        "--db-workers", type=int, default=2, help="stress: db_worker processes on every queue, up throughout"
+    )
+    parser.add_argument("--no-judge", action="store_true", help="stress: no judge run beside the researchers")
+    parser.add_argument("--judge-calls", type=int, default=2000, help="stress: calls of the judge run")
+    parser.add_argument("--judge-latency", type=float, default=0.2, help="stress: seconds the LLM server takes a call")
+    parser.add_argument("--judge-concurrency", type=int, default=128, help="stress: the judge run's calls in flight")
     options = parser.parse_args()
+    if options.scenario == "stress" and not options.no_judge and options.db_workers < 1:
+        parser.error("a judge run needs a worker: --db-workers 1 or more, or --no-judge")
 
     name = f"ub_bench_annotation_{os.getpid()}"
     try:
@@ -363,6 +373,8 @@ def main():
         "SECURE_SSL_REDIRECT": "0",
         "LOG_LEVEL": "WARNING",
         "DB_CONN_MAX_AGE": "60",
+        # The stress scenario's judge run calls an LLM server on loopback, an internal address (llm/egress.py).
+        "LLM_ALLOWED_INTERNAL_HOSTS": "127.0.0.0/8,::1,localhost",
         # DEBUG off serves hashed static files from a manifest: collected into a temporary folder.
         "STATIC_ROOT": tempfile.mkdtemp(prefix="ub-bench-static-"),
     }

@@ -96,9 +96,12 @@ def start_busy_loops(count: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(count)]
 
 
-def start_workers(count: int, env: dict, logs: Path, profile: str | None = None) -> list[Worker]:
+def start_workers(
+    count: int, env: dict, logs: Path, profile: str | None = None, queue: str = "judging"
+) -> list[Worker]:
     """Workers as deployed, polling every 50 ms; returned once each says it is polling. With a
-    `profile` path prefix, each runs under cProfile and writes <prefix>-worker-<n>.prof on exit."""
+    `profile` path prefix, each runs under cProfile and writes <prefix>-worker-<n>.prof on exit.
+    `queue`: the queue they take tasks from ('*': every queue, as README's deployment runs them)."""
     workers = []
     for n in range(count):
         log = logs / f"worker-{n}-{uuid.uuid4().hex[:6]}.log"
@@ -110,7 +113,7 @@ def start_workers(count: int, env: dict, logs: Path, profile: str | None = None)
                 "manage.py",
                 "db_worker",
                 "--queue-name",
-                "judging",
+                queue,
                 "--interval",
                 "0.05",
                 "--no-startup-delay",
@@ -129,6 +132,27 @@ def start_workers(count: int, env: dict, logs: Path, profile: str | None = None)
     while time.monotonic() < deadline and not all("Starting worker" in w.log.read_text() for w in workers):
         time.sleep(0.05)
     return workers
+
+
+def judge_dataset(calls: int, model):
+    """A dataset of `calls` items, each answered by `model`, with texts unique to it: nothing a
+    run judges on it may come from the response cache."""
+    from curation.models import Dataset, Item
+    from judging.models import Answer
+
+    nonce = uuid.uuid4().hex[:10]
+    dataset = Dataset.objects.create(name=f"bench-{nonce}")
+    for start in range(0, calls, 5000):
+        items = Item.objects.bulk_create(
+            [
+                Item(dataset=dataset, external_id=str(n), question=f"q {nonce} {n}", reference="r", intent="factual_qa")
+                for n in range(start, min(calls, start + 5000))
+            ]
+        )
+        Answer.objects.bulk_create(
+            [Answer(item=item, model=model, text=f"a {nonce} {item.external_id}") for item in items]
+        )
+    return dataset
 
 
 def peak_memory_mib(process: subprocess.Popen) -> float | None:
@@ -168,9 +192,9 @@ def child(args) -> dict:
     from django_tasks_db.models import DBTaskResult
 
     call_command("migrate", verbosity=0)
-    from curation.models import Dataset, Item
+    from curation.models import Dataset
     from judging.engine.execution import shard_plan
-    from judging.models import Answer, CandidateModel, JudgeRun
+    from judging.models import CandidateModel, JudgeRun
     from judging.results.selectors import run_progress
     from judging.runs.creation import run_create
     from judging.runs.spec import RunSpec
@@ -191,28 +215,6 @@ def child(args) -> dict:
     # A deployment's code has its bytecode cached: a shell that forbids writing it (some
     # containers set PYTHONDONTWRITEBYTECODE) would time recompiling the app at every start.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-
-    def fresh_dataset(calls: int) -> Dataset:
-        # Unique texts: nothing may come from the response cache.
-        nonce = uuid.uuid4().hex[:10]
-        dataset = Dataset.objects.create(name=f"bench-{nonce}")
-        for start in range(0, calls, 5000):
-            items = Item.objects.bulk_create(
-                [
-                    Item(
-                        dataset=dataset,
-                        external_id=str(n),
-                        question=f"q {nonce} {n}",
-                        reference="r",
-                        intent="factual_qa",
-                    )
-                    for n in range(start, min(calls, start + 5000))
-                ]
-            )
-            Answer.objects.bulk_create(
-                [Answer(item=item, model=model, text=f"a {nonce} {item.external_id}") for item in items]
-            )
-        return dataset
 
     def planned_latencies(dataset: Dataset) -> list[float]:
         """The latencies the lognormal server will use, in the order the run plans its calls:
@@ -239,7 +241,7 @@ def child(args) -> dict:
         endpoint: str = "bench-fixed",
         ideal: float | None = None,
     ) -> dict:
-        dataset = fresh_dataset(calls)
+        dataset = judge_dataset(calls, model)
         in_order = None
         if endpoint == "bench-lognormal":
             latencies = planned_latencies(dataset)

@@ -437,6 +437,7 @@ def campaign_page(args) -> None:
     from django.db import connection, connections
     from django.test import Client
 
+    from annotation.counters import counters_mismatches
     from annotation.figures import figures_read
     from core.roles import Role
     from core.workspaces import membership_set
@@ -444,6 +445,7 @@ def campaign_page(args) -> None:
 
     started = time.perf_counter()
     scale = large_campaign(prefix=f"page{int(time.time())}", waiting=100)
+    assert counters_mismatches(campaign=scale.campaign) == []  # counted after its raw inserts
     for what, rounds in (("campaign", args.rounds), ("style", min(args.rounds, 200))):
         figures_read(
             what=what,
@@ -482,6 +484,8 @@ def campaign_page(args) -> None:
 
     # While a crowd votes on a campaign of the same size whose every pair still waits.
     load = large_campaign(prefix=f"load{int(time.time())}", waiting=5600, seed=1)
+    # Its counters agree with its rows, so the voters' leases stop at 5 votes a pair.
+    assert counters_mismatches(campaign=load.campaign) == []
     figures_read(what="campaign", campaign=load.campaign, run=load.run, rounds=args.rounds, compute="missing")
     url = f"/campaigns/{load.campaign.slug}/?rounds={args.rounds}"
     ids = [person.pk for person in load.annotators]
@@ -511,7 +515,8 @@ def campaign_page(args) -> None:
     seconds = time.monotonic() - voting_started + 2
     print(
         f"while {args.voters} processes voted for 200 annotators at 0.5-2 s between votes: {votes:,} votes in "
-        f"{seconds:.0f} s ({votes / seconds:.0f} a second), load average {min(load_averages):.1f}-{max(load_averages):.1f}"
+        f"{seconds:.0f} s ({votes / seconds:.0f} a second), load average {min(load_averages):.1f}-{max(load_averages):.1f}; "
+        f"counters wrong after: {len(counters_mismatches(campaign=load.campaign))}"
     )
     for side, results in sides.items():
         times = sorted(r[2] for r in results)

@@ -5,11 +5,18 @@ A script sets Django up at import time (`bench._django.setup_django`: a throwawa
 migrated). The test session has Django set up already, so that step is replaced by nothing, and
 no database is touched. Imports inside a script's functions (the scripts that set Django up in
 `main`) are checked by resolving each one: the module is found and every imported name exists.
+
+The stress scenario of bench_annotation_load.py, with its processes (gunicorn, workers, an LLM
+server, the judge command), also runs once end to end at a tiny size, on PostgreSQL.
 """
 
 import ast
 import importlib
 import importlib.util
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +60,42 @@ def test_a_bench_script_imports(path, monkeypatch):
     monkeypatch.setattr(bench._django, "setup_django", lambda: None)
     importlib.import_module(f"bench.{path.stem}")
     assert _imports_unresolved(path) == []
+
+
+def _postgres_reachable() -> bool:
+    import psycopg
+
+    from bench._annotation_load_helpers import postgres_admin_url
+
+    try:
+        with psycopg.connect(postgres_admin_url(), connect_timeout=5):
+            return True
+    except psycopg.Error:
+        return False
+
+
+@pytest.mark.processes
+def test_the_stress_scenario_runs_end_to_end_at_a_tiny_size_with_a_judge_run_beside():
+    """bench_annotation_load.py --scenario stress, tiny (its figures mean nothing here, and none
+    is checked): all four runs go through gunicorn, the workers and a judge run beside the
+    researchers, lose and double no vote, keep every counter right, and the judge runs, alone and
+    beside, judge exactly their calls; the throwaway database is dropped."""
+    if not _postgres_reachable():
+        pytest.skip("the stress scenario needs PostgreSQL (BENCH_POSTGRES_URL)")
+    command = [sys.executable, "bench/bench_annotation_load.py", "--scenario", "stress", "--seconds", "6"]
+    command += ["--annotators", "4", "--questions", "6", "--models", "3", "--votes-per-pair", "2"]
+    command += ["--researchers", "1", "--client-processes", "1", "--workers", "2", "--db-workers", "2"]
+    command += ["--judge-calls", "12", "--judge-latency", "0.01", "--judge-concurrency", "4"]
+    # A developer's local .env must not point the benchmark elsewhere.
+    done = subprocess.run(
+        command, cwd=ROOT, env={**os.environ, "USERBENCH_ENV_FILE": ""}, capture_output=True, text=True, timeout=1200
+    )
+    out = done.stdout
+    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    checks = re.findall(r"lost (\d+), doubled (\d+), stored unconfirmed \d+ .*; counters wrong: (\d+);", out)
+    assert checks == [("0", "0", "0")] * 4, out[-3000:]
+    judged = re.findall(r"(beside|alone): (\w+), (\d+) of (\d+) calls judged, (\d+) judgments stored", out)
+    assert judged == [(side, "finished", "12", "12", "12") for side in ("beside", "alone")] * 2, out[-3000:]
+    summary = out.split("\nsummary")[1]
+    assert summary.count("exactly its calls") == 2 and "NOT exactly" not in summary, summary
+    assert re.search(r"database ub_bench_annotation_\d+ dropped", out)

@@ -14,9 +14,16 @@ SHARDS = 8
 
 
 def backfill(apps, schema_editor):
-    """The counts of existing campaigns, from their assignments and answers: each pair's votes,
-    each annotator's tally, each campaign's tally in its shards, and the model pairs' questions."""
-    Campaign = apps.get_model("annotation", "Campaign")
+    """The counts of existing campaigns, from their assignments and answers."""
+    for campaign in apps.get_model("annotation", "Campaign").objects.all():
+        backfill_campaign(apps, campaign)
+
+
+def backfill_campaign(apps, campaign):
+    """One campaign's counts, from its assignments and answers: each pair's votes, each
+    annotator's tally, the campaign's tally in its shards, and the model pairs' questions. Writes
+    the tallies afresh: the campaign has none yet (tests/annotation/scale.py also calls it, with
+    the live models, after inserting assignments with raw SQL)."""
     Pair = apps.get_model("annotation", "ComparisonPair")
     Assignment = apps.get_model("annotation", "Assignment")
     AnnotatorTally = apps.get_model("annotation", "AnnotatorTally")
@@ -24,56 +31,55 @@ def backfill(apps, schema_editor):
     ModelPairSlots = apps.get_model("annotation", "ModelPairSlots")
     Answer = apps.get_model("judging", "Answer")
     voted = Assignment.objects.filter(pair=OuterRef("pk"), status="voted").values("pair").annotate(n=Count("pk"))
-    Pair.objects.update(votes_cast=Coalesce(Subquery(voted.values("n")[:1]), 0))
-    for campaign in Campaign.objects.all():
-        pairs = Pair.objects.filter(campaign=campaign)
-        pairs.update(
-            needs_votes=Case(
-                When(is_gold=False, votes_cast__lt=campaign.votes_per_pair, then=Value(True)),
-                default=Value(False),
-                output_field=BooleanField(),
-            )
+    pairs = Pair.objects.filter(campaign=campaign)
+    pairs.update(votes_cast=Coalesce(Subquery(voted.values("n")[:1]), 0))
+    pairs.update(
+        needs_votes=Case(
+            When(is_gold=False, votes_cast__lt=campaign.votes_per_pair, then=Value(True)),
+            default=Value(False),
+            output_field=BooleanField(),
         )
-        rows = (
-            Assignment.objects.filter(pair__campaign=campaign)
-            .values("annotator_id")
-            .annotate(
-                voted=Count("pk", filter=Q(status="voted")),
-                gold_voted=Count("pk", filter=Q(status="voted", pair__is_gold=True)),
-                released=Count("pk", filter=Q(status="released")),
-                last_pair_id=Coalesce(Max("pair_id", filter=Q(pair__is_gold=False)), 0),
-            )
+    )
+    rows = (
+        Assignment.objects.filter(pair__campaign=campaign)
+        .values("annotator_id")
+        .annotate(
+            voted=Count("pk", filter=Q(status="voted")),
+            gold_voted=Count("pk", filter=Q(status="voted", pair__is_gold=True)),
+            released=Count("pk", filter=Q(status="released")),
+            last_pair_id=Coalesce(Max("pair_id", filter=Q(pair__is_gold=False)), 0),
         )
-        shards = [0] * SHARDS
-        tallies = []
-        for row in rows:
-            tallies.append(AnnotatorTally(campaign=campaign, **row))
-            shards[row["annotator_id"] % SHARDS] += row["voted"] - row["gold_voted"]
-        AnnotatorTally.objects.bulk_create(tallies)
-        CampaignTally.objects.bulk_create(
-            CampaignTally(campaign=campaign, shard=shard, votes=votes) for shard, votes in enumerate(shards) if votes
+    )
+    shards = [0] * SHARDS
+    tallies = []
+    for row in rows:
+        tallies.append(AnnotatorTally(campaign=campaign, **row))
+        shards[row["annotator_id"] % SHARDS] += row["voted"] - row["gold_voted"]
+    AnnotatorTally.objects.bulk_create(tallies)
+    CampaignTally.objects.bulk_create(
+        CampaignTally(campaign=campaign, shard=shard, votes=votes) for shard, votes in enumerate(shards) if votes
+    )
+    if campaign.sampling != "adaptive":
+        return
+    models = sorted(campaign.candidates.values_list("pk", flat=True))
+    answered: dict[int, set[int]] = defaultdict(set)
+    for item_id, model_id in Answer.objects.filter(
+        item__dataset_id=campaign.dataset_id, model_id__in=models
+    ).values_list("item_id", "model_id"):
+        answered[model_id].add(item_id)
+    used: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for item_id, a, b in pairs.values_list("item_id", "model_a_id", "model_b_id"):
+        used[(min(a, b), max(a, b))].add(item_id)
+    ModelPairSlots.objects.bulk_create(
+        ModelPairSlots(
+            campaign=campaign,
+            model_a_id=a,
+            model_b_id=b,
+            available=len(answered[a] & answered[b]),
+            drawn=len(used[(a, b)] & answered[a] & answered[b]),
         )
-        if campaign.sampling != "adaptive":
-            continue
-        models = sorted(campaign.candidates.values_list("pk", flat=True))
-        answered: dict[int, set[int]] = defaultdict(set)
-        for item_id, model_id in Answer.objects.filter(
-            item__dataset_id=campaign.dataset_id, model_id__in=models
-        ).values_list("item_id", "model_id"):
-            answered[model_id].add(item_id)
-        used: dict[tuple[int, int], set[int]] = defaultdict(set)
-        for item_id, a, b in pairs.values_list("item_id", "model_a_id", "model_b_id"):
-            used[(min(a, b), max(a, b))].add(item_id)
-        ModelPairSlots.objects.bulk_create(
-            ModelPairSlots(
-                campaign=campaign,
-                model_a_id=a,
-                model_b_id=b,
-                available=len(answered[a] & answered[b]),
-                drawn=len(used[(a, b)] & answered[a] & answered[b]),
-            )
-            for a, b in combinations(models, 2)
-        )
+        for a, b in combinations(models, 2)
+    )
 
 
 class Migration(migrations.Migration):

@@ -3,26 +3,33 @@ and bench/bench_results_pages.py: 200 annotators, 8 models x 200 questions (5,60
 pair of models on every question), 5 votes a pair, all pairs done but `waiting` of them, which
 have two votes, one running lease and one skip each; a finished pointwise judge run, so that
 the page shows the alignment and agreement tables too. Votes go to annotators at random, so
-almost every two annotators share some items (the agreement table's worst case)."""
+almost every two annotators share some items (the agreement table's worst case).
+
+The rows go in with raw SQL, past the counters a vote keeps (annotation/counters.py), so the
+campaign's counters are then filled in from them by the backfill the migration that added them
+runs: a page, a lease or a vote on this campaign reads them as it would on a real one."""
 
 import random
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from importlib import import_module
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import connection
 from django.utils import timezone
 
 from annotation.campaigns import campaign_create
-from annotation.models import Assignment, Campaign, Vote, Winner
+from annotation.models import AnnotatorTally, Assignment, Campaign, CampaignTally, ModelPairSlots, Vote, Winner
 from core.models import Membership, default_workspace_id
 from curation.models import Dataset, Item
 from judging.engine.counters import run_counters_refresh
 from judging.models import Answer, CandidateModel, JudgeRun, Judgment
 
 WINNERS = [Winner.MODEL_A, Winner.MODEL_B, Winner.TIE, Winner.CANNOT_DETERMINE]
+_COUNTERS_MIGRATION = import_module("annotation.migrations.0011_pair_votes_and_tallies")
 
 
 def _insert(model, columns: list[str], rows: list[tuple]) -> None:
@@ -31,6 +38,14 @@ def _insert(model, columns: list[str], rows: list[tuple]) -> None:
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+
+
+def counters_backfill(campaign: Campaign) -> None:
+    """The campaign's counters (votes per pair, annotators' and campaign's tallies, adaptive model
+    pairs' questions) counted afresh from its rows, as the migration that added them did."""
+    for tally in (AnnotatorTally, CampaignTally, ModelPairSlots):
+        tally.objects.filter(campaign=campaign).delete()
+    _COUNTERS_MIGRATION.backfill_campaign(apps, campaign)
 
 
 @dataclass
@@ -141,6 +156,7 @@ def large_campaign(
         ],
         votes,
     )
+    counters_backfill(campaign)
     run = JudgeRun.objects.create(
         dataset=dataset,
         mode="pointwise",
