@@ -1,0 +1,86 @@
+"""A large answers file with a bad line 2: how long until the error, streamed against parsed whole.
+
+A file of 1,000,000 JSONL lines (about 48 MiB, near the 50 MB upload limit) for a dataset of 1,000
+items, whose line 2 is wrong in one of three ways: it names a question the dataset lacks, it
+answers the same item as line 1, or it is not JSON. `answers_import` matches each line to its
+item as it reads it and stops at the first bad one; the former order (every line parsed into a
+list first, then matched) is measured beside it as `read_answers` over the whole file followed
+by the same import, which is what the request used to spend before it could answer.
+
+Run: .venv/bin/python bench/bench_large_upload.py [--lines N]   (DATABASE_URL picks PostgreSQL)
+"""
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench._django import setup_django  # noqa: E402
+
+setup_django()
+
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from curation.datasets.importers import DataImportError  # noqa: E402
+from curation.models import Dataset, Item  # noqa: E402
+from judging.answers.imports import answers_import, read_answers  # noqa: E402
+
+ITEMS = 1_000
+
+
+def answers_file(lines: int, second: str) -> bytes:
+    first = json.dumps({"question_id": "0000000", "response": "Yes."})
+    filler = json.dumps({"question_id": "0000002", "response": "Yes."})
+    return (first + "\n" + second + "\n" + (filler + "\n") * (lines - 2)).encode()
+
+
+def until_error(call) -> tuple[float, str]:
+    started = time.perf_counter()
+    try:
+        call()
+    except DataImportError as error:
+        return time.perf_counter() - started, str(error)
+    raise SystemExit("the import did not refuse the file")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    lines = parser.parse_args().lines
+    dataset = Dataset.objects.create(name="bench-answers", frozen_at=timezone.now())
+    Item.objects.bulk_create(Item(dataset=dataset, external_id=f"{n:07d}", question=f"q{n}") for n in range(ITEMS))
+    cases = {
+        "unknown question": json.dumps({"question_id": "9999999", "response": "x"}),
+        "same item twice": json.dumps({"question_id": "0000000", "response": "x"}),
+        "not JSON": '{"question_id": "0000001", "response": ',
+    }
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"{lines:,} lines, {connection.vendor}, load average {load}")
+    for name, second in cases.items():
+        data = answers_file(lines, second)
+
+        def streamed(data=data):
+            answers_import(dataset_name=dataset.name, model_name="m", stream=io.BytesIO(data))
+
+        def whole_first(data=data):
+            try:
+                read_answers(io.BytesIO(data))
+            except Exception:  # a JSON error on line 2 stops the whole parse too
+                pass
+            streamed(data)
+
+        after, message = until_error(streamed)
+        before, _ = until_error(whole_first)
+        print(
+            f"{name:17} ({len(data) / 2**20:.0f} MiB): parsed whole first {before * 1000:8.0f} ms, "
+            f"streamed {after * 1000:6.1f} ms, ratio {before / after:8.0f}x  [{message[:60]}]"
+        )
+
+
+if __name__ == "__main__":
+    main()
