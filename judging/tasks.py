@@ -5,9 +5,10 @@ from django.tasks import task
 
 # The one import loop judging keeps, as every queued Django app does: these tasks call the
 # engine and the generation service, and those queue them (judging/engine/dispatch.py and
-# judging/answers/generation_jobs.py import this module when they enqueue, inside the
+# judging/answers/generation_jobs.py and uploads.py import this module when they enqueue, inside the
 # functions that do).
 from judging.answers.generation_jobs import generation_execute
+from judging.answers.uploads import upload_execute
 from judging.engine.batch import run_batch_execute
 from judging.engine.execution import shard_execute
 from judging.engine.watchdog import run_watch
@@ -45,3 +46,10 @@ def run_watch_task(run_id: int) -> str:
 def answers_generate_task(generation_id: int) -> str:
     """A generation of candidate answers started from a page or the API."""
     return generation_execute(generation_id=generation_id)
+
+
+@task(queue_name="default")
+def answers_upload_task(upload_id: int) -> str:
+    """A large answers file read and stored (judging.answers.uploads.upload_execute). On `default`:
+    it takes seconds, and must not wait behind a long run's shards on `judging`."""
+    return upload_execute(upload_id=upload_id)
