@@ -65,17 +65,17 @@ def upload_queue(*, dataset: Dataset, model_name: str, file: UploadedFile, actor
         raise UploadError(_("Name the model whose answers these are."))
     name = checked_name(name, "model name", CandidateModel, "name")
     content = b"".join(file.chunks())
-    with transaction.atomic():
-        upload = AnswerUpload.objects.create(
-            dataset=dataset,
-            model_name=name,
-            file_name=(file.name or "")[:255],
-            file_format=answer_format(file.name or ""),
-            content=content,
-            size=len(content),
-            created_by=actor,
-        )
-        transaction.on_commit(lambda: _enqueue(upload))
+    upload = AnswerUpload.objects.create(
+        dataset=dataset,
+        model_name=name,
+        file_name=(file.name or "")[:255],
+        file_format=answer_format(file.name or ""),
+        content=content,
+        size=len(content),
+        created_by=actor,
+    )
+    # The database backend's task row is written beside it, in the same transaction if any.
+    _enqueue(upload)
     return upload
 
 
@@ -86,7 +86,7 @@ def upload_resume(*, upload: AnswerUpload) -> AnswerUpload:
         if not upload_can_resume(locked):
             raise UploadError(_("Only an upload whose worker stopped can be resumed; this one is at work or done."))
         AnswerUpload.objects.filter(pk=locked.pk).update(status=AnswerUpload.Status.QUEUED, beat_at=None)
-        transaction.on_commit(lambda: _enqueue(locked))
+    _enqueue(upload)
     upload.refresh_from_db()
     return upload
 
@@ -133,8 +133,9 @@ def upload_execute(*, upload_id: int) -> str:
                 finished_at=timezone.now(),
             )
     except DataImportError as refused:
-        mine.update(
+        if not mine.update(
             status=AnswerUpload.Status.FAILED, error=str(refused)[:2000], content=b"", finished_at=timezone.now()
-        )
+        ):
+            return "taken over"  # a later attempt has it: its outcome stands
         return AnswerUpload.Status.FAILED
     return AnswerUpload.Status.FINISHED
