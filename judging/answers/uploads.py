@@ -85,7 +85,11 @@ def upload_resume(*, upload: AnswerUpload) -> AnswerUpload:
         locked = AnswerUpload.objects.select_for_update().get(pk=upload.pk)
         if not upload_can_resume(locked):
             raise UploadError(_("Only an upload whose worker stopped can be resumed; this one is at work or done."))
-        AnswerUpload.objects.filter(pk=locked.pk).update(status=AnswerUpload.Status.QUEUED, beat_at=None)
+        # Only the stale attempt seen above: one that finished meanwhile stays finished.
+        if not AnswerUpload.objects.filter(
+            pk=locked.pk, status=AnswerUpload.Status.RUNNING, attempt=locked.attempt
+        ).update(status=AnswerUpload.Status.QUEUED, beat_at=None):
+            raise UploadError(_("Only an upload whose worker stopped can be resumed; this one is at work or done."))
     _enqueue(upload)
     upload.refresh_from_db()
     return upload
