@@ -7,7 +7,11 @@ item as it reads it and stops at the first bad one; the former order (every line
 list first, then matched) is measured beside it as `read_answers` over the whole file followed
 by the same import, which is what the request used to spend before it could answer.
 
-Run: .venv/bin/python bench/bench_large_upload.py [--lines N]   (DATABASE_URL picks PostgreSQL)
+With --web, the answers page is posted the same file with its bad line last instead, through
+Django's test client: read in the request (UPLOAD_BACKGROUND_BYTES above the file, as before)
+against stored for a worker (the 2 MB default): how long a web worker is held.
+
+Run: .venv/bin/python bench/bench_large_upload.py [--lines N] [--web]   (DATABASE_URL picks PostgreSQL)
 """
 
 import argparse
@@ -51,7 +55,9 @@ def until_error(call) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=1_000_000)
-    lines = parser.parse_args().lines
+    parser.add_argument("--web", action="store_true")
+    arguments = parser.parse_args()
+    lines = arguments.lines
     dataset = Dataset.objects.create(name="bench-answers", frozen_at=timezone.now())
     Item.objects.bulk_create(Item(dataset=dataset, external_id=f"{n:07d}", question=f"q{n}") for n in range(ITEMS))
     cases = {
@@ -80,6 +86,44 @@ def main() -> None:
             f"{name:17} ({len(data) / 2**20:.0f} MiB): parsed whole first {before * 1000:8.0f} ms, "
             f"streamed {after * 1000:6.1f} ms, ratio {before / after:8.0f}x  [{message[:60]}]"
         )
+    if arguments.web:
+        web_request(lines)
+
+
+def web_request(lines: int) -> None:
+    from django.conf import settings
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client, override_settings
+
+    from tests.factories import UserFactory
+
+    client = Client()
+    client.force_login(UserFactory(username="bench-researcher", roles=["researcher"]))
+    # Every line but the last answers its own item, so the whole file is read before the error.
+    web = Dataset.objects.create(name="bench-web", frozen_at=timezone.now())
+    Item.objects.bulk_create(
+        (Item(dataset=web, external_id=f"w{n}", question=f"w{n}") for n in range(lines)), batch_size=5000
+    )
+    data = "".join(f'{{"question_id":"w{n}","response":"Yes."}}\n' for n in range(lines - 1))
+    data = (data + '{"question_id": "9999999", "response": "x"}\n').encode()
+    with override_settings(ALLOWED_HOSTS=["testserver"]):
+        client.get(f"/datasets/{web.name}/answers/")  # the first request loads what every later one uses
+    dummy = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "judging"]}}
+    timings = {}
+    for name, threshold in (("read in the request", len(data) + 1), ("stored for a worker", 2 * 1024 * 1024)):
+        with override_settings(UPLOAD_BACKGROUND_BYTES=threshold, TASKS=dummy, ALLOWED_HOSTS=["testserver"]):
+            started = time.perf_counter()
+            response = client.post(
+                f"/datasets/{web.name}/answers/",
+                {"action": "upload", "model": "web", "file": SimpleUploadedFile("a.jsonl", data)},
+            )
+            timings[name] = time.perf_counter() - started
+        print(
+            f"web request, bad last line ({len(data) / 2**20:.0f} MiB), {name}: {timings[name]:.1f} s, HTTP {response.status_code}"
+        )
+    assert settings.UPLOAD_BACKGROUND_BYTES  # the default again
+    ratio = timings["read in the request"] / timings["stored for a worker"]
+    print(f"web request held {ratio:.0f}x less when the file goes to a worker")
 
 
 if __name__ == "__main__":
