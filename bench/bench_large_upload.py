@@ -56,8 +56,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--web", action="store_true")
+    parser.add_argument("--web-only", action="store_true", help="only the answers page's request")
     arguments = parser.parse_args()
     lines = arguments.lines
+    if arguments.web_only:
+        web_request(lines)
+        return
     dataset = Dataset.objects.create(name="bench-answers", frozen_at=timezone.now())
     Item.objects.bulk_create(Item(dataset=dataset, external_id=f"{n:07d}", question=f"q{n}") for n in range(ITEMS))
     cases = {
