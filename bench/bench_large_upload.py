@@ -102,14 +102,15 @@ def web_request(lines: int) -> None:
     from tests.factories import UserFactory
 
     client = Client()
-    client.force_login(UserFactory(username="bench-researcher", roles=["researcher"]))
+    researcher = UserFactory(username="bench-researcher", roles=["researcher"])
+    client.force_login(researcher)  # type: ignore[arg-type]  # factory_boy builds a User
     # Every line but the last answers its own item, so the whole file is read before the error.
     web = Dataset.objects.create(name="bench-web", frozen_at=timezone.now())
     Item.objects.bulk_create(
         (Item(dataset=web, external_id=f"w{n}", question=f"w{n}") for n in range(lines)), batch_size=5000
     )
-    data = "".join(f'{{"question_id":"w{n}","response":"Yes."}}\n' for n in range(lines - 1))
-    data = (data + '{"question_id": "9999999", "response": "x"}\n').encode()
+    text = "".join(f'{{"question_id":"w{n}","response":"Yes."}}\n' for n in range(lines - 1))
+    data = (text + '{"question_id": "9999999", "response": "x"}\n').encode()
     with override_settings(ALLOWED_HOSTS=["testserver"]):
         client.get(f"/datasets/{web.name}/answers/")  # the first request loads what every later one uses
     dummy = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "judging"]}}
