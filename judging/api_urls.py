@@ -18,6 +18,16 @@ urlpatterns = [
     path("judge-templates/", api.TemplateListApi.as_view(), name="api-judge-templates"),
     # A dataset name may hold "/": these end in a fixed word, so the name is what comes before it.
     path("datasets/<path:name>/answers/", answer_api.DatasetAnswersApi.as_view(), name="api-dataset-answers"),
+    path(
+        "datasets/<path:name>/answer-uploads/<int:upload_id>/",
+        answer_api.UploadDetailApi.as_view(),
+        name="api-dataset-answers-upload",
+    ),
+    path(
+        "datasets/<path:name>/answer-uploads/<int:upload_id>/resume/",
+        answer_api.UploadResumeApi.as_view(),
+        name="api-dataset-answers-upload-resume",
+    ),
     path("datasets/<path:name>/generations/", answer_api.GenerationListApi.as_view(), name="api-dataset-generations"),
     path(
         "datasets/<path:name>/generations/<int:generation_id>/",

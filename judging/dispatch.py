@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core.figures import enqueue_later, refresh_claim
 from judging.batching import batch_pass_defer
-from judging.models import AnswerGeneration, JudgeRun, JudgeShard, RunFigures, stale_after
+from judging.models import AnswerGeneration, AnswerUpload, JudgeRun, JudgeShard, RunFigures, stale_after
 
 
 def run_enqueue(*, run: JudgeRun) -> int:
@@ -150,3 +150,13 @@ def generation_batch_schedule(*, generation_id: int) -> bool:
     return batch_pass_defer(
         owner=AnswerGeneration.objects.filter(pk=generation_id), task=answers_generate_task, argument=generation_id
     )
+
+
+def answers_upload_enqueue(upload: AnswerUpload) -> None:
+    """A large answers file's reading, on the `default` queue (not behind judge runs on
+    `judging`), its task id recorded on the upload."""
+    # The service <-> task loop of a queued app: judging/tasks.py imports the rooms at load.
+    from judging.tasks import answers_upload_task
+
+    result = answers_upload_task.enqueue(upload.pk)
+    AnswerUpload.objects.filter(pk=upload.pk).update(task_id=str(result.id)[:64])

@@ -4,9 +4,10 @@
 from django.tasks import task
 
 # The one import loop judging keeps, as every queued Django app does: these tasks call the
-# engine, the figures and the generation service, and those queue them through
-# judging/dispatch.py, which imports this module when it enqueues, inside the functions that do.
+# engine, the figures, the generation service and large answers uploads, and those queue them
+# through judging/dispatch.py, which imports this module when it enqueues, inside the functions that do.
 from judging.answers.generation_jobs import generation_execute
+from judging.answers.uploads import upload_execute
 from judging.engine.batch import run_batch_execute
 from judging.engine.execution import shard_execute
 from judging.engine.watchdog import run_watch
@@ -44,3 +45,10 @@ def run_watch_task(run_id: int) -> str:
 def answers_generate_task(generation_id: int) -> str:
     """A generation of candidate answers started from a page or the API."""
     return generation_execute(generation_id=generation_id)
+
+
+@task(queue_name="default")
+def answers_upload_task(upload_id: int) -> str:
+    """A large answers file read and stored (judging.answers.uploads.upload_execute). On `default`:
+    it takes seconds, and must not wait behind a long run's shards on `judging`."""
+    return upload_execute(upload_id=upload_id)

@@ -24,6 +24,11 @@ urlpatterns = [
         answer_views.generation_action,
         name="generation-action",
     ),
+    path(
+        "datasets/<path:name>/answers/uploads/<int:upload_id>/resume/",
+        answer_views.upload_resume_view,
+        name="answers-upload-resume",
+    ),
     # Posted from a working dataset's page (curation); the filter reads this app's judgments.
     path("review/datasets/<int:dataset_id>/difficulty/", views.dataset_difficulty_view, name="dataset-difficulty"),
 ]

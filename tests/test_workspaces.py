@@ -19,7 +19,7 @@ from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
 from curation.models import Case, CurationJob, Dataset, ReviewTask, Study
 from home.models import Invitation
 from home.services import invitation_create
-from judging.models import AnswerGeneration, BatchJob, JudgeRun
+from judging.models import AnswerGeneration, AnswerUpload, BatchJob, JudgeRun
 from llm.models import Endpoint
 from tests.factories import (
     AnswerFactory,
@@ -59,6 +59,7 @@ class World:
     task: ReviewTask
     invitation: Invitation
     generation: AnswerGeneration
+    upload: AnswerUpload
 
 
 @pytest.fixture
@@ -96,6 +97,15 @@ def world(db) -> World:
     # Batches sent through the provider's Batch API: their ids and errors are A's too.
     BatchJob.objects.create(run=run, batch_id="hidden-a-batch", status="collected", error="HIDDEN-A error")
     BatchJob.objects.create(generation=generation, batch_id="hidden-a-gen-batch", status="collected")
+    # A large answers file stored for a worker: its name, file and error are A's.
+    upload = AnswerUpload.objects.create(
+        dataset=dataset,
+        model_name="hidden-a-model-1",
+        file_name="hidden-a.jsonl",
+        content=b"HIDDEN-A file",
+        status="running",
+        error="HIDDEN-A error",
+    )
     return World(
         alice=alice,
         bob=bob,
@@ -111,6 +121,7 @@ def world(db) -> World:
         task=task,
         invitation=invitation,
         generation=generation,
+        upload=upload,
     )
 
 
@@ -264,6 +275,9 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
             f"api-{kind}-{action}": ({"key": key}, {}) for kind, key in archivable.items() for action in ARCHIVE_ACTIONS
         },
         **{f"{page}-{action}": (kwargs, {}) for page, kwargs in archive_pages.items() for action in ARCHIVE_ACTIONS},
+        "api-dataset-answers-upload": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
+        "api-dataset-answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
+        "judging:answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
     }
 
 

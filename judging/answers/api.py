@@ -1,7 +1,8 @@
 """REST API of a dataset's candidate answers: an upload of one model's answers (multipart `model`
-and `file`), and generations from an endpoint, followed, cancelled and resumed."""
+and `file`; a large file is read by a worker and followed at its `url`), and generations from an endpoint, followed, cancelled and resumed."""
 
 from django.conf import settings
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -21,10 +22,18 @@ from judging.answers.generation_jobs import (
     generation_start,
 )
 from judging.answers.imports import answer_format, answers_import
-from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.answers.selectors import (
+    GenerationNotFound,
+    UploadNotFound,
+    answer_counts,
+    generation_list,
+    generation_of_dataset,
+    upload_of_dataset,
+)
+from judging.answers.uploads import upload_can_resume, upload_in_background, upload_queue, upload_resume
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
-from judging.models import AnswerGeneration
+from judging.models import AnswerGeneration, AnswerUpload
 from llm.selectors import endpoint_by_name
 
 
@@ -33,6 +42,13 @@ def _dataset(name: str, user) -> Dataset:
     try:
         return dataset_by_name(name=name, user=user)
     except DatasetNotFound as error:
+        raise NotFound(str(error)) from None
+
+
+def _upload(name: str, upload_id: int, user) -> AnswerUpload:
+    try:
+        return upload_of_dataset(dataset=_dataset(name, user), upload_id=upload_id)
+    except UploadNotFound as error:
         raise NotFound(str(error)) from None
 
 
@@ -85,6 +101,39 @@ class GenerationSerializer(serializers.Serializer):
         return BatchesProgressSerializer(batch_jobs_progress(generation.batch_jobs.all())).data
 
 
+class UploadSerializer(serializers.Serializer):
+    class Meta:
+        ref_name = "AnswerUploadJob"
+
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField(help_text="Where to follow it.")
+    dataset = serializers.CharField(source="dataset.name")
+    model = serializers.CharField(source="model_name")
+    file_name = serializers.CharField()
+    status = serializers.CharField(help_text="queued, running, finished or failed (refused: nothing stored).")
+    status_label = serializers.CharField(source="get_status_display")
+    size = serializers.IntegerField(help_text="Bytes of the file.")
+    bytes_read = serializers.IntegerField()
+    lines_read = serializers.IntegerField()
+    percent = serializers.SerializerMethodField()
+    imported = serializers.IntegerField(help_text="Answers stored, once finished.")
+    error = serializers.CharField(help_text="Why it was refused, naming the line; nothing was stored.")
+    resumable = serializers.SerializerMethodField(help_text="Its worker stopped: a resume reads it again.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, upload) -> str:
+        return reverse("api-dataset-answers-upload", args=[upload.dataset.name, upload.pk])
+
+    def get_percent(self, upload) -> int:
+        if upload.status == AnswerUpload.Status.FINISHED:
+            return 100
+        return min(99, upload.bytes_read * 100 // max(upload.size, 1))
+
+    def get_resumable(self, upload) -> bool:
+        return upload_can_resume(upload)
+
+
 class DatasetAnswersApi(APIView):
     """The dataset's candidate models with their answer counts; POST uploads one model's answers
     (JSONL, or CSV for a file named .csv): the whole file or nothing, an error naming its line."""
@@ -110,7 +159,12 @@ class DatasetAnswersApi(APIView):
     def get(self, request, name: str):
         return Response(ModelAnswersSerializer(answer_counts(dataset=_dataset(name, request.user)), many=True).data)
 
-    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        responses={201: OutputSerializer, 202: UploadSerializer},
+        description="A file over UPLOAD_BACKGROUND_BYTES (2 MB by default) is stored and read by a worker: "
+        "202 with the upload, whose `url` follows its progress; the answers are stored once every line is read.",
+    )
     def post(self, request, name: str):
         dataset = _dataset(name, request.user)
         given = self.InputSerializer(data=request.data)
@@ -120,6 +174,12 @@ class DatasetAnswersApi(APIView):
             raise serializers.ValidationError(
                 {"file": [f"The file is larger than {settings.UPLOAD_MAX_REQUEST_BYTES // 2**20} MB."]}
             )
+        if upload_in_background(upload.size):
+            queued = upload_queue(
+                dataset=dataset, model_name=given.validated_data["model"], file=upload, actor=request.user
+            )
+            queued.refresh_from_db()
+            return Response(UploadSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
         count = answers_import(
             dataset_name=dataset.name,
             model_name=given.validated_data["model"],
@@ -128,6 +188,26 @@ class DatasetAnswersApi(APIView):
             actor=request.user,
         )
         return Response({"model": given.validated_data["model"].strip(), "imported": count}, status.HTTP_201_CREATED)
+
+
+class UploadDetailApi(APIView):
+    """A large upload read by a worker: its progress, then what it stored or why it was refused."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(responses=UploadSerializer)
+    def get(self, request, name: str, upload_id: int):
+        return Response(UploadSerializer(_upload(name, upload_id, request.user)).data)
+
+
+class UploadResumeApi(APIView):
+    """Queue again an upload whose worker stopped (`resumable`); 400 otherwise."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(request=None, responses=UploadSerializer)
+    def post(self, request, name: str, upload_id: int):
+        return Response(UploadSerializer(upload_resume(upload=_upload(name, upload_id, request.user))).data)
 
 
 class GenerationListApi(APIView):

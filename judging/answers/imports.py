@@ -4,14 +4,15 @@ file in one transaction, or nothing.
 The file is JSONL with `instruction` or `question` (or `question_id`) and `response` per line,
 or CSV with a header naming the same columns, or a benchmark's own answers format for its
 datasets (Arena-Hard's `uid`, `model`, `messages`: judging/benchmarks/); every line is checked by the pure rules of
-core/import_checks.py before anything is written, and an error names its line.
+core/import_checks.py and matched to its item as it is read, before anything is written, and the
+first bad line stops the reading with an error naming it.
 """
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import BinaryIO, TextIO, cast
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
@@ -19,6 +20,7 @@ from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_fi
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.models import Dataset
 from judging.benchmarks.registry import benchmark_for_source
 from judging.models import Answer, CandidateModel
 
@@ -37,10 +39,20 @@ def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[Answ
     response: text (may be empty); instruction / question: text; question_id: a number or text
     of at most the external_id column. A line names its question one way or the other.
     """
-    records = [answer_record(value, line, columns) for line, value in json_objects(source)]
-    if not records:
-        raise FormatError(1, "the file has no rows")
-    return records
+    return _at_least_one(iter_answers(source, columns=columns), "the file has no rows")
+
+
+def iter_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[AnswerRecord]:
+    """read_answers one line at a time: a bad line is refused when it is read, not after the file."""
+    for line, value in json_objects(source):
+        yield answer_record(value, line, columns)
+
+
+def _at_least_one(records: Iterator[AnswerRecord], empty: str) -> list[AnswerRecord]:
+    found = list(records)
+    if not found:
+        raise FormatError(1, empty)
+    return found
 
 
 def answer_record(value: dict, line: int, columns: Mapping[str, int] = NO_LIMITS) -> AnswerRecord:
@@ -77,6 +89,11 @@ def read_answers_csv(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[
     """Candidate answers, CSV (UTF-8, a byte-order mark allowed): a header with `response` and at
     least one of `question_id`, `question`, `instruction`; other columns are ignored. A row names
     its question by a non-empty question_id, else by its question text."""
+    return _at_least_one(iter_answers_csv(source, columns=columns), "the file has a header but no rows")
+
+
+def iter_answers_csv(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[AnswerRecord]:
+    """read_answers_csv one record at a time."""
     rows = csv_rows(source)
     first = next(rows, None)
     header = [name.lstrip("\ufeff").strip() for name in (first[1] if first else [])]
@@ -88,7 +105,6 @@ def read_answers_csv(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[
         )
     if len(set(header)) != len(header):
         raise FormatError(first[0] if first else 1, "the header names a column twice")
-    records = []
     for line, row in rows:
         cells = csv_cells(row, line, header)
         question_id = cells.get("question_id", "")
@@ -96,22 +112,151 @@ def read_answers_csv(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[
         question = cells.get(name, "")
         if not question_id and not question:
             raise FormatError(line, "expected a question_id, question or instruction")
-        records.append(
-            AnswerRecord(
-                line=line,
-                response=text_field(cells["response"], line, "response", blank=True),
-                question_id=id_field(question_id, line, "question_id", limit=column_limit(columns, "external_id"))
-                if question_id
-                else None,
-                question=text_field(question, line, name) if not question_id else None,
-            )
+        yield AnswerRecord(
+            line=line,
+            response=text_field(cells["response"], line, "response", blank=True),
+            question_id=id_field(question_id, line, "question_id", limit=column_limit(columns, "external_id"))
+            if question_id
+            else None,
+            question=text_field(question, line, name) if not question_id else None,
         )
-    if not records:
-        raise FormatError(1, "the file has a header but no rows")
-    return records
+
+
+@dataclass
+class CheckedAnswers:
+    """A file's answers matched to the dataset's items, ready to store (`answers_store`)."""
+
+    dataset: Dataset
+    model_name: str
+    file_format: str
+    # (item id, response text) in the file's order.
+    answers: list[tuple[int, str]] = field(default_factory=list)
+
+
+# How many lines between two calls of a progress callback.
+PROGRESS_EVERY_LINES = 10_000
+
+
+def answers_check(
+    *,
+    dataset_name: str,
+    model_name: str,
+    stream: BinaryIO | TextIO,
+    only_known: bool = False,
+    file_format: str = "jsonl",
+    on_progress: Callable[[int], None] | None = None,
+) -> CheckedAnswers:
+    """Read a file of one model's answers and match each line to its item as it is read,
+    writing nothing: the first line that cannot be stored stops the reading there, so an error
+    on line 2 of a million-line file answers at once. DataImportError names the line.
+    `on_progress(lines)` is called every PROGRESS_EVERY_LINES lines (a worker's progress)."""
+    try:
+        dataset = dataset_by_name(name=dataset_name)
+    except DatasetNotFound as error:
+        raise DataImportError(str(error)) from None
+    refuse_if_archived(dataset)
+    model_name = model_name.strip()
+    if not model_name:
+        raise DataImportError("Name the model with --model.")
+    model_name = checked_name(model_name, "model name", CandidateModel, "name")
+    # A benchmark whose published answers have their own shape reads them as they are (JSONL).
+    benchmark = benchmark_for_source(dataset.source)
+    reader: Callable[..., Iterable[AnswerRecord]]
+    if file_format == "csv":
+        reader = iter_answers_csv
+    elif benchmark is not None and benchmark.answers_reader is not None:
+        reader = benchmark.answers_reader
+    else:
+        reader = iter_answers
+
+    by_external_id: dict[str, int] = {}
+    by_question: dict[str, int] = {}
+    ambiguous: set[str] = set()
+    for known_id, external_id, question in dataset.items.values_list("id", "external_id", "question"):
+        by_external_id[external_id] = known_id
+        if question in by_question:
+            ambiguous.add(question)
+        by_question[question] = known_id
+    already = set(
+        Answer.objects.filter(item__dataset=dataset, model__name=model_name).values_list("item_id", flat=True)
+    )
+    checked = CheckedAnswers(dataset=dataset, model_name=model_name, file_format=file_format)
+    seen: dict[int, int] = {}
+    lines = 0
+    try:
+        for record in reader(stream, columns=item_columns()):
+            lines += 1
+            if on_progress is not None and lines % PROGRESS_EVERY_LINES == 0:
+                on_progress(record.line)
+            item_id = _item_of(record, dataset_name, by_external_id, by_question, ambiguous)
+            if item_id is None and only_known:
+                continue
+            if item_id is None:
+                where = f"question_id {record.question_id}" if record.question_id is not None else "its question text"
+                raise DataImportError(
+                    f"Nothing imported. line {record.line}: no item of {dataset_name!r} matches {where}."
+                )
+            if item_id in seen:
+                raise DataImportError(
+                    f"Nothing imported. line {record.line}: answers the same item as line {seen[item_id]}."
+                )
+            if item_id in already:
+                raise DataImportError(
+                    f"Nothing imported. line {record.line}: {model_name!r} already has an answer to this item."
+                )
+            seen[item_id] = record.line
+            checked.answers.append((item_id, record.response))
+        if not lines:
+            raise FormatError(
+                1, "the file has a header but no rows" if file_format == "csv" else "the file has no rows"
+            )
+    except FormatError as error:
+        raise DataImportError(f"Nothing imported. {error}") from None
+    except UnicodeDecodeError as error:
+        raise DataImportError(f"Nothing imported. The file is not UTF-8 text ({error.reason}).") from None
+    return checked
+
+
+def _item_of(record: AnswerRecord, dataset_name: str, by_external_id, by_question, ambiguous) -> int | None:
+    if record.question_id is not None:
+        return by_external_id.get(record.question_id)
+    if record.question in ambiguous:
+        raise DataImportError(
+            f"Nothing imported. line {record.line}: the question appears more than once in "
+            f"{dataset_name!r}; give question_id instead."
+        )
+    # Every record without a question_id has its question.
+    return by_question.get(cast(str, record.question))
 
 
 @transaction.atomic
+def answers_store(checked: CheckedAnswers, *, actor=None) -> int:
+    """Store checked answers in one transaction (all or nothing); returns how many. An answer the
+    model was given meanwhile (another upload) is refused and nothing is stored."""
+    model, _ = CandidateModel.objects.get_or_create(name=checked.model_name)
+    try:
+        with transaction.atomic():
+            Answer.objects.bulk_create(
+                (
+                    Answer(item_id=item_id, model=model, text=text, origin=Answer.Origin.IMPORTED)
+                    for item_id, text in checked.answers
+                ),
+                batch_size=500,
+            )
+    except IntegrityError:
+        raise DataImportError(
+            f"Nothing imported. {checked.model_name!r} was given answers to these items meanwhile; upload again."
+        ) from None
+    audit_record(
+        actor=actor,
+        action=AuditAction.ANSWERS_IMPORTED,
+        target=f"dataset:{checked.dataset.name}",
+        details={"model": checked.model_name, "answers": len(checked.answers), "format": checked.file_format},
+        workspace=checked.dataset.workspace_id,
+    )
+    return len(checked.answers)
+
+
 def answers_import(
     *,
     dataset_name: str,
@@ -125,82 +270,18 @@ def answers_import(
 
     Each line is matched to exactly one item by `question_id` (the item's id in its source) or
     by the exact question text. Unknown questions, answers given twice, and answers the model
-    already has are refused with the line number, and then nothing is stored. With
-    `only_known`, lines about questions the dataset lacks are skipped instead (a dataset that
-    holds a slice of the file the answers were published for). `file_format`: "jsonl" or "csv".
-    `actor`: who imported them from a page or the API, recorded in the audit log.
+    already has are refused with the line number as soon as that line is read, and then nothing
+    is stored. With `only_known`, lines about questions the dataset lacks are skipped instead (a
+    dataset that holds a slice of the file the answers were published for). `file_format`:
+    "jsonl" or "csv". `actor`: who imported them from a page or the API, recorded in the audit log.
+    A file over UPLOAD_BACKGROUND_BYTES from a page or the API goes to a worker instead
+    (judging/answers/uploads.py), through the same two steps.
     """
-    try:
-        dataset = dataset_by_name(name=dataset_name)
-    except DatasetNotFound as error:
-        raise DataImportError(str(error)) from None
-    refuse_if_archived(dataset)
-    model_name = model_name.strip()
-    if not model_name:
-        raise DataImportError("Name the model with --model.")
-    model_name = checked_name(model_name, "model name", CandidateModel, "name")
-    # A benchmark whose published answers have their own shape reads them as they are (JSONL).
-    benchmark = benchmark_for_source(dataset.source)
-    if file_format == "csv":
-        reader = read_answers_csv
-    elif benchmark is not None and benchmark.answers_reader is not None:
-        reader = benchmark.answers_reader
-    else:
-        reader = read_answers
-    try:
-        records = reader(stream, columns=item_columns())
-    except FormatError as error:
-        raise DataImportError(f"Nothing imported. {error}") from None
-    except UnicodeDecodeError as error:
-        raise DataImportError(f"Nothing imported. The file is not UTF-8 text ({error.reason}).") from None
-
-    by_external_id: dict[str, int] = {}
-    by_question: dict[str, int] = {}
-    ambiguous: set[str] = set()
-    for known_id, external_id, question in dataset.items.values_list("id", "external_id", "question"):
-        by_external_id[external_id] = known_id
-        if question in by_question:
-            ambiguous.add(question)
-        by_question[question] = known_id
-    model, _ = CandidateModel.objects.get_or_create(name=model_name)
-    already = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
-
-    answers: list[Answer] = []
-    seen: dict[int, int] = {}
-    for record in records:
-        item_id: int | None
-        if record.question_id is not None:
-            item_id = by_external_id.get(record.question_id)
-            where = f"question_id {record.question_id}"
-        else:
-            if record.question in ambiguous:
-                raise DataImportError(
-                    f"Nothing imported. line {record.line}: the question appears more than once in "
-                    f"{dataset_name!r}; give question_id instead."
-                )
-            # read_answers gives every line without a question_id its question.
-            item_id = by_question.get(cast(str, record.question))
-            where = "its question text"
-        if item_id is None and only_known:
-            continue
-        if item_id is None:
-            raise DataImportError(f"Nothing imported. line {record.line}: no item of {dataset_name!r} matches {where}.")
-        if item_id in seen:
-            raise DataImportError(
-                f"Nothing imported. line {record.line}: answers the same item as line {seen[item_id]}."
-            )
-        if item_id in already:
-            raise DataImportError(
-                f"Nothing imported. line {record.line}: {model_name!r} already has an answer to this item."
-            )
-        seen[item_id] = record.line
-        answers.append(Answer(item_id=item_id, model=model, text=record.response, origin=Answer.Origin.IMPORTED))
-    Answer.objects.bulk_create(answers, batch_size=500)
-    audit_record(
-        actor=actor,
-        action=AuditAction.ANSWERS_IMPORTED,
-        target=f"dataset:{dataset.name}",
-        details={"model": model_name, "answers": len(answers), "format": file_format},
-        workspace=dataset.workspace_id,
+    checked = answers_check(
+        dataset_name=dataset_name,
+        model_name=model_name,
+        stream=stream,
+        only_known=only_known,
+        file_format=file_format,
     )
-    return len(answers)
+    return answers_store(checked, actor=actor)

@@ -1,16 +1,20 @@
 """Reads for a dataset's answers page and the API: the candidate models' answer counts and the
-generations started from the browser or the API."""
+generations started from the browser or the API, and the large uploads read by a worker."""
 
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
 from curation.models import Dataset
-from judging.models import AnswerGeneration, CandidateModel
+from judging.models import AnswerGeneration, AnswerUpload, CandidateModel
 
 
 class GenerationNotFound(UserbenchError):
     """No generation of that id on that dataset."""
+
+
+class UploadNotFound(UserbenchError):
+    """No stored upload of that id on that dataset."""
 
 
 def answer_counts(*, dataset: Dataset) -> QuerySet[CandidateModel]:
@@ -35,5 +39,21 @@ def generation_of_dataset(*, dataset: Dataset, generation_id: int) -> AnswerGene
     if found is None:
         raise GenerationNotFound(
             _("Dataset %(dataset)s has no generation %(id)s.") % {"dataset": dataset.name, "id": generation_id}
+        )
+    return found
+
+
+def upload_list(*, dataset: Dataset) -> QuerySet[AnswerUpload]:
+    """The dataset's uploads read by a worker, newest first, without their stored files."""
+    return AnswerUpload.objects.filter(dataset=dataset).defer("content")
+
+
+def upload_of_dataset(*, dataset: Dataset, upload_id: int) -> AnswerUpload:
+    """The dataset's upload of that id; UploadNotFound naming it otherwise (so another
+    workspace's upload is not found either: its dataset is not the person's)."""
+    found = upload_list(dataset=dataset).filter(pk=upload_id).first()
+    if found is None:
+        raise UploadNotFound(
+            _("Dataset %(dataset)s has no upload %(id)s.") % {"dataset": dataset.name, "id": upload_id}
         )
     return found

@@ -1,11 +1,13 @@
 """A dataset's candidate answers in the browser (`/datasets/<name>/answers/`): upload one model's
-answers, or generate them from an endpoint after seeing the calls, tokens and cost, then follow,
-cancel and resume the generation. Thin: parse, call one service or selector, render."""
+answers (a large file read by a worker, its progress shown), or generate them from an endpoint
+after seeing the calls, tokens and cost, then follow, cancel and resume the generation. Thin:
+parse, call one service or selector, render."""
 
 import hashlib
 import json
 from urllib.parse import quote
 
+from django.conf import settings as project_settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -27,7 +29,16 @@ from judging.answers.generation_jobs import (
     generation_start,
 )
 from judging.answers.imports import answer_format, answers_import
-from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.answers.selectors import (
+    GenerationNotFound,
+    UploadNotFound,
+    answer_counts,
+    generation_list,
+    generation_of_dataset,
+    upload_list,
+    upload_of_dataset,
+)
+from judging.answers.uploads import UploadError, upload_can_resume, upload_in_background, upload_queue, upload_resume
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
@@ -68,23 +79,9 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
     )
     preview = None
     if action == "upload" and upload.is_valid():
-        file = upload.cleaned_data["file"]
-        try:
-            count = answers_import(
-                dataset_name=dataset.name,
-                model_name=upload.cleaned_data["model"],
-                stream=file,
-                file_format=answer_format(file.name or ""),
-                actor=request.user,
-            )
-        except DataImportError as error:
-            upload.add_error("file", str(error))
-        else:
-            messages.success(
-                request,
-                _("Imported %(count)d answers of %(model)s.") % {"count": count, "model": upload.cleaned_data["model"]},
-            )
-            return redirect(_page_url(dataset))
+        done = _upload(request, dataset, upload)
+        if done is not None:
+            return done
     elif action in ("preview", "start") and generate.is_valid():
         data = generate.cleaned_data
         settings = {
@@ -130,6 +127,9 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
                 "fingerprint": fingerprint,
             }
     generations = list(generation_list(dataset=dataset)[:20])
+    uploads = list(upload_list(dataset=dataset)[:10])
+    for stored in uploads:
+        stored.resumable = upload_can_resume(stored)  # type: ignore[attr-defined]  # for the template
     for generation in generations:
         generation.resumable = generation_can_resume(generation)  # type: ignore[attr-defined]  # for the template
         if generation.batch:
@@ -144,6 +144,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
             "generate": generate,
             "preview": preview,
             "generations": generations,
+            "uploads": uploads,
+            "background_mb": f"{project_settings.UPLOAD_BACKGROUND_BYTES / 2**20:g}",
             "item_count": dataset.items.count(),
             "quoted_name": quote(dataset.name),
         },
@@ -172,3 +174,50 @@ def generation_action(request: AuthenticatedHttpRequest, name: str, generation_i
     except (GenerationError, EndpointError) as problem:
         messages.error(request, str(problem))
     return redirect(_page_url(dataset) + f"#generation-{generation.pk}")
+
+
+def _upload(request: AuthenticatedHttpRequest, dataset: Dataset, upload: AnswerUploadForm) -> HttpResponse | None:
+    """A valid upload read now, or, over UPLOAD_BACKGROUND_BYTES, stored for a worker; the
+    redirect after it, or None with the form's errors."""
+    file = upload.cleaned_data["file"]
+    model_name = upload.cleaned_data["model"]
+    try:
+        if upload_in_background(file.size):
+            queued = upload_queue(dataset=dataset, model_name=model_name, file=file, actor=request.user)
+            messages.success(
+                request,
+                _(
+                    "The file is large: a worker reads it now, and its progress is shown below. Nothing is "
+                    "stored unless every line can be."
+                ),
+            )
+            return redirect(_page_url(dataset) + f"#upload-{queued.pk}")
+        count = answers_import(
+            dataset_name=dataset.name,
+            model_name=model_name,
+            stream=file,
+            file_format=answer_format(file.name or ""),
+            actor=request.user,
+        )
+    except DataImportError as error:
+        upload.add_error("file", str(error))
+        return None
+    messages.success(request, _("Imported %(count)d answers of %(model)s.") % {"count": count, "model": model_name})
+    return redirect(_page_url(dataset))
+
+
+@researcher_required
+@require_POST
+def upload_resume_view(request: AuthenticatedHttpRequest, name: str, upload_id: int) -> HttpResponse:
+    """Queue again a large upload whose worker stopped."""
+    dataset = _dataset(name, request.user)
+    try:
+        upload = upload_of_dataset(dataset=dataset, upload_id=upload_id)
+    except UploadNotFound:
+        raise Http404 from None
+    try:
+        upload_resume(upload=upload)
+        messages.success(request, _("The upload is queued again; it is read from its first line."))
+    except UploadError as problem:
+        messages.error(request, str(problem))
+    return redirect(_page_url(dataset) + f"#upload-{upload.pk}")
