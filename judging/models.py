@@ -32,6 +32,59 @@ class CandidateModel(models.Model):
         return self.name
 
 
+class AnswerSet(models.Model):
+    """One version of a model's answers to a dataset. An upload with `replace` makes a new version
+    current; a delete leaves none current. Older versions stay for the runs and campaigns that
+    used them, so their pages, exports, manifests and re-runs never change silently."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="answer_sets")
+    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="answer_sets")
+    version = models.PositiveIntegerField()
+    is_current = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # When it stopped being current (replaced or deleted); None while current.
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "model", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "model", "version"], name="answer_set_version_unique"),
+            models.UniqueConstraint(
+                fields=["dataset", "model"], condition=Q(is_current=True), name="one_current_answer_set"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="answer_set_version_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.model.name} v{self.version} on {self.dataset_id}"
+
+
+class CurrentAnswerManager(models.Manager):
+    """The answers new work reads: those of each model's current version. Rows made without a
+    version join the current one of their (dataset, model), made when there is none
+    (judging/answers/versions.py); the past versions are read through `Answer.all_versions`."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(is_current=True)
+
+    def bulk_create(self, objs, *args, **kwargs):
+        from judging.answers.versions import answers_give_current_set
+
+        objs = list(objs)
+        answers_give_current_set(objs)
+        return super().bulk_create(objs, *args, **kwargs)
+
+    def create(self, **kwargs):
+        return self.bulk_create([self.model(**kwargs)])[0]
+
+
+class AllVersionsManager(models.Manager):
+    """Every version's answers: what runs and campaigns that pinned a version read, and erasure."""
+
+
 class Answer(models.Model):
     class Origin(models.TextChoices):
         IMPORTED = "imported", _("Imported")
@@ -40,6 +93,10 @@ class Answer(models.Model):
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="answers")
     model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="answers")
+    answer_set = models.ForeignKey(AnswerSet, on_delete=models.CASCADE, related_name="answers")
+    # Its version's is_current, kept here so that one current answer per (item, model) is a
+    # constraint and joins from items and models need no second table.
+    is_current = models.BooleanField(default=True)
     text = models.TextField()
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.IMPORTED)
     parameters = models.JSONField(default=dict, blank=True)
@@ -48,8 +105,17 @@ class Answer(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = CurrentAnswerManager()
+    all_versions = AllVersionsManager()
+
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "model"], name="one_answer_per_item_and_model")]
+        base_manager_name = "all_versions"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "model"], condition=Q(is_current=True), name="one_answer_per_item_and_model"
+            ),
+            models.UniqueConstraint(fields=["answer_set", "item"], name="one_answer_per_item_and_set"),
+        ]
 
     def __str__(self):
         return f"{self.model.name} on {self.item_id}"
@@ -104,6 +170,8 @@ class JudgeRun(models.Model):
     seed = models.BigIntegerField(default=0)
     # The exact template versions chosen when the run was created (one per intent/type/language).
     templates = models.ManyToManyField(JudgeTemplate, blank=True, related_name="runs")
+    # The answer versions it judges (one per candidate, reference and probe), pinned when it is made.
+    answer_sets = models.ManyToManyField(AnswerSet, blank=True, related_name="runs")
     # Calls in flight across all workers: a stated limit, or with `concurrency_auto` the bound
     # under which each worker's window finds the server's capacity by itself.
     concurrency = models.PositiveSmallIntegerField(default=16)
@@ -241,6 +309,8 @@ class Judgment(models.Model):
     # 0: the candidate is shown first (pairwise) or the only order (pointwise); 1: swapped.
     order = models.PositiveSmallIntegerField(default=0)
     template = models.ForeignKey(JudgeTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The version of the candidate's answers it judged (one of the run's `answer_sets`).
+    answer_set = models.ForeignKey(AnswerSet, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     # A reply is stored once: in the response cache row it came from (`response`), which the
     # judgment refers to. `raw_text` holds it only when no cache row holds this very text (a
     # re-run that asked again a prompt the cache had answered otherwise), and for judgments

@@ -18,6 +18,7 @@ from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_fi
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from judging.answers.versions import answers_new_version, answers_replaced_audit
 from judging.benchmarks.registry import benchmark_for_source
 from judging.models import Answer, CandidateModel
 
@@ -119,6 +120,7 @@ def answers_import(
     only_known: bool = False,
     file_format: str = "jsonl",
     actor=None,
+    replace: bool = False,
 ) -> int:
     """Store one model's answers to a dataset's items; returns how many were stored.
 
@@ -127,7 +129,9 @@ def answers_import(
     already has are refused with the line number, and then nothing is stored. With
     `only_known`, lines about questions the dataset lacks are skipped instead (a dataset that
     holds a slice of the file the answers were published for). `file_format`: "jsonl" or "csv".
-    `actor`: who imported them from a page or the API, recorded in the audit log.
+    `actor`: who imported them from a page or the API, recorded in the audit log. With `replace`,
+    the file becomes the model's next version of answers (judging/answers/versions.py): the one
+    before stays for the runs that judged it; a bad line changes nothing.
     """
     try:
         dataset = dataset_by_name(name=dataset_name)
@@ -161,7 +165,11 @@ def answers_import(
             ambiguous.add(question)
         by_question[question] = known_id
     model, _ = CandidateModel.objects.get_or_create(name=model_name)
-    already = set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
+    already = (
+        set()
+        if replace
+        else set(Answer.objects.filter(item__dataset=dataset, model=model).values_list("item_id", flat=True))
+    )
 
     answers: list[Answer] = []
     seen: dict[int, int] = {}
@@ -193,6 +201,13 @@ def answers_import(
             )
         seen[item_id] = record.line
         answers.append(Answer(item_id=item_id, model=model, text=record.response, origin=Answer.Origin.IMPORTED))
+    if replace:
+        new, old = answers_new_version(dataset=dataset, model=model, actor=actor)
+        for answer in answers:
+            answer.answer_set = new
+        Answer.objects.bulk_create(answers, batch_size=500)
+        answers_replaced_audit(dataset=dataset, new=new, old=old, actor=actor)
+        return len(answers)
     Answer.objects.bulk_create(answers, batch_size=500)
     audit_record(
         actor=actor,

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from core.import_checks import unstorable
 from curation.models import Dataset
 from judging.errors import RunError
-from judging.models import CandidateModel, JudgeMode, JudgeTemplate
+from judging.models import AnswerSet, CandidateModel, JudgeMode, JudgeTemplate
 from judging.prompts.templates import template_set_check
 from llm.config import default_endpoint_limits, max_tokens_problem
 from llm.errors import EndpointError
@@ -76,6 +76,8 @@ class RunSpec:
     injection_probe: bool = False
     exclude_missing_references: bool = False
     batch: bool = False
+    # The exact answer versions to judge (a re-run); None takes each model's current one.
+    answer_sets: tuple[AnswerSet, ...] | None = None
 
     def __post_init__(self):
         # Lists are taken as given and kept as tuples: the spec stays hashable and unchanged.
