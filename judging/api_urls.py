@@ -16,6 +16,8 @@ urlpatterns = [
     path("judge-templates/", api.TemplateListApi.as_view(), name="api-judge-templates"),
     # A dataset name may hold "/": these end in a fixed word, so the name is what comes before it.
     path("datasets/<path:name>/answers/", answer_api.DatasetAnswersApi.as_view(), name="api-dataset-answers"),
+    # The model name may hold "/" too: the dataset's is what comes before the last "/answers/".
+    path("datasets/<path:name>/answers/<path:model>/", answer_api.ModelAnswersApi.as_view(), name="api-model-answers"),
     path("datasets/<path:name>/generations/", answer_api.GenerationListApi.as_view(), name="api-dataset-generations"),
     path(
         "datasets/<path:name>/generations/<int:generation_id>/",

@@ -62,19 +62,38 @@ class AnswerSet(models.Model):
         return f"{self.model.name} v{self.version} on {self.dataset_id}"
 
 
+def answer_set_current_or_new(dataset_id: int, model_id: int, created_by=None) -> AnswerSet:
+    """The current version of the model's answers on the dataset, or a new one (the next number)
+    when there is none. Precondition: inside the transaction that fills it."""
+    found = AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id, is_current=True).first()
+    if found is not None:
+        return found
+    last = AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id).aggregate(last=models.Max("version"))
+    return AnswerSet.objects.create(
+        dataset_id=dataset_id, model_id=model_id, version=(last["last"] or 0) + 1, created_by=created_by
+    )
+
+
 class CurrentAnswerManager(models.Manager):
     """The answers new work reads: those of each model's current version. Rows made without a
-    version join the current one of their (dataset, model), made when there is none
-    (judging/answers/versions.py); the past versions are read through `Answer.all_versions`."""
+    version join the current one of their (dataset, model), made when there is none; the past
+    versions are read through `Answer.all_versions` (judging/answers/versions.py)."""
 
     def get_queryset(self):
         return super().get_queryset().filter(is_current=True)
 
     def bulk_create(self, objs, *args, **kwargs):
-        from judging.answers.versions import answers_give_current_set
-
         objs = list(objs)
-        answers_give_current_set(objs)
+        pending = [answer for answer in objs if answer.answer_set_id is None]
+        datasets = dict(Item.objects.filter(pk__in={a.item_id for a in pending}).values_list("id", "dataset_id"))
+        sets: dict[tuple[int, int], AnswerSet] = {}
+        for answer in pending:
+            key = (datasets[answer.item_id], answer.model_id)
+            if key not in sets:
+                sets[key] = answer_set_current_or_new(*key)
+            answer.answer_set = sets[key]
+        for answer in objs:
+            answer.is_current = answer.answer_set.is_current
         return super().bulk_create(objs, *args, **kwargs)
 
     def create(self, **kwargs):

@@ -2,7 +2,7 @@
 and `file`), and generations from an endpoint, followed, cancelled and resumed."""
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
@@ -22,9 +22,10 @@ from judging.answers.generation_jobs import (
 )
 from judging.answers.imports import answer_format, answers_import
 from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.answers.versions import AnswersNotFound, answer_set_current, answers_delete, answers_not_found
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
-from judging.models import AnswerGeneration
+from judging.models import AnswerGeneration, CandidateModel
 from llm.selectors import endpoint_by_name
 
 
@@ -49,6 +50,7 @@ class ModelAnswersSerializer(serializers.Serializer):
 
     model = serializers.CharField(source="name")
     answers = serializers.IntegerField(source="answer_count")
+    version = serializers.IntegerField(source="answer_version", help_text="The current version's number.")
 
 
 class GenerationSerializer(serializers.Serializer):
@@ -98,6 +100,11 @@ class DatasetAnswersApi(APIView):
 
         model = serializers.CharField(max_length=MODEL_NAME_CHARS)
         file = serializers.FileField(help_text="JSONL, or CSV when the file name ends in .csv; UTF-8.")
+        replace = serializers.BooleanField(
+            default=False,
+            help_text="Make the file the model's next version of answers. Runs and campaigns that used the "
+            "version before keep it; new runs take this one.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         class Meta:
@@ -105,6 +112,7 @@ class DatasetAnswersApi(APIView):
 
         model = serializers.CharField()
         imported = serializers.IntegerField()
+        version = serializers.IntegerField(help_text="The version of the model's answers now current.")
 
     @extend_schema(responses=ModelAnswersSerializer(many=True))
     def get(self, request, name: str):
@@ -126,8 +134,53 @@ class DatasetAnswersApi(APIView):
             stream=upload,
             file_format=answer_format(upload.name or ""),
             actor=request.user,
+            replace=given.validated_data["replace"],
         )
-        return Response({"model": given.validated_data["model"].strip(), "imported": count}, status.HTTP_201_CREATED)
+        model = given.validated_data["model"].strip()
+        current = answer_set_current(dataset=dataset, model=CandidateModel.objects.get(name=model))
+        return Response(
+            {"model": model, "imported": count, "version": current.version if current else None},
+            status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("model", str, required=True, description="The model whose answers to delete.")],
+        responses={204: None},
+    )
+    def delete(self, request, name: str):
+        """Delete the model's answers (`?model=`, a name may hold "/"): it has none current after;
+        runs and campaigns that used them keep them."""
+        return _answers_delete(request, name, request.query_params.get("model", ""))
+
+
+def _answers_delete(request, name: str, model: str) -> Response:
+    dataset = _dataset(name, request.user)
+    if not model.strip():
+        raise serializers.ValidationError({"model": ["Name the model whose answers to delete."]})
+    try:
+        answers_delete(dataset=dataset, model_name=model, actor=request.user)
+    except AnswersNotFound as error:
+        raise NotFound(str(error)) from None
+    return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ModelAnswersApi(APIView):
+    """One model's current answers to the dataset, named in the path (`.../answers/<model>/`, a
+    model name may hold "/"): how many and which version; DELETE as `DELETE .../answers/?model=`."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(responses=ModelAnswersSerializer)
+    def get(self, request, name: str, model: str):
+        dataset = _dataset(name, request.user)
+        found = answer_counts(dataset=dataset).filter(name=model.strip()).first()
+        if found is None:
+            raise NotFound(str(answers_not_found(model_name=model, dataset=dataset)))
+        return Response(ModelAnswersSerializer(found).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, name: str, model: str):
+        return _answers_delete(request, name, model)
 
 
 class GenerationListApi(APIView):

@@ -11,51 +11,36 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
-from curation.models import Dataset, Item
-from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun
+from curation.models import Dataset
+from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun, answer_set_current_or_new
 
 
 class AnswersNotFound(UserbenchError):
     """The model has no current answers on the dataset."""
 
 
-def answer_set_current(*, dataset: Dataset | int, model: CandidateModel | int, create: bool = False, actor=None):
-    """The current version of the model's answers on the dataset; with `create`, a new one (the
-    next number) when there is none, else None."""
-    dataset_id = getattr(dataset, "pk", dataset)
-    model_id = getattr(model, "pk", model)
-    found = AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id, is_current=True).first()
-    if found is not None or not create:
-        return found
-    last = AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id).aggregate(last=Max("version"))["last"]
-    return AnswerSet.objects.create(
-        dataset_id=dataset_id,
-        model_id=model_id,
-        version=(last or 0) + 1,
-        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+def answers_not_found(*, model_name: str, dataset: Dataset) -> AnswersNotFound:
+    """The error for a model without current answers on the dataset, naming both."""
+    return AnswersNotFound(
+        _("%(model)s has no answers on %(dataset)s.") % {"model": model_name.strip(), "dataset": dataset.name}
     )
 
 
-def answers_give_current_set(answers: Iterable[Answer]) -> None:
-    """Give each answer without a version the current one of its (dataset, model), made when
-    there is none. Precondition: called inside the transaction that saves the answers."""
-    pending = [answer for answer in answers if answer.answer_set_id is None]
-    if not pending:
-        return
-    datasets = dict(Item.objects.filter(pk__in={a.item_id for a in pending}).values_list("id", "dataset_id"))
-    sets: dict[tuple[int, int], AnswerSet] = {}
-    for answer in pending:
-        key = (datasets[answer.item_id], answer.model_id)
-        if key not in sets:
-            sets[key] = answer_set_current(dataset=key[0], model=key[1], create=True)
-        answer.answer_set = sets[key]
-        answer.is_current = sets[key].is_current
+def answer_set_current(*, dataset: Dataset | int, model: CandidateModel | int, create: bool = False, actor=None):
+    """The current version of the model's answers on the dataset; with `create`, a new one (the
+    next number) when there is none, else None."""
+    dataset_id, model_id = getattr(dataset, "pk", dataset), getattr(model, "pk", model)
+    if create:
+        return answer_set_current_or_new(
+            dataset_id, model_id, created_by=actor if getattr(actor, "is_authenticated", False) else None
+        )
+    return AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id, is_current=True).first()
 
 
 def _retire(answer_set: AnswerSet) -> None:
@@ -103,9 +88,7 @@ def answers_delete(*, dataset: Dataset, model_name: str, actor) -> AnswerSet:
         .first()
     )
     if current is None:
-        raise AnswersNotFound(
-            _("%(model)s has no answers on %(dataset)s.") % {"model": model_name.strip(), "dataset": dataset.name}
-        )
+        raise answers_not_found(model_name=model_name, dataset=dataset)
     before = _described(current)
     _retire(current)
     audit_record(

@@ -28,6 +28,7 @@ from judging.answers.generation_jobs import (
 )
 from judging.answers.imports import answer_format, answers_import
 from judging.answers.selectors import GenerationNotFound, answer_counts, generation_list, generation_of_dataset
+from judging.answers.versions import answers_delete
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
@@ -76,15 +77,20 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
                 stream=file,
                 file_format=answer_format(file.name or ""),
                 actor=request.user,
+                replace=upload.cleaned_data["replace"],
             )
         except DataImportError as error:
             upload.add_error("file", str(error))
         else:
-            messages.success(
-                request,
-                _("Imported %(count)d answers of %(model)s.") % {"count": count, "model": upload.cleaned_data["model"]},
+            done = (
+                _("Replaced the answers of %(model)s with %(count)d new ones; runs made before keep the old ones.")
+                if upload.cleaned_data["replace"]
+                else _("Imported %(count)d answers of %(model)s.")
             )
+            messages.success(request, done % {"count": count, "model": upload.cleaned_data["model"].strip()})
             return redirect(_page_url(dataset))
+    elif action == "delete":
+        return _answers_delete(request, dataset)
     elif action in ("preview", "start") and generate.is_valid():
         data = generate.cleaned_data
         settings = {
@@ -129,6 +135,14 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
                 "batch": settings["batch"],
                 "fingerprint": fingerprint,
             }
+    models = list(answer_counts(dataset=dataset))
+    # "Replace" on a model's row: the upload, shown as the confirmation of what a replace does.
+    replace_name = request.GET.get("replace", "")
+    if action == "upload" and upload.is_bound and upload.data.get("replace") in ("True", "true", "on", "1"):
+        replace_name = upload.data.get("model", "").strip()  # a failed replace shows its confirmation again
+    replacing = next((m for m in models if m.name == replace_name), None)
+    if replacing is not None and not upload.is_bound:
+        upload = AnswerUploadForm(initial={"model": replacing.name, "replace": True}, auto_id="upload_%s")
     generations = list(generation_list(dataset=dataset)[:20])
     for generation in generations:
         generation.resumable = generation_can_resume(generation)  # type: ignore[attr-defined]  # for the template
@@ -139,7 +153,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         "judging/dataset_answers.html",
         {
             "dataset": dataset,
-            "models": answer_counts(dataset=dataset),
+            "models": models,
+            "replacing": replacing,
             "upload": upload,
             "generate": generate,
             "preview": preview,
@@ -149,6 +164,36 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         },
         status=400 if upload.errors or generate.errors else 200,
     )
+
+
+def _answers_delete(request: AuthenticatedHttpRequest, dataset: Dataset) -> HttpResponse:
+    """Ask first what a delete does; delete once confirmed."""
+    model = request.POST.get("model", "").strip()
+    current = next((m for m in answer_counts(dataset=dataset) if m.name == model), None)
+    if current is None:
+        messages.error(
+            request, _("%(model)s has no answers on %(dataset)s.") % {"model": model, "dataset": dataset.name}
+        )
+        return redirect(_page_url(dataset))
+    if request.POST.get("confirm") != "1":
+        question = _(
+            "Delete the answers of %(model)s on %(dataset)s (version %(version)d, %(count)d answers)? "
+            "The model then has no answers here; runs and campaigns that used them keep them."
+        ) % {"model": model, "dataset": dataset.name, "version": current.answer_version, "count": current.answer_count}
+        return render(
+            request,
+            "home/confirm.html",
+            {
+                "question": question,
+                "action": _page_url(dataset),
+                "fields": {"action": "delete", "model": model},
+                "button": _("Delete the answers"),
+                "back": _page_url(dataset),
+            },
+        )
+    answers_delete(dataset=dataset, model_name=model, actor=request.user)
+    messages.success(request, _("Deleted the answers of %(model)s; runs made before keep them.") % {"model": model})
+    return redirect(_page_url(dataset))
 
 
 @researcher_required
