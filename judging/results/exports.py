@@ -171,6 +171,7 @@ def answers_export(*, dataset=None, study=None, run=None, question_text: bool = 
     item's question last."""
     if dataset is None and run is None:
         raise ExportError(_("The answers export needs a dataset."))
+    dataset = dataset if dataset is not None else run.dataset
     # A run's answers are the versions it judged; a dataset's, each model's current version.
     values = (
         (run_answers(run) if run is not None else Answer.objects.filter(item__dataset=dataset))
