@@ -35,7 +35,8 @@ def answers_not_found(*, model_name: str, dataset: Dataset) -> AnswersNotFound:
 def answer_set_current(*, dataset: Dataset | int, model: CandidateModel | int, create: bool = False, actor=None):
     """The current version of the model's answers on the dataset; with `create`, a new one (the
     next number) when there is none, else None."""
-    dataset_id, model_id = getattr(dataset, "pk", dataset), getattr(model, "pk", model)
+    dataset_id = dataset.pk if isinstance(dataset, Dataset) else dataset
+    model_id = model.pk if isinstance(model, CandidateModel) else model
     if create:
         return answer_set_current_or_new(
             dataset_id, model_id, created_by=actor if getattr(actor, "is_authenticated", False) else None

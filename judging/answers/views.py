@@ -179,7 +179,13 @@ def _answers_delete(request: AuthenticatedHttpRequest, dataset: Dataset) -> Http
         question = _(
             "Delete the answers of %(model)s on %(dataset)s (version %(version)d, %(count)d answers)? "
             "The model then has no answers here; runs and campaigns that used them keep them."
-        ) % {"model": model, "dataset": dataset.name, "version": current.answer_version, "count": current.answer_count}
+        ) % {
+            "model": model,
+            "dataset": dataset.name,
+            # Annotated by answer_counts.
+            "version": current.answer_version,  # type: ignore[attr-defined]
+            "count": current.answer_count,  # type: ignore[attr-defined]
+        }
         return render(
             request,
             "home/confirm.html",
