@@ -188,6 +188,9 @@ def test_replace_and_delete_speak_chinese(client_as, researcher, dataset, settin
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     url = reverse("judging:dataset-answers", args=[dataset.name])
     text = client.get(url, {"replace": MODEL}).text
-    assert "替换 org/model-x 的回答？" in text and "该文件将成为 org/model-x 回答的第 2 版，取代第 1 版（2 个回答）" in text
+    assert (
+        "替换 org/model-x 的回答？" in text
+        and "该文件将成为 org/model-x 回答的第 2 版，取代第 1 版（2 个回答）" in text
+    )
     asked = client.post(url, {"action": "delete", "model": MODEL}).text
     assert "删除 org/model-x 在 team/d4 上的回答（版本 1，2 个回答）？" in asked and "删除这些回答" in asked
