@@ -24,7 +24,7 @@ from core.audit import AuditAction, audit_record
 from core.roles import Role
 from core.workspaces import holds
 from curation.models import Dataset, Item
-from judging.models import Answer, CandidateModel
+from judging.models import Answer, AnswerSet, CandidateModel
 
 MAX_VOTES_PER_PAIR = 100
 MAX_GOLD_EVERY = 1000
@@ -217,6 +217,8 @@ def campaign_create(
         raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug}) from error
     campaign.candidates.set(candidates)
     campaign.annotators.set(annotators)
+    # Every model's current answers on the dataset (gold pairs may show any of them).
+    campaign.answer_sets.set(AnswerSet.objects.filter(dataset=dataset, is_current=True))
     rng = random.Random(seed)
     used: Counter = Counter()
     pairs = []
@@ -339,6 +341,12 @@ def gold_pair_add(
         raise AnnotationError(_("A gold pair compares two different models."))
     if not Answer.objects.filter(item=item, model__in=[model_a, model_b]).count() == 2:
         raise AnnotationError(_("Both models need an answer to this question."))
+    pinned = set(campaign.answer_sets.values_list("model_id", flat=True))
+    campaign.answer_sets.add(
+        *AnswerSet.objects.filter(dataset_id=item.dataset_id, model__in=[model_a, model_b], is_current=True).exclude(
+            model_id__in=pinned
+        )
+    )
     shown = ComparisonPair.objects.filter(
         campaign=campaign, item=item, model_a__in=[model_a, model_b], model_b__in=[model_a, model_b]
     )

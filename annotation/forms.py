@@ -126,7 +126,9 @@ class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
             cast(forms.ModelChoiceField, self.fields["dataset"]).queryset = datasets.order_by("name")
             # Before a dataset is chosen: the models that answered one of the person's datasets.
             cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
-                CandidateModel.objects.filter(answers__item__dataset__in=datasets).distinct().order_by("name")
+                CandidateModel.objects.filter(answers__item__dataset__in=datasets, answers__is_current=True)
+                .distinct()
+                .order_by("name")
             )
             cast(forms.ModelMultipleChoiceField, self.fields["annotators"]).queryset = annotator_choices(
                 workspace_ids=datasets.values("workspace_id")
@@ -137,7 +139,9 @@ class CampaignForm(ErrorSummary, NoLabelSuffix, forms.Form):
             )
             # Only the models that answered this dataset can be compared on it.
             cast(forms.ModelMultipleChoiceField, self.fields["candidates"]).queryset = (
-                CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
+                CandidateModel.objects.filter(answers__item__dataset=dataset, answers__is_current=True)
+                .distinct()
+                .order_by("name")
             )
 
     def clean_sampling(self):
@@ -212,7 +216,9 @@ class GoldPairForm(NoLabelSuffix, forms.Form):
         self.fields["question"].widget.attrs["list"] = "gold-questions"
         # Before a dataset is chosen no model is offered: the list would name other teams' models.
         answered = (
-            CandidateModel.objects.filter(answers__item__dataset=dataset).distinct().order_by("name")
+            CandidateModel.objects.filter(answers__item__dataset=dataset, answers__is_current=True)
+            .distinct()
+            .order_by("name")
             if dataset is not None
             else CandidateModel.objects.none()
         )

@@ -66,14 +66,22 @@ def _statements(vendor: str) -> dict[str, str]:
     lock_own_row = " FOR UPDATE OF s" if features.has_select_for_update_of else ""
     # A pair another annotator is leasing right now is skipped, never waited for.
     lock_free_pair = " FOR UPDATE OF p SKIP LOCKED" if features.has_select_for_update_skip_locked else ""
+    pins = cast(type[Model], Campaign._meta.get_field("answer_sets").remote_field.through)._meta.db_table
+
+    def answer_of(model_column: str) -> str:
+        # The version of the model's answers the campaign pinned when it was made
+        # (judging/answers/versions.py): a replace since never changes what annotators see.
+        return f"""SELECT a.text FROM {table["answer"]} a WHERE a.item_id = p.item_id AND a.model_id = {model_column}
+            AND a.answer_set_id IN (
+                SELECT pin.answerset_id FROM {connection.ops.quote_name(pins)} pin WHERE pin.campaign_id = p.campaign_id
+            )"""
+
     shown = f"""
         p.campaign_id AS pair_campaign_id, p.item_id AS pair_item_id, p.model_a_id AS pair_model_a_id,
         p.model_b_id AS pair_model_b_id, p.is_gold AS pair_is_gold, p.gold_winner AS pair_gold_winner,
         i.question AS item_question, i.language AS item_language,
-        (SELECT a.text FROM {table["answer"]} a WHERE a.item_id = p.item_id AND a.model_id = p.model_a_id)
-            AS answer_a_text,
-        (SELECT a.text FROM {table["answer"]} a WHERE a.item_id = p.item_id AND a.model_id = p.model_b_id)
-            AS answer_b_text"""
+        ({answer_of("p.model_a_id")}) AS answer_a_text,
+        ({answer_of("p.model_b_id")}) AS answer_b_text"""
     holding_a_slot = f"(s.status = '{_VOTED}' OR (s.status = '{_LEASED}' AND s.leased_until > %s))"
     annotators = Campaign._meta.get_field("annotators")
     # A many-to-many field always has its through model once the models are loaded.

@@ -57,6 +57,9 @@ class Campaign(Archivable):
     uniform_share = models.FloatField(default=0.2)
     # What the campaign was drawn from, recorded at creation (annotation/manifest.py).
     manifest = models.JSONField(default=dict, blank=True)
+    # The version of each candidate's answers its pairs show, pinned when it is made: a replace
+    # or a delete of answers since changes nothing annotators see (judging/answers/versions.py).
+    answer_sets = models.ManyToManyField("judging.AnswerSet", blank=True, related_name="campaigns")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

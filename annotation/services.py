@@ -38,7 +38,10 @@ def _with_answer_texts(pairs):
     annotation.leasing does for the other lookups, so that showing the item needs no further query."""
 
     def text_of(model_field: str):
-        answer = Answer.objects.filter(item_id=OuterRef("item_id"), model_id=OuterRef(model_field))
+        # The version the campaign pinned (annotation.campaigns), whatever replaced it since.
+        answer = Answer.all_versions.filter(
+            item_id=OuterRef("item_id"), model_id=OuterRef(model_field), answer_set__campaigns=OuterRef("campaign_id")
+        )
         return Subquery(answer.values("text")[:1])
 
     return pairs.annotate(answer_a_text=text_of("model_a_id"), answer_b_text=text_of("model_b_id"))

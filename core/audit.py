@@ -37,6 +37,8 @@ class AuditAction(models.TextChoices):
     SUBMISSIONS_EXPIRED = "submissions_expired", _("Erased abandoned submissions")
     DATASET_IMPORTED = "dataset_imported", _("Imported a dataset")
     ANSWERS_IMPORTED = "answers_imported", _("Imported candidate answers")
+    ANSWERS_REPLACED = "answers_replaced", _("Replaced a model's candidate answers")
+    ANSWERS_DELETED = "answers_deleted", _("Deleted a model's candidate answers")
     GENERATION_STARTED = "generation_started", _("Started generating candidate answers")
     GENERATION_CANCELLED = "generation_cancelled", _("Cancelled generating candidate answers")
     GENERATION_RESUMED = "generation_resumed", _("Resumed generating candidate answers")

@@ -28,6 +28,8 @@ urlpatterns = [
         answer_api.UploadResumeApi.as_view(),
         name="api-dataset-answers-upload-resume",
     ),
+    # The model name may hold "/" too: the dataset's is what comes before the last "/answers/".
+    path("datasets/<path:name>/answers/<path:model>/", answer_api.ModelAnswersApi.as_view(), name="api-model-answers"),
     path("datasets/<path:name>/generations/", answer_api.GenerationListApi.as_view(), name="api-dataset-generations"),
     path(
         "datasets/<path:name>/generations/<int:generation_id>/",

@@ -18,7 +18,8 @@ def judging_item_copies_erase(item_ids: list[int]) -> list[str]:
     """Replace the answers to these items and blank the judge replies about them; return the
     texts removed: the replies the judgments refer to in the LLM response cache are among them,
     and leave it with the rest (the judgments' reference then goes too)."""
-    answers = Answer.objects.filter(item_id__in=item_ids)
+    # Every version: a replaced or deleted one still holds the words.
+    answers = Answer.all_versions.filter(item_id__in=item_ids)
     judgments = Judgment.objects.filter(item_id__in=item_ids)
     copies = judgments.exclude(raw_text="")
     removed = (

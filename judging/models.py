@@ -12,48 +12,15 @@ from core.archiving import Archivable
 from core.models import default_workspace_id
 from curation.choices import Language
 from curation.models import Dataset, Item
+
+# Defined apart to keep each file readable, and part of this app's models like the rest.
+from judging.answer_models import (  # noqa: F401
+    Answer,
+    AnswerSet,
+    CandidateModel,
+    answer_set_current_or_new,
+)
 from llm.models import Endpoint
-
-
-class CandidateModel(models.Model):
-    """An LLM or service whose answers are evaluated, named as the researcher knows it."""
-
-    name = models.CharField(max_length=128, unique=True)
-    # Who serves the model and which family it belongs to (e.g. "openai" / "gpt-4"): a judge
-    # may favour answers of its own family, and the run's diagnostics measure that.
-    provider = models.CharField(max_length=64, blank=True)
-    family = models.CharField(max_length=64, blank=True)
-    # A pseudo-candidate of the injection probe: a constant adversarial answer, never ranked.
-    is_probe = models.BooleanField(default=False)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self):
-        return self.name
-
-
-class Answer(models.Model):
-    class Origin(models.TextChoices):
-        IMPORTED = "imported", _("Imported")
-        GENERATED = "generated", _("Generated")
-        PROBE = "probe", _("Injection probe")
-
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="answers")
-    model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="answers")
-    text = models.TextField()
-    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.IMPORTED)
-    parameters = models.JSONField(default=dict, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    latency_ms = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "model"], name="one_answer_per_item_and_model")]
-
-    def __str__(self):
-        return f"{self.model.name} on {self.item_id}"
 
 
 class JudgeMode(models.TextChoices):
@@ -105,6 +72,8 @@ class JudgeRun(Archivable):
     seed = models.BigIntegerField(default=0)
     # The exact template versions chosen when the run was created (one per intent/type/language).
     templates = models.ManyToManyField(JudgeTemplate, blank=True, related_name="runs")
+    # The answer versions it judges (one per candidate, reference and probe), pinned when it is made.
+    answer_sets = models.ManyToManyField(AnswerSet, blank=True, related_name="runs")
     # Calls in flight across all workers: a stated limit, or with `concurrency_auto` the bound
     # under which each worker's window finds the server's capacity by itself.
     concurrency = models.PositiveSmallIntegerField(default=16)
@@ -242,6 +211,8 @@ class Judgment(models.Model):
     # 0: the candidate is shown first (pairwise) or the only order (pointwise); 1: swapped.
     order = models.PositiveSmallIntegerField(default=0)
     template = models.ForeignKey(JudgeTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # The version of the candidate's answers it judged (one of the run's `answer_sets`).
+    answer_set = models.ForeignKey(AnswerSet, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     # A reply is stored once: in the response cache row it came from (`response`), which the
     # judgment refers to. `raw_text` holds it only when no cache row holds this very text (a
     # re-run that asked again a prompt the cache had answered otherwise), and for judgments
@@ -546,6 +517,8 @@ class AnswerUpload(models.Model):
     model_name = models.CharField(max_length=128)
     file_name = models.CharField(max_length=255, blank=True)
     file_format = models.CharField(max_length=8, default="jsonl")
+    # The model's next version of answers (judging/answers/versions.py), not more of the current one.
+    replace = models.BooleanField(default=False)
     content = models.BinaryField(default=b"")
     size = models.PositiveBigIntegerField(default=0)
     lines_read = models.PositiveIntegerField(default=0)

@@ -265,6 +265,7 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         ),
         "api-dataset-freeze": ({"name": w.dataset.name}, {"confirm_missing_references": True}),
         "api-dataset-answers": ({"name": w.dataset.name}, {}),
+        "api-model-answers": ({"name": w.dataset.name, "model": "hidden-a-model-1"}, {}),
         "api-dataset-generations": ({"name": w.dataset.name}, {"model": "m"}),
         "api-dataset-generation": (generation, {}),
         "api-dataset-generation-cancel": (generation, {}),

@@ -3,7 +3,7 @@ and `file`; a large file is read by a worker and followed at its `url`), and gen
 
 from django.conf import settings
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
@@ -31,9 +31,10 @@ from judging.answers.selectors import (
     upload_of_dataset,
 )
 from judging.answers.uploads import upload_can_resume, upload_in_background, upload_queue, upload_resume
+from judging.answers.versions import AnswersNotFound, answer_set_current, answers_delete, answers_not_found
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
-from judging.models import AnswerGeneration, AnswerUpload
+from judging.models import AnswerGeneration, AnswerUpload, CandidateModel
 from llm.selectors import endpoint_by_name
 
 
@@ -65,6 +66,7 @@ class ModelAnswersSerializer(serializers.Serializer):
 
     model = serializers.CharField(source="name")
     answers = serializers.IntegerField(source="answer_count")
+    version = serializers.IntegerField(source="answer_version", help_text="The current version's number.")
 
 
 class GenerationSerializer(serializers.Serializer):
@@ -147,6 +149,11 @@ class DatasetAnswersApi(APIView):
 
         model = serializers.CharField(max_length=MODEL_NAME_CHARS)
         file = serializers.FileField(help_text="JSONL, or CSV when the file name ends in .csv; UTF-8.")
+        replace = serializers.BooleanField(
+            default=False,
+            help_text="Make the file the model's next version of answers. Runs and campaigns that used the "
+            "version before keep it; new runs take this one.",
+        )
 
     class OutputSerializer(serializers.Serializer):
         class Meta:
@@ -154,6 +161,7 @@ class DatasetAnswersApi(APIView):
 
         model = serializers.CharField()
         imported = serializers.IntegerField()
+        version = serializers.IntegerField(help_text="The version of the model's answers now current.")
 
     @extend_schema(responses=ModelAnswersSerializer(many=True))
     def get(self, request, name: str):
@@ -176,7 +184,11 @@ class DatasetAnswersApi(APIView):
             )
         if upload_in_background(upload.size):
             queued = upload_queue(
-                dataset=dataset, model_name=given.validated_data["model"], file=upload, actor=request.user
+                dataset=dataset,
+                model_name=given.validated_data["model"],
+                file=upload,
+                actor=request.user,
+                replace=given.validated_data["replace"],
             )
             queued.refresh_from_db()
             return Response(UploadSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
@@ -186,8 +198,53 @@ class DatasetAnswersApi(APIView):
             stream=upload,
             file_format=answer_format(upload.name or ""),
             actor=request.user,
+            replace=given.validated_data["replace"],
         )
-        return Response({"model": given.validated_data["model"].strip(), "imported": count}, status.HTTP_201_CREATED)
+        model = given.validated_data["model"].strip()
+        current = answer_set_current(dataset=dataset, model=CandidateModel.objects.get(name=model))
+        return Response(
+            {"model": model, "imported": count, "version": current.version if current else None},
+            status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("model", str, required=True, description="The model whose answers to delete.")],
+        responses={204: None},
+    )
+    def delete(self, request, name: str):
+        """Delete the model's answers (`?model=`, a name may hold "/"): it has none current after;
+        runs and campaigns that used them keep them."""
+        return _answers_delete(request, name, request.query_params.get("model", ""))
+
+
+def _answers_delete(request, name: str, model: str) -> Response:
+    dataset = _dataset(name, request.user)
+    if not model.strip():
+        raise serializers.ValidationError({"model": ["Name the model whose answers to delete."]})
+    try:
+        answers_delete(dataset=dataset, model_name=model, actor=request.user)
+    except AnswersNotFound as error:
+        raise NotFound(str(error)) from None
+    return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ModelAnswersApi(APIView):
+    """One model's current answers to the dataset, named in the path (`.../answers/<model>/`, a
+    model name may hold "/"): how many and which version; DELETE as `DELETE .../answers/?model=`."""
+
+    permission_classes = [ResearcherPermission]
+
+    @extend_schema(responses=ModelAnswersSerializer)
+    def get(self, request, name: str, model: str):
+        dataset = _dataset(name, request.user)
+        found = answer_counts(dataset=dataset).filter(name=model.strip()).first()
+        if found is None:
+            raise NotFound(str(answers_not_found(model_name=model, dataset=dataset)))
+        return Response(ModelAnswersSerializer(found).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, name: str, model: str):
+        return _answers_delete(request, name, model)
 
 
 class UploadDetailApi(APIView):

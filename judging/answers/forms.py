@@ -36,6 +36,8 @@ class AnswerUploadForm(ErrorSummary, NoLabelSuffix, forms.Form):
             "CSV: a header with the same columns. UTF-8. The whole file or nothing."
         ),
     )
+    # Set by the page's "Replace" confirmation: the file becomes the model's next version.
+    replace = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
 
 class GenerationForm(ErrorSummary, NoLabelSuffix, forms.Form):

@@ -20,7 +20,7 @@ from django.utils import timezone
 from judging.answers.generation import answers_save, generation_preset, generation_request
 from judging.batching import BatchUnit, batch_pass, passes_until_done
 from judging.dispatch import generation_batch_schedule
-from judging.models import AnswerGeneration, BatchJob
+from judging.models import Answer, AnswerGeneration, BatchJob
 from llm.calls import ChatRequest, Outcome
 from llm.config import CallKind, max_tokens_for
 from llm.errors import EndpointError
@@ -68,7 +68,8 @@ class GenerationBatches:
         return generation_request(item, model_name=self.model.name, preset=self.preset, max_tokens=self.max_tokens)
 
     def pending(self, held: set[str]) -> Iterator[list[BatchUnit]]:
-        items = self.generation.dataset.items.exclude(answers__model=self.model).order_by("id")
+        items = self.generation.dataset.items.exclude(pk__in=Answer.objects.filter(model=self.model).values("item_id"))
+        items = items.order_by("id")
         todo = [item for item in items if str(item.pk) not in held]
         for start in range(0, len(todo), GROUP):
             yield [BatchUnit(str(item.pk), self._request(item)) for item in todo[start : start + GROUP]]

@@ -24,7 +24,7 @@ from curation.models import Dataset
 from judging.answers.generation import GenerationError, answers_generate, generation_preset
 from judging.answers.generation_batch import generation_batch_execute, generation_batches_settle
 from judging.dispatch import generation_enqueue
-from judging.models import AnswerGeneration, CandidateModel, stale_after
+from judging.models import Answer, AnswerGeneration, CandidateModel, stale_after
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
 from llm.models import Endpoint
@@ -104,7 +104,7 @@ def _generation_write(*, dataset, model_name, endpoint, preset, max_tokens, crea
             _("%(model)s is already being generated on %(dataset)s: wait for it or cancel it.")
             % {"model": name, "dataset": dataset.name}
         )
-    left = dataset.items.exclude(answers__model=model).count()
+    left = dataset.items.exclude(pk__in=Answer.objects.filter(model=model).values("item_id")).count()
     if not left:
         raise GenerationError(
             _("%(model)s has answered every item of %(dataset)s.") % {"model": name, "dataset": dataset.name}
@@ -195,7 +195,9 @@ def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGene
         locked = AnswerGeneration.objects.select_for_update().select_related("dataset").get(pk=generation.pk)
         if not generation_can_resume(locked):
             raise GenerationError(_("Nothing is left to resume: this generation is at work or has finished."))
-        left = locked.dataset.items.exclude(answers__model_id=locked.model_id).count()
+        left = locked.dataset.items.exclude(
+            pk__in=Answer.objects.filter(model_id=locked.model_id).values("item_id")
+        ).count()
         if not left:
             raise GenerationError(_("Nothing is left to resume: every item has an answer."))
         if locked.batch:

@@ -21,6 +21,7 @@ from curation.datasets.importers import DataImportError, checked_name, item_colu
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
+from judging.answers.versions import answers_new_version, answers_replaced_audit
 from judging.benchmarks.registry import benchmark_for_source
 from judging.models import Answer, CandidateModel
 
@@ -129,6 +130,8 @@ class CheckedAnswers:
     dataset: Dataset
     model_name: str
     file_format: str
+    # The model's next version of answers, not more answers in the current one.
+    replace: bool = False
     # (item id, response text) in the file's order.
     answers: list[tuple[int, str]] = field(default_factory=list)
 
@@ -145,6 +148,7 @@ def answers_check(
     only_known: bool = False,
     file_format: str = "jsonl",
     on_progress: Callable[[int], None] | None = None,
+    replace: bool = False,
 ) -> CheckedAnswers:
     """Read a file of one model's answers and match each line to its item as it is read,
     writing nothing: the first line that cannot be stored stops the reading there, so an error
@@ -177,10 +181,13 @@ def answers_check(
         if question in by_question:
             ambiguous.add(question)
         by_question[question] = known_id
-    already = set(
-        Answer.objects.filter(item__dataset=dataset, model__name=model_name).values_list("item_id", flat=True)
+    # A replacement is a whole new version: the answers the model has now are no clash.
+    already = (
+        set()
+        if replace
+        else set(Answer.objects.filter(item__dataset=dataset, model__name=model_name).values_list("item_id", flat=True))
     )
-    checked = CheckedAnswers(dataset=dataset, model_name=model_name, file_format=file_format)
+    checked = CheckedAnswers(dataset=dataset, model_name=model_name, file_format=file_format, replace=replace)
     seen: dict[int, int] = {}
     lines = 0
     try:
@@ -236,9 +243,12 @@ def answers_store(checked: CheckedAnswers, *, actor=None) -> int:
     model, _ = CandidateModel.objects.get_or_create(name=checked.model_name)
     try:
         with transaction.atomic():
+            new = old = None
+            if checked.replace:
+                new, old = answers_new_version(dataset=checked.dataset, model=model, actor=actor)
             Answer.objects.bulk_create(
                 (
-                    Answer(item_id=item_id, model=model, text=text, origin=Answer.Origin.IMPORTED)
+                    Answer(item_id=item_id, model=model, text=text, origin=Answer.Origin.IMPORTED, answer_set=new)
                     for item_id, text in checked.answers
                 ),
                 batch_size=500,
@@ -247,6 +257,9 @@ def answers_store(checked: CheckedAnswers, *, actor=None) -> int:
         raise DataImportError(
             f"Nothing imported. {checked.model_name!r} was given answers to these items meanwhile; upload again."
         ) from None
+    if new is not None:
+        answers_replaced_audit(dataset=checked.dataset, new=new, old=old, actor=actor)
+        return len(checked.answers)
     audit_record(
         actor=actor,
         action=AuditAction.ANSWERS_IMPORTED,
@@ -265,6 +278,7 @@ def answers_import(
     only_known: bool = False,
     file_format: str = "jsonl",
     actor=None,
+    replace: bool = False,
 ) -> int:
     """Store one model's answers to a dataset's items; returns how many were stored.
 
@@ -274,8 +288,10 @@ def answers_import(
     is stored. With `only_known`, lines about questions the dataset lacks are skipped instead (a
     dataset that holds a slice of the file the answers were published for). `file_format`:
     "jsonl" or "csv". `actor`: who imported them from a page or the API, recorded in the audit log.
-    A file over UPLOAD_BACKGROUND_BYTES from a page or the API goes to a worker instead
-    (judging/answers/uploads.py), through the same two steps.
+    With `replace`, the file becomes the model's next version of answers
+    (judging/answers/versions.py): the one before stays for the runs that judged it; a bad line
+    changes nothing. A file over UPLOAD_BACKGROUND_BYTES from a page or the API goes to a worker
+    instead (judging/answers/uploads.py), through the same two steps.
     """
     checked = answers_check(
         dataset_name=dataset_name,
@@ -283,5 +299,6 @@ def answers_import(
         stream=stream,
         only_known=only_known,
         file_format=file_format,
+        replace=replace,
     )
     return answers_store(checked, actor=actor)

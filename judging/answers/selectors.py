@@ -1,7 +1,7 @@
 """Reads for a dataset's answers page and the API: the candidate models' answer counts and the
 generations started from the browser or the API, and the large uploads read by a worker."""
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
@@ -18,11 +18,18 @@ class UploadNotFound(UserbenchError):
 
 
 def answer_counts(*, dataset: Dataset) -> QuerySet[CandidateModel]:
-    """The candidate models (not the injection probe's) with answers on the dataset, each with
-    `answer_count`, by name."""
+    """The candidate models (not the injection probe's) with current answers on the dataset, each
+    with `answer_count` and `answer_version` (the current version's number), by name."""
     return (
         CandidateModel.objects.filter(is_probe=False)
-        .annotate(answer_count=Count("answers", filter=Q(answers__item__dataset=dataset)))
+        .annotate(
+            answer_count=Count(
+                "answers", filter=Q(answers__item__dataset=dataset, answers__is_current=True), distinct=True
+            ),
+            answer_version=Max(
+                "answer_sets__version", filter=Q(answer_sets__dataset=dataset, answer_sets__is_current=True)
+            ),
+        )
         .filter(answer_count__gt=0)
         .order_by("name")
     )

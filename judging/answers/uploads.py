@@ -51,8 +51,11 @@ def upload_can_resume(upload: AnswerUpload) -> bool:
     return upload_is_stale(upload)
 
 
-def upload_queue(*, dataset: Dataset, model_name: str, file: UploadedFile, actor=None) -> AnswerUpload:
-    """Store the file and queue its reading; the model's name is checked at once (UploadError)."""
+def upload_queue(
+    *, dataset: Dataset, model_name: str, file: UploadedFile, actor=None, replace: bool = False
+) -> AnswerUpload:
+    """Store the file and queue its reading; the model's name is checked at once (UploadError).
+    With `replace`, the file becomes the model's next version of answers."""
     name = model_name.strip()
     if not name:
         raise UploadError(_("Name the model whose answers these are."))
@@ -63,6 +66,7 @@ def upload_queue(*, dataset: Dataset, model_name: str, file: UploadedFile, actor
         model_name=name,
         file_name=(file.name or "")[:255],
         file_format=answer_format(file.name or ""),
+        replace=replace,
         content=content,
         size=len(content),
         created_by=actor,
@@ -115,6 +119,7 @@ def upload_execute(*, upload_id: int) -> str:
             stream=stream,
             file_format=upload.file_format,
             on_progress=progress,
+            replace=upload.replace,
         )
         with transaction.atomic():
             # Taken first in the transaction: a resume waits for it, and a later attempt's claim

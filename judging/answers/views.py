@@ -39,6 +39,7 @@ from judging.answers.selectors import (
     upload_of_dataset,
 )
 from judging.answers.uploads import UploadError, upload_can_resume, upload_in_background, upload_queue, upload_resume
+from judging.answers.versions import answers_delete
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
@@ -82,6 +83,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         done = _upload(request, dataset, upload)
         if done is not None:
             return done
+    elif action == "delete":
+        return _answers_delete(request, dataset)
     elif action in ("preview", "start") and generate.is_valid():
         data = generate.cleaned_data
         settings = {
@@ -126,6 +129,14 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
                 "batch": settings["batch"],
                 "fingerprint": fingerprint,
             }
+    models = list(answer_counts(dataset=dataset))
+    # "Replace" on a model's row: the upload, shown as the confirmation of what a replace does.
+    replace_name = request.GET.get("replace", "")
+    if action == "upload" and upload.is_bound and upload.data.get("replace") in ("True", "true", "on", "1"):
+        replace_name = upload.data.get("model", "").strip()  # a failed replace shows its confirmation again
+    replacing = next((m for m in models if m.name == replace_name), None)
+    if replacing is not None and not upload.is_bound:
+        upload = AnswerUploadForm(initial={"model": replacing.name, "replace": True}, auto_id="upload_%s")
     generations = list(generation_list(dataset=dataset)[:20])
     uploads = list(upload_list(dataset=dataset)[:10])
     for stored in uploads:
@@ -139,7 +150,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         "judging/dataset_answers.html",
         {
             "dataset": dataset,
-            "models": answer_counts(dataset=dataset),
+            "models": models,
+            "replacing": replacing,
             "upload": upload,
             "generate": generate,
             "preview": preview,
@@ -151,6 +163,42 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         },
         status=400 if upload.errors or generate.errors else 200,
     )
+
+
+def _answers_delete(request: AuthenticatedHttpRequest, dataset: Dataset) -> HttpResponse:
+    """Ask first what a delete does; delete once confirmed."""
+    model = request.POST.get("model", "").strip()
+    current = next((m for m in answer_counts(dataset=dataset) if m.name == model), None)
+    if current is None:
+        messages.error(
+            request, _("%(model)s has no answers on %(dataset)s.") % {"model": model, "dataset": dataset.name}
+        )
+        return redirect(_page_url(dataset))
+    if request.POST.get("confirm") != "1":
+        question = _(
+            "Delete the answers of %(model)s on %(dataset)s (version %(version)d, %(count)d answers)? "
+            "The model then has no answers here; runs and campaigns that used them keep them."
+        ) % {
+            "model": model,
+            "dataset": dataset.name,
+            # Annotated by answer_counts.
+            "version": current.answer_version,  # type: ignore[attr-defined]
+            "count": current.answer_count,  # type: ignore[attr-defined]
+        }
+        return render(
+            request,
+            "home/confirm.html",
+            {
+                "question": question,
+                "action": _page_url(dataset),
+                "fields": {"action": "delete", "model": model},
+                "button": _("Delete the answers"),
+                "back": _page_url(dataset),
+            },
+        )
+    answers_delete(dataset=dataset, model_name=model, actor=request.user)
+    messages.success(request, _("Deleted the answers of %(model)s; runs made before keep them.") % {"model": model})
+    return redirect(_page_url(dataset))
 
 
 @researcher_required
@@ -181,9 +229,12 @@ def _upload(request: AuthenticatedHttpRequest, dataset: Dataset, upload: AnswerU
     redirect after it, or None with the form's errors."""
     file = upload.cleaned_data["file"]
     model_name = upload.cleaned_data["model"]
+    replace = upload.cleaned_data["replace"]
     try:
         if upload_in_background(file.size):
-            queued = upload_queue(dataset=dataset, model_name=model_name, file=file, actor=request.user)
+            queued = upload_queue(
+                dataset=dataset, model_name=model_name, file=file, actor=request.user, replace=replace
+            )
             messages.success(
                 request,
                 _(
@@ -198,11 +249,17 @@ def _upload(request: AuthenticatedHttpRequest, dataset: Dataset, upload: AnswerU
             stream=file,
             file_format=answer_format(file.name or ""),
             actor=request.user,
+            replace=replace,
         )
     except DataImportError as error:
         upload.add_error("file", str(error))
         return None
-    messages.success(request, _("Imported %(count)d answers of %(model)s.") % {"count": count, "model": model_name})
+    done = (
+        _("Replaced the answers of %(model)s with %(count)d new ones; runs made before keep the old ones.")
+        if replace
+        else _("Imported %(count)d answers of %(model)s.")
+    )
+    messages.success(request, done % {"count": count, "model": model_name.strip()})
     return redirect(_page_url(dataset))
 
 

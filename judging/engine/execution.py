@@ -38,6 +38,7 @@ from django.db import transaction
 
 from core.processes import worker_name
 from curation.models import Item
+from judging.answers.versions import run_answers
 from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.counters import run_counters_add
 from judging.engine.queue import (
@@ -51,7 +52,7 @@ from judging.engine.queue import (
 )
 from judging.engine.workers import concurrency_share, run_worker_beat, run_worker_leave
 from judging.errors import RunError
-from judging.models import Answer, JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
+from judging.models import JudgeMode, JudgeRun, JudgeShard, JudgeTemplate, Judgment
 from judging.prompts.building import (
     chat_messages,
     criteria_for_template,
@@ -125,6 +126,8 @@ class Unit:
     # Sent before the prompt (prompts.building.system_message_for): the run's, or the template's own.
     system_prompt: str = ""
     template_name: str = ""
+    # The version of the candidate's answers judged (AnswerSet id).
+    answer_set_id: int | None = None
 
 
 def shard_plan(shard: JudgeShard) -> list[Unit]:
@@ -145,12 +148,15 @@ def units_plan(run: JudgeRun, triples) -> list[Unit]:
         return []
     items = Item.objects.in_bulk({unit[0] for unit in todo})
     model_ids = {unit[1] for unit in todo} | ({run.reference_model_id} if run.reference_model_id else set())
-    answers = {
-        (a["item_id"], a["model_id"]): a["text"]
-        for a in Answer.objects.filter(item_id__in=items.keys(), model_id__in=model_ids).values(
-            "item_id", "model_id", "text"
-        )
-    }
+    # The versions the run pinned when it was made, whatever replaced them since.
+    answers, answer_sets = {}, {}
+    for a in (
+        run_answers(run)
+        .filter(item_id__in=items.keys(), model_id__in=model_ids)
+        .values("item_id", "model_id", "text", "answer_set_id")
+    ):
+        answers[(a["item_id"], a["model_id"])] = a["text"]
+        answer_sets[a["model_id"]] = a["answer_set_id"]
     templates = {t.name: t for t in run.templates.all()}
     family = run_template_family(run, templates.values())
     plan = []
@@ -176,6 +182,7 @@ def units_plan(run: JudgeRun, triples) -> list[Unit]:
                 flags=tuple(suspicious_flags(answer)),
                 system_prompt=system_message_for(template.name if template else "", run.system_prompt),
                 template_name=template.name if template else "",
+                answer_set_id=answer_sets.get(model_id),
             )
         )
     return plan
@@ -227,6 +234,7 @@ def judgment_for(
         order=unit.order,
         template_id=unit.template_id,
         flags=list(unit.flags),
+        answer_set_id=unit.answer_set_id,
     )
     if isinstance(outcome, LLMCallError):
         return Judgment(

@@ -20,6 +20,7 @@ class Migration(migrations.Migration):
                 ("model_name", models.CharField(max_length=128)),
                 ("file_name", models.CharField(blank=True, max_length=255)),
                 ("file_format", models.CharField(default="jsonl", max_length=8)),
+                ("replace", models.BooleanField(default=False)),
                 ("content", models.BinaryField(default=b"")),
                 ("size", models.PositiveBigIntegerField(default=0)),
                 ("lines_read", models.PositiveIntegerField(default=0)),

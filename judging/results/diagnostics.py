@@ -18,7 +18,8 @@ from typing import cast
 from django.db.models import BooleanField, ExpressionWrapper
 from django.db.models.functions import Length
 
-from judging.models import CUT_OFF, PARSE_FAILURE, Answer, CandidateModel, JudgeMode, JudgeRun, Judgment
+from judging.answers.versions import run_answers
+from judging.models import CUT_OFF, PARSE_FAILURE, CandidateModel, JudgeMode, JudgeRun, Judgment
 from judging.results.human_votes import human_verdicts
 from judging.results.preferences import judge_preferences
 from judging.results.selectors import judge_model_mismatch
@@ -87,7 +88,8 @@ def _lengths(run: JudgeRun, model_ids: set[int]) -> dict[tuple[int, int], int]:
     """Answer length in characters per (item, model): the same measure as the leaderboard's Length."""
     return {
         (item_id, model_id): length
-        for item_id, model_id, length in Answer.objects.filter(item__dataset_id=run.dataset_id, model_id__in=model_ids)
+        for item_id, model_id, length in run_answers(run)
+        .filter(model_id__in=model_ids)
         .annotate(length=Length("text"))
         .values_list("item_id", "model_id", "length")
     }

@@ -3,6 +3,7 @@
 from django.utils.translation import gettext as _
 
 from core.exports import EXPORT_CHUNK, ExportError, ExportTable, exporter
+from judging.answers.versions import run_answers
 from judging.models import Answer, JudgeRun, Judgment
 from judging.runs.manifest import run_manifest
 
@@ -170,10 +171,12 @@ def leaderboard_export(*, dataset=None, study=None, run=None, workspaces: set[in
 def answers_export(*, dataset=None, study=None, run=None, question_text: bool = False) -> ExportTable:
     """Every candidate answer of the dataset, by item and model; with `question_text`, the
     item's question last."""
-    if dataset is None:
+    if dataset is None and run is None:
         raise ExportError(_("The answers export needs a dataset."))
+    dataset = dataset if dataset is not None else run.dataset
+    # A run's answers are the versions it judged; a dataset's, each model's current version.
     values = (
-        Answer.objects.filter(item__dataset=dataset)
+        (run_answers(run) if run is not None else Answer.objects.filter(item__dataset=dataset))
         .order_by("item_id", "model__name")
         .values(
             "item__external_id",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django.db.models.functions import Length
 
-from judging.models import Answer, JudgeMode, JudgeRun
+from judging.answers.versions import run_answers
+from judging.models import JudgeMode, JudgeRun
 from judging.results.leaderboard import COMBINED_VALUE, combine_orders
 from judging.results.selectors import judgment_rows
 from stats.length_control import length_controlled_win_rates
@@ -25,9 +26,7 @@ def run_length_controlled(*, run: JudgeRun) -> list[dict]:
     for row in judgment_rows(run=run).values("model__name", "model_id", "item_id", "outcome"):
         grouped.setdefault((row["model__name"], row["model_id"], row["item_id"]), []).append(row["outcome"] or "error")
     models = {model_id for _name, model_id, _item in grouped} | {run.reference_model_id}
-    answers = Answer.objects.filter(item__dataset_id=run.dataset_id, model_id__in=models).annotate(
-        length=Length("text")
-    )
+    answers = run_answers(run).filter(model_id__in=models).annotate(length=Length("text"))
     lengths = {(item, model): length for item, model, length in answers.values_list("item_id", "model_id", "length")}
     rows = [
         (

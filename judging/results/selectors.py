@@ -17,9 +17,9 @@ from django.utils import timezone
 from core.roles import Role
 from core.workspaces import scoped
 from curation.models import Dataset
+from judging.answers.versions import run_answers
 from judging.batching import batch_jobs_progress
 from judging.models import (
-    Answer,
     BatchJob,
     CandidateModel,
     JudgeRun,
@@ -270,7 +270,7 @@ def template_versions_diff(*, old: JudgeTemplate, new: JudgeTemplate) -> list[li
 def candidates_with_answers(*, dataset: Dataset) -> QuerySet:
     """Candidate models that answered items of the dataset, with how many, by name."""
     return (
-        CandidateModel.objects.filter(answers__item__dataset=dataset)
+        CandidateModel.objects.filter(answers__item__dataset=dataset, answers__is_current=True)
         .annotate(answer_count=Count("answers"))
         .order_by("name")
     )
@@ -281,11 +281,7 @@ def answer_lengths(*, run: JudgeRun) -> dict[str, float]:
     models = list(run.candidates.values_list("pk", flat=True)) + (
         [run.reference_model_id] if run.reference_model_id else []
     )
-    rows = (
-        Answer.objects.filter(item__dataset_id=run.dataset_id, model_id__in=models)
-        .values("model__name")
-        .annotate(length=Avg(Length("text")))
-    )
+    rows = run_answers(run).filter(model_id__in=models).values("model__name").annotate(length=Avg(Length("text")))
     return {row["model__name"]: round(float(row["length"]), 1) for row in rows}
 
 

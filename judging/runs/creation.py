@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.answers.candidates import probe_answers_ensure
+from judging.answers.versions import current_answer_sets
 from judging.errors import RunError, RunStartConflict
 from judging.models import CandidateModel, JudgeRun, JudgeShard
 from judging.runs.manifest import run_manifest_build
@@ -130,6 +131,12 @@ def _run_write(*, spec: RunSpec, created_by: User | None, start_key: str, start_
     )
     run.candidates.set(plan.candidates)
     run.templates.set(plan.templates.values())
+    judged = [*plan.candidates, *probes, *([spec.reference_model] if spec.reference_model else [])]
+    run.answer_sets.set(
+        [s for s in spec.answer_sets if s.model_id in {m.pk for m in judged}]
+        if spec.answer_sets is not None
+        else current_answer_sets(dataset=spec.dataset, models=judged)
+    )
     units, shard_size = plan.units, spec.shard_size
     JudgeShard.objects.bulk_create(
         [

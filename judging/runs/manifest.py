@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core import __version__
 from curation.models import Dataset
-from judging.models import Answer, CandidateModel, JudgeRun, JudgeTemplate
+from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun, JudgeTemplate
 from llm.errors import EndpointError
 from llm.selectors import endpoint_config
 
@@ -87,11 +87,16 @@ def dataset_content_hash(*, dataset: Dataset) -> str:
     return _digest(canonical(list(row)) for row in rows)
 
 
-def answers_hash(*, dataset: Dataset, model: CandidateModel) -> str:
-    """sha256 over the model's answers on the dataset, [external_id, text] per line in item id order."""
-    rows = _in_id_order(
-        Answer.objects.filter(item__dataset=dataset, model=model), "item_id", ("item__external_id", "text")
-    )
+def _model_answers(dataset: Dataset, model: CandidateModel, answer_set: AnswerSet | None):
+    if answer_set is None:
+        return Answer.objects.filter(item__dataset=dataset, model=model)
+    return Answer.all_versions.filter(answer_set=answer_set)
+
+
+def answers_hash(*, dataset: Dataset, model: CandidateModel, answer_set: AnswerSet | None = None) -> str:
+    """sha256 over the model's answers on the dataset (of `answer_set`, else the current ones),
+    [external_id, text] per line in item id order."""
+    rows = _in_id_order(_model_answers(dataset, model, answer_set), "item_id", ("item__external_id", "text"))
     return _digest(canonical(list(row)) for row in rows)
 
 
@@ -118,16 +123,17 @@ def template_entry(template: JudgeTemplate) -> dict:
     }
 
 
-def model_entry(model: CandidateModel, dataset: Dataset) -> dict:
-    """A candidate (or reference) model and its answers on the dataset: how many, how they were
-    made (origins, generation parameters with counts, model names the endpoint reported) and their hash."""
+def model_entry(model: CandidateModel, dataset: Dataset, answer_set: AnswerSet | None = None) -> dict:
+    """A candidate (or reference) model and its answers on the dataset (those of `answer_set`, the
+    version a run pinned, else the current ones): which version, how many, how they were made
+    (origins, generation parameters with counts, model names the endpoint reported) and their hash."""
     origins: Counter = Counter()
     parameters: Counter = Counter()
     reported: Counter = Counter()
     # Counted by the database per distinct (origin, parameters): a few groups to decode instead
     # of a JSON document per answer (run_create waits for this before its first call).
     groups = (
-        Answer.objects.filter(item__dataset=dataset, model=model)
+        _model_answers(dataset, model, answer_set)
         .values_list("origin", "parameters")
         .annotate(answers=Count("id"))
         .order_by()
@@ -146,7 +152,8 @@ def model_entry(model: CandidateModel, dataset: Dataset) -> dict:
         "family": model.family,
         "probe": model.is_probe,
         "answers": sum(origins.values()),
-        "answers_hash": answers_hash(dataset=dataset, model=model),
+        "answers_version": answer_set.version if answer_set is not None else None,
+        "answers_hash": answers_hash(dataset=dataset, model=model, answer_set=answer_set),
         "origins": dict(sorted(origins.items())),
         "generation": [{"parameters": json.loads(key), "answers": count} for key, count in sorted(parameters.items())],
         "reported_models": dict(sorted(reported.items())),
@@ -175,6 +182,11 @@ def run_manifest_build(
     `excluded_without_reference`: external ids of the items the researcher chose to leave out
     because their template judges against a reference they lack."""
     excluded = sorted(excluded_without_reference)
+    pinned = {answer_set.model_id: answer_set for answer_set in run.answer_sets.all()}
+
+    def entry(model: CandidateModel) -> dict:
+        return model_entry(model, run.dataset, pinned.get(model.pk))
+
     return {
         "format": FORMAT,
         "userbench_version": __version__,
@@ -203,10 +215,10 @@ def run_manifest_build(
         },
         "endpoint": endpoint_entry(run),
         "seeds": {"pair_order": run.seed, "bootstrap": run.seed},
-        "candidates": [model_entry(model, run.dataset) for model in run.candidates.order_by("name")],
-        "reference_model": model_entry(run.reference_model, run.dataset) if run.reference_model is not None else None,
+        "candidates": [entry(model) for model in run.candidates.order_by("name")],
+        "reference_model": entry(run.reference_model) if run.reference_model is not None else None,
         "injection_probe": run.injection_probe,
-        "probes": [model_entry(model, run.dataset) for model in sorted(probe_models, key=lambda m: m.name)],
+        "probes": [entry(model) for model in sorted(probe_models, key=lambda m: m.name)],
         "exclude_missing_references": bool(excluded),
         "excluded_without_reference": {"count": len(excluded), "items": excluded},
     }

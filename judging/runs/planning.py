@@ -63,6 +63,13 @@ class RunPlan:
         )
 
 
+def _answers(spec: RunSpec):
+    """The answers a run of `spec` judges: the versions it pins (a re-run), else the current ones."""
+    if spec.answer_sets is None:
+        return Answer.objects.all()
+    return Answer.all_versions.filter(answer_set__in=spec.answer_sets)
+
+
 def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan:
     """Everything run_create checks and computes, without writing: the units of work, the latest
     template versions they need (built-in ones are made if missing), and the token estimate.
@@ -83,7 +90,8 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
 
     answer_chars = {
         (row["item_id"], row["model_id"]): row["chars"]
-        for row in Answer.objects.filter(
+        for row in _answers(spec)
+        .filter(
             item__dataset=dataset, model__in=[*candidates, *probes, *([reference_model] if reference_model else [])]
         )
         .annotate(chars=Length("text"))

@@ -56,9 +56,11 @@ def _changes(*, run: JudgeRun, manifest: dict) -> list[tuple[str, dict]]:
             *([manifest["reference_model"]] if manifest.get("reference_model") else []),
         ]
     }
+    # The re-run judges the versions the original pinned, not the ones that replaced them since.
+    pinned = {answer_set.model_id: answer_set for answer_set in run.answer_sets.all()}
     for model in models:
         if model.name in recorded_answers and recorded_answers[model.name] != answers_hash(
-            dataset=run.dataset, model=model
+            dataset=run.dataset, model=model, answer_set=pinned.get(model.pk)
         ):
             changes.append(
                 (
@@ -125,6 +127,7 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         injection_probe=run.injection_probe,
         # The original's choice to leave out items without a reference answer, as its manifest records it.
         exclude_missing_references=bool(manifest.get("exclude_missing_references")),
+        answer_sets=tuple(run.answer_sets.all()) or None,
     )
     new = run_create(spec=spec, created_by=created_by)
     new.fresh_calls = fresh_calls

@@ -7,12 +7,13 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.archiving import refuse_if_archived
+from judging.answers.versions import run_answers
 from judging.dispatch import run_enqueue, run_figures_schedule
 from judging.engine.counters import run_counters_refresh
 from judging.engine.execution import build_prompt, endpoint_for_run
 from judging.engine.queue import shards_requeue
 from judging.errors import RunError
-from judging.models import CUT_OFF, Answer, BatchJob, JudgeRun, JudgeShard
+from judging.models import CUT_OFF, BatchJob, JudgeRun, JudgeShard
 from judging.prompts.building import criteria_for_template
 from judging.runs.spec import concurrency_resolve, max_tokens_check, timeout_check
 from judging.verdicts.judgments import judgment_fields_from_reply
@@ -144,10 +145,7 @@ def run_reparse(*, run: JudgeRun) -> int:
         .filter(item__withdrawn_at__isnull=True)
         .select_related("item", "template", "response")
     )
-    answers = {
-        (a.item_id, a.model_id): a.text
-        for a in Answer.objects.filter(item__dataset=run.dataset).only("item_id", "model_id", "text")
-    }
+    answers = {(a.item_id, a.model_id): a.text for a in run_answers(run).only("item_id", "model_id", "text")}
     for judgment in judgments:
         answer = answers.get((judgment.item_id, judgment.model_id), "")
         reference = answers.get((judgment.item_id, run.reference_model_id), "") if run.reference_model_id else ""

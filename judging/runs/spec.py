@@ -20,7 +20,7 @@ from core.archiving import refuse_if_archived
 from core.import_checks import unstorable
 from curation.models import Dataset
 from judging.errors import RunError
-from judging.models import CandidateModel, JudgeMode, JudgeTemplate
+from judging.models import AnswerSet, CandidateModel, JudgeMode, JudgeTemplate
 from judging.prompts.templates import template_set_check
 from llm.config import default_endpoint_limits, max_tokens_problem
 from llm.errors import EndpointError
@@ -81,6 +81,8 @@ class RunSpec:
     injection_probe: bool = False
     exclude_missing_references: bool = False
     batch: bool = False
+    # The exact answer versions to judge (a re-run); None takes each model's current one.
+    answer_sets: tuple[AnswerSet, ...] | None = None
 
     def __post_init__(self):
         # Lists are taken as given and kept as tuples: the spec stays hashable and unchanged.

@@ -18,13 +18,22 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--model", required=True)
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="Make the file the model's next version of answers; runs that used the one before keep it.",
+        )
 
-    def handle(self, *args, file, dataset, model, **options):
+    def handle(self, *args, file, dataset, model, replace=False, **options):
         try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:
                 count = answers_import(
-                    dataset_name=dataset, model_name=model, stream=stream, file_format=answer_format(file.name)
+                    dataset_name=dataset,
+                    model_name=model,
+                    stream=stream,
+                    file_format=answer_format(file.name),
+                    replace=replace,
                 )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None

@@ -1,0 +1,119 @@
+"""Versions of a model's answers to a dataset (AnswerSet): which one is current, which ones a run
+judged, and the two undo actions, replace and delete.
+
+A replace or a delete never removes rows: the old version stops being current and stays for
+the runs that judged it, whose pages, exports, manifests and re-runs read it (`run_answers`).
+New work (runs, generations, pages) reads the current version through `Answer.objects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from core.audit import AuditAction, audit_record
+from core.errors import UserbenchError
+from curation.models import Dataset
+from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun, answer_set_current_or_new
+
+
+class AnswersNotFound(UserbenchError):
+    """The model has no current answers on the dataset."""
+
+
+def answers_not_found(*, model_name: str, dataset: Dataset) -> AnswersNotFound:
+    """The error for a model without current answers on the dataset, naming both."""
+    return AnswersNotFound(
+        _("%(model)s has no answers on %(dataset)s.") % {"model": model_name.strip(), "dataset": dataset.name}
+    )
+
+
+def answer_set_current(*, dataset: Dataset | int, model: CandidateModel | int, create: bool = False, actor=None):
+    """The current version of the model's answers on the dataset; with `create`, a new one (the
+    next number) when there is none, else None."""
+    dataset_id = dataset.pk if isinstance(dataset, Dataset) else dataset
+    model_id = model.pk if isinstance(model, CandidateModel) else model
+    if create:
+        return answer_set_current_or_new(
+            dataset_id, model_id, created_by=actor if getattr(actor, "is_authenticated", False) else None
+        )
+    return AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id, is_current=True).first()
+
+
+def _retire(answer_set: AnswerSet) -> None:
+    answer_set.is_current = False
+    answer_set.retired_at = timezone.now()
+    answer_set.save(update_fields=["is_current", "retired_at"])
+    Answer.all_versions.filter(answer_set=answer_set).update(is_current=False)
+
+
+def _described(answer_set: AnswerSet | None) -> dict | None:
+    if answer_set is None:
+        return None
+    return {"version": answer_set.version, "answers": Answer.all_versions.filter(answer_set=answer_set).count()}
+
+
+@transaction.atomic
+def answers_new_version(*, dataset: Dataset, model: CandidateModel, actor=None) -> tuple[AnswerSet, AnswerSet | None]:
+    """Retire the current version (if any) and make the next one current: (new, retired).
+    The caller fills the new version in the same transaction (judging/answers/imports.py)."""
+    old = AnswerSet.objects.select_for_update().filter(dataset=dataset, model=model, is_current=True).first()
+    if old is not None:
+        _retire(old)
+    return answer_set_current(dataset=dataset, model=model, create=True, actor=actor), old
+
+
+def answers_replaced_audit(*, dataset: Dataset, new: AnswerSet, old: AnswerSet | None, actor) -> None:
+    """The audit entry of a replace, with the version before and after."""
+    audit_record(
+        actor=actor,
+        action=AuditAction.ANSWERS_REPLACED,
+        target=f"dataset:{dataset.name}",
+        details={"model": new.model.name, "before": _described(old), "after": _described(new)},
+        workspace=dataset.workspace_id,
+    )
+
+
+@transaction.atomic
+def answers_delete(*, dataset: Dataset, model_name: str, actor) -> AnswerSet:
+    """Leave the model without current answers on the dataset. The version stays for the runs
+    and campaigns that used it; a later upload makes the next version. Raises AnswersNotFound."""
+    current = (
+        AnswerSet.objects.select_for_update()
+        .select_related("model")
+        .filter(dataset=dataset, model__name=model_name.strip(), is_current=True)
+        .first()
+    )
+    if current is None:
+        raise answers_not_found(model_name=model_name, dataset=dataset)
+    before = _described(current)
+    _retire(current)
+    audit_record(
+        actor=actor,
+        action=AuditAction.ANSWERS_DELETED,
+        target=f"dataset:{dataset.name}",
+        details={"model": current.model.name, "before": before, "after": None},
+        workspace=dataset.workspace_id,
+    )
+    return current
+
+
+def current_answer_sets(*, dataset: Dataset, models: Iterable[CandidateModel]) -> list[AnswerSet]:
+    """The current versions of these models' answers on the dataset (models without none left out)."""
+    return list(
+        AnswerSet.objects.filter(dataset=dataset, model__in=list(models), is_current=True).select_related("model")
+    )
+
+
+def run_answers(run: JudgeRun) -> QuerySet[Answer]:
+    """The answers the run judged: those of the versions it pinned when it was made."""
+    return Answer.all_versions.filter(answer_set__runs=run)
+
+
+def run_answer_versions(run: JudgeRun) -> dict[str, int]:
+    """{model name: version} of the answers the run judged."""
+    return dict(run.answer_sets.order_by("model__name").values_list("model__name", "version"))
