@@ -382,6 +382,8 @@ class TemplateListApi(ListAPIView):
         id = serializers.IntegerField()
         name = serializers.CharField()
         version = serializers.IntegerField()
+        # The slug of the workspace that owns it; null for a built-in template (read-only).
+        workspace = serializers.CharField(source="workspace.slug", read_only=True, allow_null=True)
         mode = serializers.CharField()
         language = serializers.CharField()
         text = serializers.CharField()
@@ -390,7 +392,7 @@ class TemplateListApi(ListAPIView):
     serializer_class = OutputSerializer
 
     def get_queryset(self):
-        return template_list()
+        return template_list(self.request.user)
 
 
 class RunDiagnosticsApi(APIView):

@@ -29,8 +29,16 @@ class JudgeMode(models.TextChoices):
 
 
 class JudgeTemplate(models.Model):
-    """A versioned judge prompt. Editing makes a new version; runs keep the one they used."""
+    """A versioned judge prompt. Editing makes a new version; runs keep the one they used.
 
+    A template with no workspace is a built-in one, shipped by Userbench (migrations and
+    `templates_ensure_defaults`): read-only for everyone, copied into a workspace to be changed.
+    Any other belongs to its workspace: only that workspace's researchers see, edit and judge with
+    it, and a name may be used once per workspace (a copy of a built-in keeps its name)."""
+
+    workspace = models.ForeignKey(
+        "core.Workspace", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_templates"
+    )
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField(default=1)
     mode = models.CharField(max_length=16, choices=JudgeMode.choices)
@@ -42,7 +50,13 @@ class JudgeTemplate(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["name", "version"], name="template_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name", "version"], name="template_version_unique"),
+            # A null workspace is not equal to another in a unique constraint: built-ins need their own.
+            models.UniqueConstraint(
+                fields=["name", "version"], condition=Q(workspace__isnull=True), name="builtin_template_version_unique"
+            ),
+        ]
 
     def __str__(self):
         return f"{self.name} v{self.version}"

@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<int:run_id>/<str:action>/", views.run_action, name="run-action"),
     path("judge-templates/", views.templates, name="templates"),
     path("judge-templates/<int:template_id>/", views.template_edit, name="template-edit"),
+    path("judge-templates/<int:template_id>/copy/", views.template_copy_view, name="template-copy"),
     path("judge-templates/<int:template_id>/compare/", views.template_diff_pick, name="template-diff-pick"),
     path("judge-templates/<int:old_id>/diff/<int:new_id>/", views.template_diff, name="template-diff"),
     # A dataset's candidate answers; a dataset name may hold "/", so config/urls.py lists these

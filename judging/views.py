@@ -19,7 +19,7 @@ from core.archiving import ArchivedError, refuse_if_archived
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from core.roles import AuthenticatedHttpRequest, Role
-from core.workspaces import workspace_get
+from core.workspaces import current_of, workspace_for_new, workspace_get
 from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
 from curation.datasets.services import VersionError
@@ -32,7 +32,7 @@ from judging.errors import RunError, RunNotFound
 from judging.forms import DatasetChoiceForm, RunForm
 from judging.models import JudgeMode, JudgeRun, JudgeTemplate
 from judging.prompts.placeholders import PLACEHOLDERS
-from judging.prompts.templates import template_revise
+from judging.prompts.templates import TemplateBuiltIn, template_copy, template_revise
 from judging.results.figures import run_figures_read
 from judging.results.leaderboard import BEST_MARKED
 from judging.results.selectors import (
@@ -44,6 +44,7 @@ from judging.results.selectors import (
     template_list,
     template_versions,
     template_versions_diff,
+    templates_visible,
 )
 from judging.runs.archive import run_archive_check
 from judging.runs.creation import run_batch_check, run_start_once
@@ -273,22 +274,41 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
 
 @researcher_required
 def templates(request: HttpRequest) -> HttpResponse:
-    latest: dict[str, JudgeTemplate] = {}
-    for template in template_list():
-        latest.setdefault(template.name, template)
+    """The built-in templates and the current workspace's own, newest version of each."""
+    latest: dict[tuple[int | None, str], JudgeTemplate] = {}
+    for template in template_list(request.user):
+        latest.setdefault((template.workspace_id, template.name), template)
     return render(request, "judging/template_list.html", {"templates": list(latest.values())})
+
+
+def _copy_target(request: HttpRequest):
+    """The workspace a built-in template is copied into: the current one, else the person's only
+    (or default) workspace where they are researcher."""
+    current = current_of(request.user)
+    return workspace_for_new(request.user, Role.RESEARCHER.value, current.slug if current else "")
 
 
 @researcher_required
 def template_edit(request: AuthenticatedHttpRequest, template_id: int) -> HttpResponse:
-    """Edit a template as a new version; unchanged text makes none."""
-    template = get_object_or_404(JudgeTemplate, pk=template_id)
+    """Edit a workspace's template as a new version; unchanged text makes none. A built-in
+    template is read-only: the page offers to copy it into the workspace instead."""
+    template = get_object_or_404(templates_visible(request.user), pk=template_id)
     error = ""
     text = template.text
+    builtin = template.workspace_id is None
+    target = _copy_target(request) if builtin else None
+    own_copy = (
+        templates_visible(request.user).filter(workspace=target, name=template.name).order_by("-version").first()
+        if target is not None
+        else None
+    )
     if request.method == "POST":
         text = request.POST.get("text", "")
         try:
             current, made = template_revise(template=template, text=text, user=request.user)
+        except TemplateBuiltIn as problem:
+            error = str(problem)
+            text = template.text
         except RunError as problem:
             error = str(problem)
         else:
@@ -313,16 +333,40 @@ def template_edit(request: AuthenticatedHttpRequest, template_id: int) -> HttpRe
             "placeholders": PLACEHOLDERS[template.mode],
             "text": text,
             "error": error,
+            "builtin": builtin,
+            "copy_target": target,
+            "own_copy": own_copy,
         },
         status=400 if error else 200,
     )
 
 
 @researcher_required
+@require_POST
+def template_copy_view(request: AuthenticatedHttpRequest, template_id: int) -> HttpResponse:
+    """Copy a built-in template into the current workspace, then edit the copy there."""
+    template = get_object_or_404(templates_visible(request.user).filter(workspace=None), pk=template_id)
+    target = _copy_target(request)
+    if target is None:
+        raise Http404
+    copy, made = template_copy(template=template, workspace=target, user=request.user)
+    if made:
+        messages.success(
+            request,
+            _("Copied to workspace %(workspace)s as version %(version)d; edit it here.")
+            % {"workspace": target.name, "version": copy.version},
+        )
+    else:
+        messages.info(request, _("This workspace has its own copy already; it is shown here."))
+    return redirect("judging:template-edit", template_id=copy.pk)
+
+
+@researcher_required
 def template_diff(request: HttpRequest, old_id: int, new_id: int) -> HttpResponse:
     """What changed between two versions of one template."""
-    old = get_object_or_404(JudgeTemplate, pk=old_id)
-    new = get_object_or_404(JudgeTemplate, pk=new_id, name=old.name)
+    visible = templates_visible(request.user)
+    old = get_object_or_404(visible, pk=old_id)
+    new = get_object_or_404(visible, pk=new_id, name=old.name, workspace=old.workspace_id)
     return render(
         request,
         "judging/template_diff.html",
@@ -338,7 +382,7 @@ def template_diff(request: HttpRequest, old_id: int, new_id: int) -> HttpRespons
 @researcher_required
 def template_diff_pick(request: HttpRequest, template_id: int) -> HttpResponse:
     """The compare form's target: the diff page of the two chosen versions."""
-    template = get_object_or_404(JudgeTemplate, pk=template_id)
+    template = get_object_or_404(templates_visible(request.user), pk=template_id)
     try:
         old_id = int_param(request.GET.get("old"), name="old")
         new_id = int_param(request.GET.get("new"), name="new")

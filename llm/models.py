@@ -85,6 +85,10 @@ class LLMResponse(models.Model):
     """The response cache: an identical prompt to the same endpoint and model is paid once.
 
     The key hashes the base URL, model, messages and parameters; no key or header is stored.
+    It holds no workspace: the same prompt to the same server and model is answered from the
+    same row whichever workspace's run sent it first (the reply, not who asked, is stored). A
+    run that must not be answered from rows other runs made skips the cache with fresh calls
+    (JudgeRun.fresh_calls, "re-run with fresh calls").
     """
 
     key = models.CharField(max_length=64, unique=True)

@@ -27,13 +27,19 @@ def endpoint_list(*, user: User | AnonymousUser | None = None) -> QuerySet[Endpo
     return endpoints if user is None else scoped(endpoints, user, role=Role.RESEARCHER.value)
 
 
-def endpoint_by_name(*, name: str, user: User | AnonymousUser | None = None) -> Endpoint:
+def endpoint_by_name(
+    *, name: str, user: User | AnonymousUser | None = None, workspace_id: int | None = None
+) -> Endpoint:
     """The named endpoint (a row, not the default one); EndpointError naming the known ones when
     there is none of that name. The one lookup of an endpoint by name: pages, the API, commands.
-    With a `user`, an endpoint of another workspace is unknown to them, as if it did not exist."""
-    row = endpoint_list(user=user).filter(name=name).first()
+    With a `user`, an endpoint of another workspace is unknown to them, as if it did not exist;
+    with a `workspace_id` (a run's or generation's), only that workspace's endpoints are known."""
+    endpoints = endpoint_list(user=user)
+    if workspace_id is not None:
+        endpoints = endpoints.filter(workspace_id=workspace_id)
+    row = endpoints.filter(name=name).first()
     if row is None:
-        known = ", ".join(endpoint_list(user=user).values_list("name", flat=True))
+        known = ", ".join(endpoints.values_list("name", flat=True))
         if not known:
             raise EndpointError(_("Unknown endpoint %(name)s.") % {"name": repr(name)})
         raise EndpointError(
@@ -42,13 +48,14 @@ def endpoint_by_name(*, name: str, user: User | AnonymousUser | None = None) -> 
     return row
 
 
-def endpoint_config(name: str | None = None) -> EndpointConfig:
-    """None -> the default endpoint from OPENAI_BASE_URL / OPENAI_API_KEY; otherwise the
-    llm.Endpoint row of that name. Raises EndpointError (a ValueError) with a clear message when
-    unknown or when the base URL is missing."""
+def endpoint_config(name: str | None = None, *, workspace_id: int | None = None) -> EndpointConfig:
+    """None -> the default endpoint from OPENAI_BASE_URL / OPENAI_API_KEY (shared by every
+    workspace by design); otherwise the llm.Endpoint row of that name, within `workspace_id` when
+    given (a run's calls use only its workspace's endpoints). Raises EndpointError (a ValueError)
+    with a clear message when unknown or when the base URL is missing."""
     if name is None or name == "default":
         return default_endpoint_config()
-    row = endpoint_by_name(name=name)
+    row = endpoint_by_name(name=name, workspace_id=workspace_id)
     if not row.base_url:
         raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
     # Checked here too, not only when the row is saved: a row written some other way (a fixture,

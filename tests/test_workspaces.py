@@ -19,7 +19,7 @@ from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
 from curation.models import Case, CurationJob, Dataset, ReviewTask, Study
 from home.models import Invitation
 from home.services import invitation_create
-from judging.models import AnswerGeneration, AnswerUpload, BatchJob, JudgeRun
+from judging.models import AnswerGeneration, AnswerUpload, BatchJob, JudgeRun, JudgeTemplate
 from llm.models import Endpoint
 from tests.factories import (
     AnswerFactory,
@@ -60,6 +60,7 @@ class World:
     invitation: Invitation
     generation: AnswerGeneration
     upload: AnswerUpload
+    template: JudgeTemplate
 
 
 @pytest.fixture
@@ -106,7 +107,12 @@ def world(db) -> World:
         status="running",
         error="HIDDEN-A error",
     )
+    # A's own judge template (a copy of a built-in one would be the same to B: A's).
+    template = JudgeTemplate.objects.create(
+        workspace=alpha, name="hidden-a-template", mode="pointwise", language="en", text="HIDDEN-A {answer}"
+    )
     return World(
+        template=template,
         alice=alice,
         bob=bob,
         beta=beta,
@@ -139,11 +145,6 @@ NOT_SCOPED = {
     # checks that B gets a 404 for A's study, dataset, run and campaign bundles.
     "api-export-bundle": "scoped by its query (study, dataset, run or campaign): tested in test_export_bundles.py",
     "api-docs": "the API's documentation page, no data",
-    "judging:templates": "judge templates (the papers' prompts and their revisions) are shared by every workspace",
-    "judging:template-edit": "judge templates are shared by every workspace",
-    "judging:template-diff-pick": "judge templates are shared by every workspace",
-    "judging:template-diff": "judge templates are shared by every workspace",
-    "api-judge-templates": "judge templates are shared by every workspace",
     "curation:study-start": "participants' questionnaire: anonymous, reached by the study's public link",
     "curation:study-resume": "participants' questionnaire",
     "curation:study-resume-path": "participants' questionnaire",
@@ -184,6 +185,8 @@ LISTS = {
     "annotation:campaign-new": {},
     "workspaces": {},
     "api-workspaces": {},
+    "judging:templates": {},
+    "api-judge-templates": {},
 }
 
 
@@ -245,6 +248,10 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "curation:study-edit": (study, {"slug": w.study.slug, "title_en": "taken over"}),
         "curation:study-duplicate-resolve": (study, {"prolific_pid": "x", "keep": "1"}),
         "curation:study-withdraw": (study, {"confirm": "1", "submission": str(w.case.submission_id)}),
+        "judging:template-edit": ({"template_id": w.template.pk}, {"text": "Judge {answer}"}),
+        "judging:template-copy": ({"template_id": w.template.pk}, {}),
+        "judging:template-diff-pick": ({"template_id": w.template.pk}, {}),
+        "judging:template-diff": ({"old_id": w.template.pk, "new_id": w.template.pk}, {}),
         "judging:run-detail": (run, {}),
         "judging:run-manifest": (run, {}),
         "judging:run-action": ({"run_id": w.run.pk, "action": "cancel"}, {}),

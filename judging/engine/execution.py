@@ -82,7 +82,8 @@ RATE_MIN_REPLIES = 3
 
 def endpoint_for_run(run: JudgeRun) -> EndpointConfig:
     """The run's endpoint, with the run's own timeout when it has one."""
-    config = endpoint_config(run.endpoint.name if run.endpoint is not None else None)
+    # Looked up within the run's workspace: a run never calls another workspace's endpoint.
+    config = endpoint_config(run.endpoint.name if run.endpoint is not None else None, workspace_id=run.workspace_id)
     if run.timeout_seconds:
         config = replace(config, timeout_seconds=run.timeout_seconds)
     return config

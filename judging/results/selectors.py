@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Length
 from django.utils import timezone
 
 from core.roles import Role
-from core.workspaces import scoped
+from core.workspaces import scoped, workspace_ids
 from curation.models import Dataset
 from judging.answers.versions import run_answers
 from judging.batching import batch_jobs_progress
@@ -230,14 +230,29 @@ def flagged_judgments(*, run: JudgeRun) -> QuerySet[Judgment]:
     return run_judgments(run=run).exclude(flags=[]).exclude(model__is_probe=True)
 
 
-def template_list() -> QuerySet[JudgeTemplate]:
-    """All templates, newest version of each name first."""
-    return JudgeTemplate.objects.order_by("name", "-version")
+def templates_visible(user) -> QuerySet[JudgeTemplate]:
+    """The templates a researcher reads: the built-in ones and those of the workspaces where they
+    are researcher (narrowed to the current workspace when one is set)."""
+    ids = workspace_ids(user, Role.RESEARCHER.value)
+    rows = JudgeTemplate.objects.all()
+    return rows if ids is None else rows.filter(Q(workspace=None) | Q(workspace_id__in=ids))
+
+
+def template_list(user) -> QuerySet[JudgeTemplate]:
+    """The templates a researcher reads, by name, each workspace's before the built-in one, newest
+    version first."""
+    return (
+        templates_visible(user)
+        .select_related("workspace")
+        .order_by("name", F("workspace__slug").asc(nulls_last=True), "-version")
+    )
 
 
 def template_versions(*, template: JudgeTemplate) -> QuerySet[JudgeTemplate]:
-    """Every version of a template's name, newest first, with who made it."""
-    return JudgeTemplate.objects.filter(name=template.name).select_related("created_by").order_by("-version")
+    """Every version of a template's name in its workspace (or among the built-in ones), newest
+    first, with who made it."""
+    rows = JudgeTemplate.objects.filter(name=template.name, workspace=template.workspace)
+    return rows.select_related("created_by").order_by("-version")
 
 
 DIFF_CONTEXT_LINES = 3

@@ -90,7 +90,11 @@ def run_batch_check(*, spec: RunSpec) -> None:
     if not spec.batch:
         return
     try:
-        batch_api_check(endpoint_config(spec.endpoint.name if spec.endpoint is not None else None))
+        batch_api_check(
+            endpoint_config(
+                spec.endpoint.name if spec.endpoint is not None else None, workspace_id=spec.dataset.workspace_id
+            )
+        )
     except EndpointError as error:
         raise RunError(str(error), parameter="batch") from None
 
@@ -191,7 +195,9 @@ def run_spec_by_names(
     chosen_endpoint = None
     if endpoint and endpoint != "default":
         try:
-            chosen_endpoint = endpoint_by_name(name=endpoint, user=user)
+            # Only the dataset's workspace's endpoints: a person in two workspaces cannot run one's
+            # dataset on the other's endpoint (and is told nothing of it).
+            chosen_endpoint = endpoint_by_name(name=endpoint, user=user, workspace_id=found.workspace_id)
         except EndpointError:
             # The API names only the endpoint asked for, not the others the server knows.
             raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(endpoint)}, parameter="endpoint") from None

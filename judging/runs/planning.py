@@ -160,10 +160,10 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
             raise RunError(_("The templates given do not include %(names)s.") % {"names": ", ".join(missing)})
         templates = {name: chosen[name] for name in names}
     else:
-        templates = latest_templates(names)
+        templates = latest_templates(names, dataset.workspace_id)
         if set(templates) != names:
             templates_ensure_defaults()
-            templates = latest_templates(names)
+            templates = latest_templates(names, dataset.workspace_id)
     missing = sorted(names - set(templates))
     if missing:
         raise RunError(_("No judge template named %(names)s.") % {"names": ", ".join(missing)})

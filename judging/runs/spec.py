@@ -130,6 +130,9 @@ def run_spec_check(spec: RunSpec) -> None:
         raise RunError(_("Name at least one candidate model besides the probe's."), parameter="candidates")
     if spec.template_set is not None:
         template_set_check(spec.template_set)
+    if spec.endpoint is not None and spec.endpoint.workspace_id != spec.dataset.workspace_id:
+        # Another workspace's endpoint is unknown to this run, whoever asks: named as given, nothing more.
+        raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(spec.endpoint.name)}, parameter="endpoint")
 
 
 def temperature_check(temperature: float | None) -> None:

@@ -121,7 +121,9 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     campaign_create(
         slug="c1", title="C", dataset=item.dataset, candidates=models, question_count=1, created_by=researcher
     )
-    template = JudgeTemplate.objects.create(name="t", version=1, mode="pointwise", language="en", text="{answer}")
+    template = JudgeTemplate.objects.create(
+        name="t", version=1, mode="pointwise", language="en", text="{answer}", workspace_id=default_workspace_id()
+    )
     template_revise(template=template, text="Judge: {answer}", user=researcher)
 
     admin = UserFactory(username="boss", is_staff=True, is_superuser=True)

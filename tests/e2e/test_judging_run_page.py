@@ -45,6 +45,11 @@ def test_template_edit_makes_a_new_version(settings, page, live_server, log_in, 
     log_in("researcher", "demo-researcher")
     page.goto(f"{live_server.url}/judge-templates/")
     page.get_by_role("link", name="urs/leisure/en").click()
+    # The built-in template is read-only: it is copied to the workspace (its next version) to be changed.
+    copy = JudgeTemplate.objects.filter(name="urs/leisure/en").order_by("-version").first().version + 1
+    expect(page.get_by_role("button", name="Save as a new version")).to_have_count(0)
+    page.get_by_role("button", name="Copy to this workspace").click()
+    expect(page.get_by_role("status")).to_contain_text(f"as version {copy}; edit it here.")
     page.get_by_label("Template text").fill("no placeholder at all")
     page.get_by_role("button", name="Save as a new version").click()
     expect(page.get_by_role("alert")).to_have_text("A pointwise template must contain the {answer} placeholder.")
@@ -53,12 +58,12 @@ def test_template_edit_makes_a_new_version(settings, page, live_server, log_in, 
     expect(page.get_by_role("alert")).to_contain_text("unknown placeholder {refrence} (did you mean {reference}?)")
     page.get_by_label("Template text").fill("Score {answer} against {reference} for {question}.")
     page.get_by_role("button", name="Save as a new version").click()
-    expect(page.get_by_role("status")).to_contain_text("Saved as version 2.")
-    expect(page.get_by_role("heading", level=1)).to_contain_text("v2")
+    expect(page.get_by_role("status")).to_contain_text(f"Saved as version {copy + 1}.")
+    expect(page.get_by_role("heading", level=1)).to_contain_text(f"v{copy + 1}")
     page.get_by_role("button", name="Save as a new version").click()
-    expect(page.get_by_role("status")).to_contain_text("Nothing changed: the text is the same as version 2")
-    page.get_by_role("link", name="changes since v1").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("urs/leisure/en: changes from v1 to v2")
+    expect(page.get_by_role("status")).to_contain_text(f"Nothing changed: the text is the same as version {copy + 1}")
+    page.get_by_role("link", name=f"changes since v{copy}").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"urs/leisure/en: changes from v{copy} to v{copy + 1}")
     expect(page.locator("ins").first).to_contain_text("Score {answer} against {reference} for {question}.")
-    assert JudgeTemplate.objects.filter(name="urs/leisure/en").count() == 2
+    assert JudgeTemplate.objects.filter(name="urs/leisure/en", workspace__isnull=False).count() == 2
     assert blocked_requests == []

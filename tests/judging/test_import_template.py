@@ -7,8 +7,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from core.models import Workspace, default_workspace_id
 from judging.models import JudgeTemplate
-from judging.prompts.templates import template_revise
+from judging.prompts.templates import template_copy, template_revise
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,9 @@ def test_a_good_file_is_stored_exactly_as_written(tmp_path):
     template = JudgeTemplate.objects.get(name="mine/en")
     assert template.text.encode("utf-8") == path.read_bytes()  # CRLF, trailing spaces, tab: all kept
     assert (template.version, template.mode, template.language) == (1, "pointwise", "en")
-    assert out == f"Template mine/en v1 (pointwise, en): {len(POINTWISE)} characters from {path}.\n"
+    assert (
+        out == f"Template mine/en v1 (pointwise, en) in workspace default: {len(POINTWISE)} characters from {path}.\n"
+    )
 
 
 def test_an_existing_name_gets_a_new_version_and_keeps_its_language(tmp_path):
@@ -130,6 +133,7 @@ def test_the_published_chinese_alpaca_eval_prompt_imports_as_is_and_equals_the_s
 
 
 def test_editing_a_template_refuses_a_misspelled_placeholder_too():
-    template = JudgeTemplate.objects.filter(name="urs/factual_qa/en").first()
+    builtin = JudgeTemplate.objects.filter(name="urs/factual_qa/en").first()
+    template, _made = template_copy(template=builtin, workspace=Workspace.objects.get(pk=default_workspace_id()))
     with pytest.raises(ValueError, match=r"line 1: unknown placeholder \{anwser\}"):
         template_revise(template=template, text="Judge {anwser} against {reference}.")

@@ -22,28 +22,28 @@ from judging.prompts.building import default_templates
 MAKE_IT_OLD = """
 from judging.models import JudgeRun, JudgeTemplate, Judgment
 # Before 0005 a name had only the version 0003 seeded: later ones (and what used them) go back to it.
-for later in JudgeTemplate.objects.filter(name__contains="/", version__gt=1):
-    first = JudgeTemplate.objects.get(name=later.name, version=1)
+for later in JudgeTemplate.objects.defer("workspace").filter(name__contains="/", version__gt=1):
+    first = JudgeTemplate.objects.defer("workspace").get(name=later.name, version=1)
     Judgment.objects.filter(template=later).update(template=first)
     for run in JudgeRun.objects.only("pk").filter(templates=later):
         run.templates.remove(later)
         run.templates.add(first)
     # Without the delete collector: it would read columns this old schema does not have.
-    JudgeTemplate.objects.filter(pk=later.pk)._raw_delete(JudgeTemplate.objects.db)
-for template in JudgeTemplate.objects.filter(name__contains="/"):
-    JudgeTemplate.objects.filter(pk=template.pk).update(text="paraphrase of " + template.name)
-old = JudgeTemplate.objects.get(name="urs/factual_qa/en", version=1)
-# Only the columns 0003 had: later migrations add fields this old schema lacks.
+    JudgeTemplate.objects.defer("workspace").filter(pk=later.pk)._raw_delete(JudgeTemplate.objects.db)
+for template in JudgeTemplate.objects.defer("workspace").filter(name__contains="/"):
+    JudgeTemplate.objects.defer("workspace").filter(pk=template.pk).update(text="paraphrase of " + template.name)
+old = JudgeTemplate.objects.defer("workspace").get(name="urs/factual_qa/en", version=1)
+# Only the columns 0003 had (hence the defer(...) above too): later migrations add fields this old schema lacks.
 run = JudgeRun.objects.only("pk").get(pk=1)
-run.templates.add(old, JudgeTemplate.objects.get(name="alpacaeval/pairwise/zh", version=1))
+run.templates.add(old, JudgeTemplate.objects.defer("workspace").get(name="alpacaeval/pairwise/zh", version=1))
 Judgment.objects.filter(pk=Judgment.objects.filter(run=run).order_by("pk").values("pk")[:1]).update(template=old)
 """
 DUMP = """
 def state():
     from judging.models import JudgeTemplate, Judgment
     return {
-        "templates": [[t.name, t.version, t.text, t.mode, t.language] for t in JudgeTemplate.objects.order_by("name", "version")],
-        "run_templates": sorted([t.name, t.version] for t in JudgeTemplate.objects.filter(runs__pk=1)),
+        "templates": [[t.name, t.version, t.text, t.mode, t.language] for t in JudgeTemplate.objects.defer("workspace").order_by("name", "version")],
+        "run_templates": sorted([t.name, t.version] for t in JudgeTemplate.objects.defer("workspace").filter(runs__pk=1)),
         "judgment_templates": sorted(set(Judgment.objects.filter(run_id=1).values_list("template__name", "template__version"))),
     }
 """

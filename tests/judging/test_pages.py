@@ -4,8 +4,10 @@ import pytest
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
+from core.models import Workspace, default_workspace_id
 from curation.choices import Intent
 from judging.models import JudgeRun, JudgeShard, JudgeTemplate
+from judging.prompts.templates import template_copy
 from judging.results.figures import run_figures_refresh
 from tests.factories import (
     AnswerFactory,
@@ -185,7 +187,8 @@ def test_cancel_and_resume_through_the_api(client_as, researcher, settings):
 
 
 def test_editing_a_template_makes_a_new_version(client_as, researcher):
-    template = JudgeTemplate.objects.filter(name="urs/factual_qa/en").order_by("-version").first()
+    builtin = JudgeTemplate.objects.filter(name="urs/factual_qa/en").order_by("-version").first()
+    template, _made = template_copy(template=builtin, workspace=Workspace.objects.get(pk=default_workspace_id()))
     versions = JudgeTemplate.objects.filter(name="urs/factual_qa/en").count()
     client = client_as(researcher)
     url = reverse("judging:template-edit", args=[template.pk])

@@ -4,11 +4,18 @@ version, and two versions can be compared line by line."""
 import pytest
 from django.urls import reverse
 
+from core.models import Workspace, default_workspace_id
 from judging.errors import RunError
 from judging.models import JudgeTemplate
 from judging.prompts.building import default_templates, fill
 from judging.prompts.placeholders import PLACEHOLDERS, template_placeholders
-from judging.prompts.templates import template_placeholders_check, template_revise, templates_ensure_defaults
+from judging.prompts.templates import (
+    TemplateBuiltIn,
+    template_copy,
+    template_placeholders_check,
+    template_revise,
+    templates_ensure_defaults,
+)
 from judging.results.selectors import template_versions_diff
 
 POINTWISE_VALID = "{question}, {instruction}, {reference}, {answer}, {intent}, {category}"
@@ -89,7 +96,11 @@ def latest(name: str) -> JudgeTemplate:
 
 def test_unchanged_text_makes_no_version_and_a_refused_one_writes_nothing(researcher):
     templates_ensure_defaults()
-    first = latest("urs/leisure/en")
+    builtin = latest("urs/leisure/en")
+    with pytest.raises(TemplateBuiltIn, match="Built-in templates cannot be changed"):
+        template_revise(template=builtin, text=builtin.text + "\nBe brief.", user=researcher)
+    first, made = template_copy(template=builtin, workspace=Workspace.objects.get(pk=default_workspace_id()))
+    assert made and (first.text, first.version) == (builtin.text, builtin.version + 1)
     versions = JudgeTemplate.objects.filter(name="urs/leisure/en").count()
     same, made = template_revise(template=first, text="\n  " + first.text + "  \n", user=researcher)
     assert (same, made) == (first, False)
@@ -124,13 +135,25 @@ def test_diff_of_two_versions_marks_removed_and_added_lines():
 @pytest.mark.django_db
 def test_template_pages_refuse_explain_and_compare(client_as, researcher, reviewer):
     templates_ensure_defaults()
-    first = latest("alpacaeval/pairwise/zh")
-    versions = JudgeTemplate.objects.filter(name=first.name).count()
-    url = reverse("judging:template-edit", args=[first.pk])
+    builtin = latest("alpacaeval/pairwise/zh")
+    url = reverse("judging:template-edit", args=[builtin.pk])
     assert client_as(reviewer).get(url).status_code == 403
     client = client_as(researcher)
     page = client.get(url).text
     assert "<code>{output_1}</code>, <code>{output_2}</code>" in page
+    # A built-in template is read-only: the edit is refused, and the page offers a copy.
+    refused = client.post(url, {"text": builtin.text + "\nBe brief."})
+    assert refused.status_code == 400 and "Built-in templates cannot be changed." in refused.text
+    assert "Copy to this workspace" in refused.text and latest(builtin.name) == builtin
+    copied = client.post(reverse("judging:template-copy", args=[builtin.pk]), follow=True)
+    first = latest(builtin.name)
+    assert first.workspace_id == default_workspace_id() and first.text == builtin.text
+    assert f"as version {first.version}; edit it here." in copied.text
+    # Copying again leads to the same copy.
+    again = client.post(reverse("judging:template-copy", args=[builtin.pk]))
+    assert again["Location"] == reverse("judging:template-edit", args=[first.pk])
+    versions = JudgeTemplate.objects.filter(name=first.name).count()
+    url = reverse("judging:template-edit", args=[first.pk])
 
     response = client.post(url, {"text": first.text.replace("{output_2}", "{output_3}")})
     assert response.status_code == 400

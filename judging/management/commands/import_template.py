@@ -1,9 +1,12 @@
-"""`import_template FILE --name N --mode {pointwise,pairwise} [--language {en,zh}]`: a judge prompt, exactly as written."""
+"""`import_template FILE --name N --mode {pointwise,pairwise} [--language {en,zh}] [--workspace SLUG]`: a
+judge prompt, exactly as written, into a workspace (built-in templates ship with Userbench only)."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import UserbenchError
+from core.workspaces import workspace_for_command
 from judging.prompts.placeholders import PLACEHOLDERS
 from judging.prompts.templates import template_import
 
@@ -38,18 +41,27 @@ class Command(BaseCommand):
             choices=["en", "zh"],
             help="default: the existing template's, else zh when the text has Chinese characters",
         )
+        parser.add_argument(
+            "--workspace", help="the workspace whose runs judge with it (needed when there are several)"
+        )
 
     def handle(self, *args, file: Path, name: str, mode: str, language: str | None, **options):
+        try:
+            workspace = workspace_for_command(options.get("workspace"), required=True)
+        except UserbenchError as error:
+            raise CommandError(str(error)) from None
+        assert workspace is not None  # required=True never gives None
         try:
             data = file.read_bytes()
         except OSError as error:
             raise CommandError(f"Cannot read {file}: {error.strerror}.") from None
         text = _decode(data, file)
         try:
-            template = template_import(name=name, mode=mode, language=language, text=text)
+            template = template_import(name=name, mode=mode, language=language, text=text, workspace=workspace)
         except ValueError as error:
             raise CommandError(f"Nothing imported. {file}:\n{error}") from None
         self.stdout.write(
-            f"Template {template.name} v{template.version} ({template.mode}, {template.language}): "
+            f"Template {template.name} v{template.version} ({template.mode}, {template.language}) in workspace "
+            f"{workspace.slug}: "
             f"{len(text)} characters from {file}."
         )
