@@ -32,13 +32,17 @@ def _adaptive_design(campaign: Campaign) -> dict:
 
 def campaign_manifest_build(*, campaign: Campaign) -> dict:
     """The manifest of a campaign just created (annotation.campaigns.campaign_create stores it)."""
+    pinned = {answer_set.model_id: answer_set for answer_set in campaign.answer_sets.all()}
     return {
         "format": FORMAT,
         "userbench_version": __version__,
         "recorded_at": timezone.now().isoformat(),
         "campaign": campaign.slug,
         "dataset": dataset_entry(campaign.dataset),
-        "candidates": [model_entry(model, campaign.dataset) for model in campaign.candidates.order_by("name")],
+        # The answers as the campaign pinned them (judging/answers/versions.py): which version of each.
+        "candidates": [
+            model_entry(model, campaign.dataset, pinned.get(model.pk)) for model in campaign.candidates.order_by("name")
+        ],
         "design": {
             "question_count": campaign.question_count,
             "pairs_per_question": campaign.pairs_per_question,

@@ -136,7 +136,7 @@ def test_a_delete_leaves_earlier_runs_as_they_were(dataset, endpoint_row, client
     assert sorted(rerun.answer_sets.values_list("model__name", "version")) == [("alpha", 1), ("beta", 1)]
 
 
-def test_a_campaign_shows_the_answers_it_was_made_with(dataset):
+def test_a_campaign_shows_the_answers_it_was_made_with(dataset, client_as, researcher):
     annotators = [UserFactory(username=f"v-ann{k}", roles=["annotator"]) for k in range(2)]
     campaign = campaign_create(
         slug="pinned",
@@ -155,3 +155,9 @@ def test_a_campaign_shows_the_answers_it_was_made_with(dataset):
     fresh = assignment_next(campaign=campaign, annotator=annotators[1])
     texts = [fresh.answer_a_text, fresh.answer_b_text]
     assert all(text and " NEW" not in text for text in texts) and any("-alpha " in text for text in texts)
+    # Its manifest names the version of each model's answers it was made with.
+    versions = {entry["name"]: entry["answers_version"] for entry in campaign.manifest["candidates"]}
+    assert versions == {"alpha": 1, "beta": 1}
+    page = client_as(researcher).get(reverse("annotation:results", args=[campaign.slug])).content.decode()
+    shown_answers = page.split('id="campaign-manifest"', 1)[1].split("</dd>", 5)[3]
+    assert "alpha (version 1)" in shown_answers and "beta (version 1)" in shown_answers
