@@ -230,7 +230,9 @@ def run_stress(options, env, name) -> None:
     from bench._judge_beside import JudgeBeside
     from bench.bench_judge_throughput import start_workers, stop
 
-    runs = [(sampling, researchers) for sampling in ("fixed", "adaptive") for researchers in (0, options.researchers)]
+    samplings = ("fixed", "adaptive") if options.sampling == "both" else (options.sampling,)
+    beside = (options.researchers,) if options.crowd_with_researchers_only else (0, options.researchers)
+    runs = [(sampling, researchers) for sampling in samplings for researchers in beside]
     logs = Path(tempfile.mkdtemp(prefix="ub-bench-stress-"))
     workers = start_workers(options.db_workers, env, logs, queue="*") if options.db_workers else []
     judge = None
@@ -249,7 +251,7 @@ def run_stress(options, env, name) -> None:
     outcomes = []
     try:
         for number, (sampling, researchers) in enumerate(runs):
-            beside = judge if number % 2 == 1 else None
+            beside = judge if researchers else None
             slug = f"stress-{sampling}-{number}"
             outcomes.append(stress_run(options, env, slug, sampling, researchers, workers, beside))
     finally:

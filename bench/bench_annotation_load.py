@@ -350,6 +350,17 @@ def main():
         "--db-workers", type=int, default=2, help="stress: db_worker processes on every queue, up throughout"
     )
     parser.add_argument("--no-judge", action="store_true", help="stress: no judge run beside the researchers")
+    parser.add_argument(
+        "--sampling",
+        choices=["fixed", "adaptive", "both"],
+        default="both",
+        help="stress: which campaigns (default both)",
+    )
+    parser.add_argument(
+        "--crowd-with-researchers-only",
+        action="store_true",
+        help="stress: only the runs with researchers (and the judge run) beside the crowd, not the crowd alone",
+    )
     parser.add_argument("--judge-calls", type=int, default=2000, help="stress: calls of the judge run")
     parser.add_argument("--judge-latency", type=float, default=0.2, help="stress: seconds the LLM server takes a call")
     parser.add_argument("--judge-concurrency", type=int, default=128, help="stress: the judge run's calls in flight")
