@@ -71,9 +71,12 @@ def _statements(vendor: str) -> dict[str, str]:
     def answer_of(model_column: str) -> str:
         # The version of the model's answers the campaign pinned when it was made
         # (judging/answers/versions.py): a replace since never changes what annotators see.
+        # Asked per answer row (one or two per item and model) through the pins' unique
+        # (campaign, answer set) index: a lookup, never a read of every campaign's pins.
         return f"""SELECT a.text FROM {table["answer"]} a WHERE a.item_id = p.item_id AND a.model_id = {model_column}
-            AND a.answer_set_id IN (
-                SELECT pin.answerset_id FROM {connection.ops.quote_name(pins)} pin WHERE pin.campaign_id = p.campaign_id
+            AND EXISTS (
+                SELECT 1 FROM {connection.ops.quote_name(pins)} pin
+                WHERE pin.campaign_id = p.campaign_id AND pin.answerset_id = a.answer_set_id
             )"""
 
     shown = f"""

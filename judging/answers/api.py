@@ -234,7 +234,7 @@ class ModelAnswersApi(APIView):
 
     permission_classes = [ResearcherPermission]
 
-    @extend_schema(responses=ModelAnswersSerializer)
+    @extend_schema(operation_id="datasets_model_answers_retrieve", responses=ModelAnswersSerializer)
     def get(self, request, name: str, model: str):
         dataset = _dataset(name, request.user)
         found = answer_counts(dataset=dataset).filter(name=model.strip()).first()
@@ -242,7 +242,7 @@ class ModelAnswersApi(APIView):
             raise NotFound(str(answers_not_found(model_name=model, dataset=dataset)))
         return Response(ModelAnswersSerializer(found).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(operation_id="datasets_model_answers_destroy", responses={204: None})
     def delete(self, request, name: str, model: str):
         return _answers_delete(request, name, model)
 

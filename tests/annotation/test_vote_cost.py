@@ -237,8 +237,15 @@ def test_rows_touched_by_next_and_vote_do_not_grow_with_ten_times_the_pairs():
     # frontier holds differs with the draw), never ten times more.
     sized = {name: sum(n for table, n in counts.items() if table.startswith(big)) for name, counts in relevant.items()}
     assert sized["large"] <= sized["small"] + 6, relevant
-    # About 70 rows a round, most of them the pairs being worked on now and their assignments.
-    assert sum(relevant["large"].values()) < 3 * 80, relevant
+    # About 80 rows a round, most of them the pairs being worked on now and their assignments, and
+    # the tallies, read whole while they hold a few dozen rows (more here than in a database with
+    # one campaign: both test campaigns' annotators are in them). The
+    # campaigns' pinned answer versions (a row per campaign and model, judging/answers/versions.py)
+    # are left out: a few dozen rows here, which the planner reads whole as it does the tallies,
+    # the same at 300 pairs as at 3,000.
+    pins = "annotation_campaign_answer_sets"
+    assert relevant["large"].get(pins, 0) <= relevant["small"].get(pins, 0) + 30, relevant
+    assert sum(n for table, n in relevant["large"].items() if not table.startswith(pins)) < 3 * 90, relevant
 
 
 @on_postgresql

@@ -18,7 +18,7 @@ from curation.models import Item
 from judging.engine.execution import run_execute_inline
 from judging.errors import RunError
 from judging.models import Answer, CandidateModel, JudgeRun
-from judging.prompts.templates import template_revise
+from judging.prompts.templates import template_copy, template_revise
 from judging.results.compare import runs_compare
 from judging.results.figures import run_figures_refresh
 from judging.runs.creation import run_create
@@ -158,7 +158,9 @@ def test_rerun_is_identical_asks_again_and_compare_recovers_the_drift(judged, fa
     calls = fake_llm.count
     # A newer template version exists by now: the re-run keeps the exact version the run used.
     used = judged.templates.get()
-    template_revise(template=used, text=used.text + "\n")
+    # Built-in templates are changed through a copy in the workspace (which a new run would take).
+    copy, _made = template_copy(template=used, workspace=judged.dataset.workspace)
+    template_revise(template=copy, text=copy.text + "\n")
     # The judge drifted: alpha falls 3 points, beta rises 1.
     fake_llm.reply = score_judge({"alpha": 5, "beta": 7}, "second")
     out = StringIO()
