@@ -231,8 +231,8 @@ def run_stress(options, env, name) -> None:
     from bench.bench_judge_throughput import start_workers, stop
 
     samplings = ("fixed", "adaptive") if options.sampling == "both" else (options.sampling,)
-    beside = (options.researchers,) if options.crowd_with_researchers_only else (0, options.researchers)
-    runs = [(sampling, researchers) for sampling in samplings for researchers in beside]
+    crowds = (options.researchers,) if options.crowd_with_researchers_only else (0, options.researchers)
+    runs = [(sampling, researchers) for sampling in samplings for researchers in crowds]
     logs = Path(tempfile.mkdtemp(prefix="ub-bench-stress-"))
     workers = start_workers(options.db_workers, env, logs, queue="*") if options.db_workers else []
     judge = None
