@@ -75,7 +75,7 @@ def test_the_progress_and_summary_name_the_max_tokens_the_replies_were_cut_off_a
     assert Answer.objects.filter(cut_off=True).count() == 3
 
 
-def test_a_run_leaves_cut_off_answers_out_unless_asked_and_its_manifest_says_which(dataset):
+def test_a_run_leaves_cut_off_answers_out_unless_asked_and_its_manifest_says_which(dataset, client, researcher):
     model = with_answers(dataset, cut_off={"q0", "q1"})
     spec = {"dataset": dataset, "mode": "pointwise", "judge_model": "j", "candidates": [model]}
     plan = run_plan(spec=RunSpec(**spec))
@@ -86,6 +86,15 @@ def test_a_run_leaves_cut_off_answers_out_unless_asked_and_its_manifest_says_whi
     included = run_create(spec=RunSpec(**spec, include_cut_off=True))
     assert included.total == 3
     assert (included.manifest["include_cut_off"], included.manifest["cut_off_left_out"]) == (True, 0)
+
+    client.force_login(researcher)
+    page = client.get(reverse("judging:run-detail", args=[left_out.pk])).content.decode()
+    assert '<dt>Answers cut off at max_tokens</dt><dd id="manifest-cut-off">2 left out</dd>' in page
+    page = client.get(reverse("judging:run-detail", args=[included.pk])).content.decode()
+    assert '<dd id="manifest-cut-off">judged as they are</dd>' in page
+    with translation.override("zh-hans"):
+        chinese = client.get(reverse("judging:run-detail", args=[left_out.pk]), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert '<dd id="manifest-cut-off">已排除 2 个</dd>' in chinese.content.decode()
 
 
 def test_the_judge_command_and_the_api_refuse_only_cut_off_answers_unless_asked(dataset, client, researcher):
