@@ -168,6 +168,8 @@ def test_the_answers_page_the_run_preview_and_the_export_mark_cut_off_answers(da
     assert "2 answers cut off at max_tokens are left out" in preview
     assert 'name="include_cut_off"' in preview
 
+    listed = client.get(reverse("api-dataset-answers", args=["cut"])).json()
+    assert listed == [{"model": "small", "answers": 3, "cut_off": 2, "version": 1}]
     rows = {row["external_id"]: row["cut_off"] for row in answers_export(dataset=dataset).rows}
     assert rows == {"q0": True, "q1": True, "q2": False}
 
