@@ -131,8 +131,8 @@ def cut_off_text(count: int, max_tokens: int | None) -> str:
 def cut_off_way_on(count: int, max_tokens: int | None) -> str:
     """What happened to the cut-off answers and the way on, for the error after a generation."""
     return (
-        f"{count} answer(s) were cut off at max_tokens {max_tokens}: they are kept, marked cut off, and runs "
-        "leave them out; raise max_tokens (--max-tokens, or the generation form) to ask for them again, "
+        f"{count} answer(s) were cut off at max_tokens{f' {max_tokens}' if max_tokens else ''}: they are kept, "
+        "marked cut off, and runs leave them out; raise max_tokens (--max-tokens, or the generation form) to ask for them again, "
         "or judge them as they are (--include-cut-off, or the run form's “Include answers cut off at max_tokens”)"
     )
 

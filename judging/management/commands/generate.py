@@ -144,14 +144,16 @@ class Command(BaseCommand):
             )
             raise SystemExit(130)
         self.stdout.write(
-            f"\n{generation.generated} generated, {generation.failed} failed, {generation.cut_off} cut off."
+            f"\n{generation.generated} generated, {generation.failed} failed, "
+            f"{cut_off_text(generation.cut_off, generation.max_tokens)}."
         )
         for message in generation.error.splitlines()[:20]:
             self.stderr.write(f"  {message}")
         if status == AnswerGeneration.Status.FAILED:
             raise CommandError(generation.error.splitlines()[0] if generation.error else "The generation failed.")
         if generation.failed or generation.cut_off:
+            hint = f" ({cut_off_way_on(generation.cut_off, generation.max_tokens)})" if generation.cut_off else ""
             raise CommandError(
-                f"{generation.failed + generation.cut_off} of {generation.total} items got no complete answer; "
+                f"{generation.failed + generation.cut_off} of {generation.total} items got no complete answer{hint}; "
                 "run the same command to try them again."
             )
