@@ -117,6 +117,9 @@ class Answer(models.Model):
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # A generated reply the endpoint stopped at max_tokens: kept so that the work is seen, never
+    # taken for a complete answer (runs leave it out unless asked to include it).
+    cut_off = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = CurrentAnswerManager()

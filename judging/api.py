@@ -232,6 +232,11 @@ class RunListApi(ListAPIView):
             help_text="Leave out the items whose template judges against a reference they lack (recorded in the "
             "manifest). Without it such items refuse the run with a 400 saying how many.",
         )
+        include_cut_off = serializers.BooleanField(
+            default=False,
+            help_text="Judge answers cut off at max_tokens too (kept, marked cut off; left out by default). "
+            "Recorded in the manifest.",
+        )
         batch = serializers.BooleanField(
             default=False,
             help_text="Send the calls through the endpoint's Batch API (about half price, results within 24 h). An "

@@ -139,6 +139,13 @@ class RunForm(ErrorSummary, NoLabelSuffix, forms.Form):
             "those items; without this the run refuses them."
         ),
     )
+    include_cut_off = forms.BooleanField(
+        label=_("Include answers cut off at max_tokens (recorded in the run's manifest)"),
+        required=False,
+        help_text=_(
+            "A generated answer the endpoint stopped at max_tokens is incomplete; runs leave it out unless this is ticked."
+        ),
+    )
     temperature = forms.FloatField(
         label=_("Temperature"),
         min_value=TEMPERATURE_RANGE[0],

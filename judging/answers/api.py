@@ -66,6 +66,10 @@ class ModelAnswersSerializer(serializers.Serializer):
 
     model = serializers.CharField(source="name")
     answers = serializers.IntegerField(source="answer_count")
+    cut_off = serializers.IntegerField(
+        source="cut_off_count",
+        help_text="Answers among them cut off at max_tokens: incomplete, left out of runs unless include_cut_off.",
+    )
     version = serializers.IntegerField(source="answer_version", help_text="The current version's number.")
 
 
@@ -84,7 +88,9 @@ class GenerationSerializer(serializers.Serializer):
     total = serializers.IntegerField(help_text="Items the latest attempt asked for.")
     generated = serializers.IntegerField()
     failed = serializers.IntegerField()
-    cut_off = serializers.IntegerField(help_text="Answers cut off by max_tokens: not kept, asked for again on resume.")
+    cut_off = serializers.IntegerField(
+        help_text="Answers cut off by max_tokens: kept, marked cut off, asked for again on resume."
+    )
     error = serializers.CharField(help_text="Why it stopped, or the reasons of failed items.")
     resumable = serializers.SerializerMethodField()
     batch = serializers.BooleanField(help_text="Asked through the provider's Batch API.")

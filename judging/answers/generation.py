@@ -4,8 +4,9 @@ Without a preset, the temperature follows the item's category (AlignBench's tabl
 otherwise. A preset asks the models the way a benchmark's authors did (GENERATION_PRESETS), and
 is recorded on every answer it made. Answers are saved as they arrive, so an interrupted
 generation resumes where it stopped: items that already have an answer from the model are
-skipped, and the response cache makes a re-sent identical prompt free. A reply cut off by max_tokens is never stored as an
-answer: it is counted, and sent again (with a larger --max-tokens) next time.
+skipped, and the response cache makes a re-sent identical prompt free. A reply cut off by max_tokens is
+counted and kept, marked `cut_off`: never taken for a complete answer (runs leave it out unless
+asked), and asked for again next time (with a larger --max-tokens), the new reply taking its place.
 """
 
 from __future__ import annotations
@@ -68,9 +69,12 @@ def generation_preset(name: str | None, *, default_temperature: float = DEFAULT_
 
 
 def _unanswered(dataset: Dataset, model_name: str) -> tuple[list, int]:
-    """The dataset's items `model_name` has not answered yet, in order, and how many it has."""
+    """The dataset's items `model_name` has no complete answer to yet (a cut-off one is asked for
+    again), in order, and how many it has."""
     answered = set(
-        Answer.objects.filter(item__dataset=dataset, model__name=model_name).values_list("item_id", flat=True)
+        Answer.objects.filter(item__dataset=dataset, model__name=model_name, cut_off=False).values_list(
+            "item_id", flat=True
+        )
     )
     return [item for item in dataset.items.order_by("id") if item.pk not in answered], len(answered)
 
@@ -119,6 +123,20 @@ def generation_plan(
     )
 
 
+def cut_off_text(count: int, max_tokens: int | None) -> str:
+    """ "6 cut off at max_tokens 2048" ("0 cut off" when none), for progress lines and summaries."""
+    return f"{count} cut off at max_tokens {max_tokens}" if count and max_tokens else f"{count} cut off"
+
+
+def cut_off_way_on(count: int, max_tokens: int | None) -> str:
+    """What happened to the cut-off answers and the way on, for the error after a generation."""
+    return (
+        f"{count} answer(s) were cut off at max_tokens{f' {max_tokens}' if max_tokens else ''}: they are kept, "
+        "marked cut off, and runs leave them out; raise max_tokens (--max-tokens, or the generation form) to ask for them again, "
+        "or judge them as they are (--include-cut-off, or the run form's “Include answers cut off at max_tokens”)"
+    )
+
+
 def generation_request(item, *, model_name: str, preset: GenerationPreset, max_tokens: int) -> ChatRequest:
     """The call asking `model_name` for its answer to one item, as the preset asks (live or batched)."""
     return ChatRequest(
@@ -130,10 +148,11 @@ def generation_request(item, *, model_name: str, preset: GenerationPreset, max_t
 
 
 def answers_save(*, model: CandidateModel, preset: GenerationPreset, endpoint_name: str, outcomes, counts: dict) -> int:
-    """Store the complete answers among `outcomes` ((item, request, outcome) each) with the
-    parameters they were asked with; a failed call or a reply cut off by max_tokens is counted
-    in `counts` ("failed", "cut_off", their reasons in "errors") and kept nowhere. Returns how
-    many answers were kept. Live and batched generations alike."""
+    """Store the answers among `outcomes` ((item, request, outcome) each) with the parameters
+    they were asked with; a reply cut off by max_tokens is kept too, marked `cut_off`, and
+    counted in `counts["cut_off"]`; a failed call is counted in "failed" and kept nowhere (their
+    reasons in "errors"). A new reply to an item whose current answer was cut off takes that
+    answer's place. Returns how many answers were kept. Live and batched generations alike."""
     # What each answer records besides its temperature and max_tokens: only what was set.
     recorded = {
         key: value for key, value in (("preset", preset.name), ("system_prompt", preset.system_prompt)) if value
@@ -146,14 +165,15 @@ def answers_save(*, model: CandidateModel, preset: GenerationPreset, endpoint_na
             continue
         if outcome.cut_off:
             counts["cut_off"] += 1
+            counts["cut_off_at"] = request.max_tokens
             counts["errors"].append(f"{item.external_id}: cut off at max_tokens ({request.max_tokens})")
-            continue
         answers.append(
             Answer(
                 item=item,
                 model=model,
                 text=outcome.text,
                 origin=Answer.Origin.GENERATED,
+                cut_off=bool(outcome.cut_off),
                 parameters={
                     "temperature": request.temperature,
                     "max_tokens": request.max_tokens,
@@ -167,8 +187,32 @@ def answers_save(*, model: CandidateModel, preset: GenerationPreset, endpoint_na
                 latency_ms=outcome.latency_ms,
             )
         )
-    Answer.objects.bulk_create(answers, ignore_conflicts=True)
+    _cut_off_replace(model, answers)
+    Answer.objects.bulk_create([a for a in answers if a.pk is None], ignore_conflicts=True)
     return len(answers)
+
+
+_REPLACED_FIELDS = ["text", "cut_off", "parameters", "prompt_tokens", "completion_tokens", "latency_ms"]
+
+
+def _cut_off_replace(model: CandidateModel, answers: list) -> None:
+    """Write the new replies to items whose current answer was cut off into those rows (their
+    version has room for one answer per item), marking each new Answer saved (its pk set)."""
+    earlier = {
+        answer.item_id: answer
+        for answer in Answer.objects.filter(model=model, cut_off=True, item_id__in=[a.item_id for a in answers])
+    }
+    replaced = []
+    for answer in answers:
+        row = earlier.get(answer.item_id)
+        if row is None:
+            continue
+        for name in _REPLACED_FIELDS:
+            setattr(row, name, getattr(answer, name))
+        answer.pk = row.pk
+        replaced.append(row)
+    if replaced:
+        Answer.objects.bulk_update(replaced, _REPLACED_FIELDS)
 
 
 def answers_generate(
@@ -189,8 +233,9 @@ def answers_generate(
     `preset` names a benchmark's way of asking (GENERATION_PRESETS): its temperature (or none),
     system prompt and max_tokens; an explicit `max_tokens` wins over the preset's. Each answer
     records the parameters it was asked with, the preset's name among them.
-    Returns {"total", "generated", "failed", "cut_off", "skipped", "errors", "interrupted",
-    "stopped"}: failures and cut-off replies keep their reasons in "errors"; "interrupted" is
+    Returns {"total", "generated", "failed", "cut_off", "cut_off_at", "skipped", "errors",
+    "interrupted", "stopped"}: "generated" counts the cut-off replies kept among them (stopped at
+    max_tokens "cut_off_at"); failures and cut-off replies keep their reasons in "errors"; "interrupted" is
     True after Ctrl-C (what came back is saved); "stopped" names the error that stopped the
     calls when every call failed the same way. `on_progress(counts)` is called as chunks are
     saved. `concurrency`: calls in flight, "auto", or None (the endpoint's limit, else auto).
@@ -207,6 +252,8 @@ def answers_generate(
         "generated": 0,
         "failed": 0,
         "cut_off": 0,
+        # The max_tokens the cut-off replies were stopped at (the last one's), for the messages.
+        "cut_off_at": limit,
         "skipped": answered,
         "errors": [],
         "interrupted": False,

@@ -21,7 +21,7 @@ from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
 from curation.datasets.importers import checked_name
 from curation.models import Dataset
-from judging.answers.generation import GenerationError, answers_generate, generation_preset
+from judging.answers.generation import GenerationError, answers_generate, cut_off_way_on, generation_preset
 from judging.answers.generation_batch import generation_batch_execute, generation_batches_settle
 from judging.dispatch import generation_enqueue
 from judging.models import Answer, AnswerGeneration, CandidateModel, stale_after
@@ -275,7 +275,10 @@ def generation_execute(*, generation_id: int) -> str:
         status = AnswerGeneration.Status.FAILED
     else:
         status = AnswerGeneration.Status.FINISHED
-    reasons = counts["stopped"] or "\n".join(counts["errors"][:MAX_ERRORS_SHOWN])
+    reasons = counts["stopped"] or "\n".join(
+        ([cut_off_way_on(counts["cut_off"], counts["cut_off_at"]) + "."] if counts["cut_off"] else [])
+        + counts["errors"][:MAX_ERRORS_SHOWN]
+    )
     rows.update(
         status=status,
         total=counts["total"],

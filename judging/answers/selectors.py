@@ -19,12 +19,18 @@ class UploadNotFound(UserbenchError):
 
 def answer_counts(*, dataset: Dataset) -> QuerySet[CandidateModel]:
     """The candidate models (not the injection probe's) with current answers on the dataset, each
-    with `answer_count` and `answer_version` (the current version's number), by name."""
+    with `answer_count`, `cut_off_count` (those cut off at max_tokens) and `answer_version` (the
+    current version's number), by name."""
     return (
         CandidateModel.objects.filter(is_probe=False)
         .annotate(
             answer_count=Count(
                 "answers", filter=Q(answers__item__dataset=dataset, answers__is_current=True), distinct=True
+            ),
+            cut_off_count=Count(
+                "answers",
+                filter=Q(answers__item__dataset=dataset, answers__is_current=True, answers__cut_off=True),
+                distinct=True,
             ),
             answer_version=Max(
                 "answer_sets__version", filter=Q(answer_sets__dataset=dataset, answer_sets__is_current=True)

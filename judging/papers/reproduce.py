@@ -197,7 +197,7 @@ def reproduction_answers(
     models: list[str],
     endpoint_name: str | None,
     concurrency: int | str | None = None,
-    on_progress: Callable[[str, int, int, int], None] | None = None,
+    on_progress: Callable[[str, dict], None] | None = None,
     batch: bool = False,
 ) -> list[dict]:
     """Answers for every model on every item: those already there, then the benchmark's published
@@ -206,11 +206,14 @@ def reproduction_answers(
     and the same command picks them up).
 
     Returns one entry per model: how many answers were there, imported (and from which file),
-    generated and failed. `on_progress(model, done, failed, total)` follows generation."""
+    generated, failed and cut off at max_tokens (kept, marked, and asked for again next time:
+    "cut_off", "cut_off_at"). `on_progress(model, counts)` follows generation, with counts
+    {"generated", "failed", "cut_off", "cut_off_at", "total"}."""
     total = dataset.items.count()
     entries = []
     for name in models:
-        had = Answer.objects.filter(item__dataset=dataset, model__name=name).count()
+        # Complete answers only: a cut-off one is asked for again.
+        had = Answer.objects.filter(item__dataset=dataset, model__name=name, cut_off=False).count()
         entry: dict[str, Any] = {
             "model": name,
             "already": had,
@@ -218,6 +221,8 @@ def reproduction_answers(
             "imported_from": None,
             "generated": 0,
             "failed": 0,
+            "cut_off": 0,
+            "cut_off_at": None,
         }
         path = published_answers(data_dir, benchmark, name) if data_dir is not None else None
         if had == 0 and path is not None:
@@ -236,9 +241,7 @@ def reproduction_answers(
                 concurrency=concurrency,
                 preset=benchmark.generation_preset.name,
                 # mypy cannot infer a lambda whose default binds the loop's model name.
-                on_progress=(
-                    lambda counts, name=name: on_progress(name, counts["generated"], counts["failed"], counts["total"])  # type: ignore[misc]
-                )
+                on_progress=(lambda counts, name=name: on_progress(name, counts))  # type: ignore[misc]
                 if on_progress
                 else None,
             )
@@ -246,6 +249,7 @@ def reproduction_answers(
                 generated=counts["generated"],
                 failed=counts["failed"],
                 cut_off=counts["cut_off"],
+                cut_off_at=counts["cut_off_at"],
                 errors=counts["errors"][:5],
             )
         entries.append(entry)
@@ -265,7 +269,7 @@ def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoin
     def show():
         generation.refresh_from_db()
         if on_progress is not None:
-            on_progress(name, generation.generated, generation.failed, generation.total)
+            on_progress(name, _batch_counts(generation))
 
     if generation_batch_wait(generation=generation, on_progress=show) == "interrupted":
         raise ReproduceError(
@@ -273,12 +277,16 @@ def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoin
             "Run the same command to continue."
         )
     generation.refresh_from_db()
+    return {**_batch_counts(generation), "errors": generation.error.splitlines()[:5], "batch": True}
+
+
+def _batch_counts(generation) -> dict:
     return {
         "generated": generation.generated,
         "failed": generation.failed,
         "cut_off": generation.cut_off,
-        "errors": generation.error.splitlines()[:5],
-        "batch": True,
+        "cut_off_at": generation.max_tokens,
+        "total": generation.total,
     }
 
 
@@ -294,12 +302,14 @@ def reproduction_run(
     template_set: str | None = None,
     seed: int = 0,
     exclude_missing_references: bool = False,
+    include_cut_off: bool = False,
     batch: bool = False,
     table_options: dict | None = None,
 ) -> tuple[JudgeRun, list[str]]:
     """The judge run with the paper's templates (the text Userbench ships, pinned) and the
     authors' judge parameters; nothing is called yet. Items without the reference a template
-    judges against refuse the run unless `exclude_missing_references` (as for any run).
+    judges against refuse the run unless `exclude_missing_references` (as for any run); answers
+    cut off at max_tokens are left out unless `include_cut_off`.
     Returns the run and notes for the researcher."""
     template_set = template_set or benchmark.template_set.name
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
@@ -319,6 +329,7 @@ def reproduction_run(
             template_set=template_set,
             templates=templates,
             exclude_missing_references=exclude_missing_references,
+            include_cut_off=include_cut_off,
             batch=batch,
             # Each order of a pair its own battle (Arena-Hard) needs both orders judged.
             **({"both_orders": True} if benchmark.battles else {}),

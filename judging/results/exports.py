@@ -17,6 +17,8 @@ ANSWER_FIELDS = [
     "completion_tokens",
     "latency_ms",
     "created_at",
+    # True for a generated reply the endpoint stopped at max_tokens: an incomplete answer.
+    "cut_off",
 ]
 JUDGMENT_FIELDS = [
     "run",
@@ -187,6 +189,7 @@ def answers_export(*, dataset=None, study=None, run=None, question_text: bool = 
             "completion_tokens",
             "latency_ms",
             "created_at",
+            "cut_off",
             *(["item__question"] if question_text else []),
         )
     )

@@ -154,6 +154,8 @@ def _run_write(*, spec: RunSpec, created_by: User | None, start_key: str, start_
         shard_size=shard_size,
         probe_models=probes,
         excluded_without_reference=plan.excluded_without_reference,
+        include_cut_off=spec.include_cut_off,
+        cut_off_left_out=plan.cut_off_left_out,
     )
     run.save(update_fields=["manifest"])
     return run

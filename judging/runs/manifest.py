@@ -177,10 +177,13 @@ def run_manifest_build(
     shard_size: int,
     probe_models: Iterable[CandidateModel] = (),
     excluded_without_reference: Iterable[str] = (),
+    include_cut_off: bool = False,
+    cut_off_left_out: int = 0,
 ) -> dict:
     """The manifest of a run just created (judging.runs.creation.run_create stores it on the run).
     `excluded_without_reference`: external ids of the items the researcher chose to leave out
-    because their template judges against a reference they lack."""
+    because their template judges against a reference they lack. `include_cut_off`: whether
+    answers cut off at max_tokens were judged; `cut_off_left_out`: how many were left out."""
     excluded = sorted(excluded_without_reference)
     pinned = {answer_set.model_id: answer_set for answer_set in run.answer_sets.all()}
 
@@ -221,6 +224,8 @@ def run_manifest_build(
         "probes": [entry(model) for model in sorted(probe_models, key=lambda m: m.name)],
         "exclude_missing_references": bool(excluded),
         "excluded_without_reference": {"count": len(excluded), "items": excluded},
+        "include_cut_off": include_cut_off,
+        "cut_off_left_out": cut_off_left_out,
     }
 
 

@@ -44,6 +44,8 @@ class RunPlan:
     family: str = ""
     # External ids of the items left out because their template judges against a reference they lack.
     excluded_without_reference: tuple[str, ...] = ()
+    # Answers cut off at max_tokens the run leaves out (the spec's include_cut_off unset).
+    cut_off_left_out: int = 0
 
     @property
     def calls(self) -> int:
@@ -88,14 +90,16 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
         candidates = [c for c in candidates if c.pk != reference_model.pk] or candidates
     seed = random.randrange(2**31) if spec.seed is None else spec.seed
 
+    judged = _answers(spec).filter(
+        item__dataset=dataset, model__in=[*candidates, *probes, *([reference_model] if reference_model else [])]
+    )
+    # A reply cut off at max_tokens is no complete answer: judged only when asked for.
+    cut_off_left_out = 0 if spec.include_cut_off else judged.filter(cut_off=True).count()
+    if not spec.include_cut_off:
+        judged = judged.filter(cut_off=False)
     answer_chars = {
         (row["item_id"], row["model_id"]): row["chars"]
-        for row in _answers(spec)
-        .filter(
-            item__dataset=dataset, model__in=[*candidates, *probes, *([reference_model] if reference_model else [])]
-        )
-        .annotate(chars=Length("text"))
-        .values("item_id", "model_id", "chars")
+        for row in judged.annotate(chars=Length("text")).values("item_id", "model_id", "chars")
     }
     items = list(
         Item.objects.filter(dataset=dataset)
@@ -146,6 +150,17 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
                 unit_chars.append((chars, item["language"]))
     if not units:
         who = ", ".join(c.name for c in candidates)
+        if cut_off_left_out:
+            raise RunError(
+                _(
+                    "The answers of %(models)s on dataset “%(name)s” were cut off at max_tokens (%(count)d), and a "
+                    "run leaves cut-off answers out: generate them again with a larger max_tokens (--max-tokens, "
+                    "or the generation form), or judge them as they are (--include-cut-off, or “Include answers cut "
+                    "off at max_tokens” on the run's form)."
+                )
+                % {"models": who, "name": dataset.name, "count": cut_off_left_out},
+                parameter="include_cut_off",
+            )
         raise RunError(
             _("None of %(models)s has answers on dataset “%(name)s”: import or generate them first.")
             % {"models": who, "name": dataset.name}
@@ -192,6 +207,7 @@ def run_plan(*, spec: RunSpec, probes: Sequence[CandidateModel] = ()) -> RunPlan
         completion_tokens=len(units) * (max_tokens or TYPICAL_REPLY_TOKENS[mode]),
         family=family,
         excluded_without_reference=excluded,
+        cut_off_left_out=cut_off_left_out,
     )
 
 

@@ -127,6 +127,7 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
         injection_probe=run.injection_probe,
         # The original's choice to leave out items without a reference answer, as its manifest records it.
         exclude_missing_references=bool(manifest.get("exclude_missing_references")),
+        include_cut_off=bool(manifest.get("include_cut_off")),
         answer_sets=tuple(run.answer_sets.all()) or None,
     )
     new = run_create(spec=spec, created_by=created_by)

@@ -57,6 +57,8 @@ class RunSpec:
     constant adversarial answers (judging/answers/probe.py), reported apart and never ranked.
     `exclude_missing_references`: leave out the items a `{reference}` template would judge
     against an empty reference (recorded in the manifest); without it such items refuse the run.
+    `include_cut_off`: judge answers cut off at max_tokens too (left out by default; recorded in
+    the manifest).
     `batch`: send the calls through the provider's Batch API (judging/engine/batch.py).
     Made with a parameter a run cannot take, it raises RunError naming it (`parameter`)."""
 
@@ -80,6 +82,7 @@ class RunSpec:
     judge_family: str = ""
     injection_probe: bool = False
     exclude_missing_references: bool = False
+    include_cut_off: bool = False
     batch: bool = False
     # The exact answer versions to judge (a re-run); None takes each model's current one.
     answer_sets: tuple[AnswerSet, ...] | None = None

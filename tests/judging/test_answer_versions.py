@@ -66,7 +66,7 @@ def test_a_second_upload_without_replace_is_refused_and_with_it_makes_version_2(
     assert done.status_code == 201 and done.json() == {"model": MODEL, "imported": 2, "version": 2}
     assert current_texts(dataset) == ["new 0", "new 1"]
     assert versions(dataset) == [(1, False, 2), (2, True, 2)]
-    assert client.get(api(dataset)).json() == [{"model": MODEL, "answers": 2, "version": 2}]
+    assert client.get(api(dataset)).json() == [{"model": MODEL, "answers": 2, "cut_off": 0, "version": 2}]
     event = AuditEvent.objects.get(action="answers_replaced")
     assert event.target == f"dataset:{dataset.name}" and event.workspace_id == dataset.workspace_id
     assert event.details == {

@@ -242,7 +242,7 @@ def test_the_api_uploads_answers_as_multipart(client_as, researcher, dataset):
     file.name = "answers.jsonl"
     response = client.post(url, {"model": "beta", "file": file})
     assert response.status_code == 201 and response.json() == {"model": "beta", "imported": 1, "version": 1}
-    assert client.get(url).json() == [{"model": "beta", "answers": 1, "version": 1}]
+    assert client.get(url).json() == [{"model": "beta", "answers": 1, "cut_off": 0, "version": 1}]
 
     bad = io.BytesIO(b"question_id,response\nq0,x\nq0,y\n")
     bad.name = "more.csv"

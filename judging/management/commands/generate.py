@@ -7,7 +7,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import progress_bar
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
-from judging.answers.generation import GENERATION_PRESETS, GenerationError, answers_generate
+from judging.answers.generation import (
+    GENERATION_PRESETS,
+    GenerationError,
+    answers_generate,
+    cut_off_text,
+    cut_off_way_on,
+)
 from judging.answers.generation_batch import generation_batch_wait
 from judging.answers.generation_jobs import generation_batch_open
 from judging.batching import batch_jobs_progress
@@ -66,7 +72,7 @@ class Command(BaseCommand):
         def show(counts):
             self.stdout.write(
                 f"\r{progress_bar(counts['generated'], counts['total'])} generated, {counts['failed']} failed, "
-                f"{counts['cut_off']} cut off",
+                f"{cut_off_text(counts['cut_off'], counts['cut_off_at'])}",
                 ending="",
             )
             self.stdout.flush()
@@ -84,8 +90,8 @@ class Command(BaseCommand):
             interruptible=True,
         )
         summary = (
-            f"\n{counts['generated']} generated, {counts['failed']} failed, {counts['cut_off']} cut off, "
-            f"{counts['skipped']} already answered."
+            f"\n{counts['generated']} generated, {counts['failed']} failed, "
+            f"{cut_off_text(counts['cut_off'], counts['cut_off_at'])}, {counts['skipped']} already answered."
         )
         self.stdout.write(summary)
         for message in counts["errors"][:20]:
@@ -98,7 +104,7 @@ class Command(BaseCommand):
         if counts["stopped"]:
             raise CommandError(counts["stopped"])
         if counts["failed"] or counts["cut_off"]:
-            hint = " (raise --max-tokens for the cut-off ones)" if counts["cut_off"] else ""
+            hint = f" ({cut_off_way_on(counts['cut_off'], counts['cut_off_at'])})" if counts["cut_off"] else ""
             raise CommandError(
                 f"{counts['failed'] + counts['cut_off']} of {counts['total']} items got no complete answer{hint}; "
                 "run the same command to try them again."
@@ -124,7 +130,7 @@ class Command(BaseCommand):
             batches = batch_jobs_progress(generation.batch_jobs.all())
             self.stdout.write(
                 f"\r{progress_bar(generation.generated, generation.total)} generated, {generation.failed} failed, "
-                f"{generation.cut_off} cut off; {batch_summary(batches)}",
+                f"{cut_off_text(generation.cut_off, generation.max_tokens)}; {batch_summary(batches)}",
                 ending="",
             )
             self.stdout.flush()
@@ -138,14 +144,16 @@ class Command(BaseCommand):
             )
             raise SystemExit(130)
         self.stdout.write(
-            f"\n{generation.generated} generated, {generation.failed} failed, {generation.cut_off} cut off."
+            f"\n{generation.generated} generated, {generation.failed} failed, "
+            f"{cut_off_text(generation.cut_off, generation.max_tokens)}."
         )
         for message in generation.error.splitlines()[:20]:
             self.stderr.write(f"  {message}")
         if status == AnswerGeneration.Status.FAILED:
             raise CommandError(generation.error.splitlines()[0] if generation.error else "The generation failed.")
         if generation.failed or generation.cut_off:
+            hint = f" ({cut_off_way_on(generation.cut_off, generation.max_tokens)})" if generation.cut_off else ""
             raise CommandError(
-                f"{generation.failed + generation.cut_off} of {generation.total} items got no complete answer; "
+                f"{generation.failed + generation.cut_off} of {generation.total} items got no complete answer{hint}; "
                 "run the same command to try them again."
             )

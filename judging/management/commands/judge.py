@@ -77,6 +77,11 @@ class Command(BaseCommand):
             "per template and never ranked (see `diagnostics --run RUN`)",
         )
         parser.add_argument(
+            "--include-cut-off",
+            action="store_true",
+            help="judge answers cut off at max_tokens too (kept, marked cut off; left out by default)",
+        )
+        parser.add_argument(
             "--exclude-missing-references",
             action="store_true",
             help="leave out the items whose template judges against a reference they lack (recorded in the "
@@ -115,6 +120,7 @@ class Command(BaseCommand):
                 judge_family=options["judge_family"],
                 injection_probe=options["injection_probe"],
                 exclude_missing_references=options["exclude_missing_references"],
+                include_cut_off=options["include_cut_off"],
                 batch=options["batch"],
             )
             run = run_create(spec=spec)

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import UserbenchError
 from core.workspaces import workspace_for_command
+from judging.answers.generation import cut_off_text
 from judging.management.commands.judge import run_here
 from judging.papers.benchmarks import BENCHMARKS
 from judging.papers.reproduce import (
@@ -97,6 +98,11 @@ class Command(BaseCommand):
             "manifest); without it such items refuse the run",
         )
         parser.add_argument(
+            "--include-cut-off",
+            action="store_true",
+            help="judge answers cut off at max_tokens too (kept, marked cut off; left out by default)",
+        )
+        parser.add_argument(
             "--batch",
             action="store_true",
             help="generate and judge through the endpoint's Batch API (about half price, replies within 24 h); "
@@ -135,6 +141,7 @@ class Command(BaseCommand):
         out=Path("manifests"),
         failures_as_minus_one,
         exclude_missing_references=False,
+        include_cut_off=False,
         workspace=None,
         batch=False,
         **options,
@@ -172,11 +179,15 @@ class Command(BaseCommand):
 
         shown: list[str] = []
 
-        def show(model, done, failed, total):
+        def show(model, counts):
             # One progress line per model, rewritten in place.
             start = "\n" if shown and shown[-1] != model else "\r"
             shown.append(model)
-            self.stdout.write(f"{start}{model}: {done}/{total} generated, {failed} failed", ending="")
+            self.stdout.write(
+                f"{start}{model}: {counts['generated']}/{counts['total']} generated, {counts['failed']} failed, "
+                f"{cut_off_text(counts['cut_off'], counts['cut_off_at'])}",
+                ending="",
+            )
             self.stdout.flush()
 
         answered = reproduction_answers(
@@ -204,6 +215,7 @@ class Command(BaseCommand):
                     if entry["generated"]
                     else "",
                     f"{entry['failed']} failed to generate" if entry["failed"] else "",
+                    cut_off_text(entry["cut_off"], entry["cut_off_at"]) if entry["cut_off"] else "",
                 )
                 if part
             )
@@ -220,6 +232,7 @@ class Command(BaseCommand):
             template_set=template_set,
             seed=seed,
             exclude_missing_references=exclude_missing_references,
+            include_cut_off=include_cut_off,
             batch=batch,
             table_options=table_options,
         )
