@@ -16,7 +16,7 @@ from core.models import AuditEvent, Membership, Workspace
 from curation.datasets.importers import DataImportError
 from judging.answers.imports import answers_import
 from judging.answers.uploads import UploadError, upload_execute, upload_resume
-from judging.models import Answer, AnswerUpload
+from judging.models import Answer, AnswerSet, AnswerUpload
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -262,3 +262,27 @@ def test_another_workspace_cannot_see_follow_or_resume_an_upload(client_as, rese
         assert 404 in (client.get(url).status_code, client.post(url).status_code)
     assert client.post(reverse("judging:answers-upload-resume", args=["big", upload_id])).status_code == 404
     assert AnswerUpload.objects.get().status == "running"  # not resumed by them
+
+
+def test_a_large_replacement_becomes_the_next_version_through_the_worker(
+    client_as, researcher, dataset, small_threshold
+):
+    """replace=true on a file over the threshold: the worker stores it as version 2 and retires
+    version 1 (kept for the runs that judged it), exactly as a small replacement does."""
+    small_threshold.TASKS = IMMEDIATE
+    client = client_as(researcher)
+    assert post_api(client, dataset, lines()).status_code == 202
+    file = io.BytesIO(lines().replace(b"answer ", b"better answer "))
+    file.name = "answers.jsonl"
+    url = reverse("api-dataset-answers", args=[dataset.name])
+    response = client.post(url, {"model": "big-model", "file": file, "replace": "true"})
+    assert response.status_code == 202
+    followed = client.get(response.json()["url"]).json()
+    assert (followed["status"], followed["imported"], followed["error"]) == ("finished", ITEMS, "")
+    current = Answer.objects.filter(item__dataset=dataset)
+    assert current.count() == ITEMS and all(
+        text.startswith("better ") for text in current.values_list("text", flat=True)
+    )
+    versions = dict(AnswerSet.objects.filter(dataset=dataset).values_list("version", "is_current"))
+    assert versions == {1: False, 2: True}
+    assert Answer.all_versions.filter(item__dataset=dataset).count() == 2 * ITEMS
