@@ -231,6 +231,10 @@ def test_the_api_also_takes_the_names_spec_gives(build_campaign, client_as, rese
     for refused in ({"closed": True, "is_open": True}, {"instructions": {"fr": "Lisez."}}, {"instructions": 3}):
         response = client.patch(url, refused, content_type="application/json")
         assert response.status_code == 400, refused
+    chinese = client.patch(
+        url, {"closed": True, "is_open": True}, content_type="application/json", HTTP_ACCEPT_LANGUAGE="zh-hans"
+    )
+    assert chinese.json()["closed"] == ["closed 与 is_open 的取值相互矛盾。"]
     campaign.refresh_from_db()
     assert (campaign.is_open, campaign.instructions_en) == (True, "Read them.")
 
