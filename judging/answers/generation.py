@@ -15,10 +15,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+from django.db.models import Q
+
 from core.errors import UserbenchError
 from curation.models import Dataset
+from judging.answers.versions import answers_new_version
 from judging.benchmarks.registry import DEFAULT_TEMPERATURE, GenerationPreset, generation_presets
-from judging.models import Answer, CandidateModel
+from judging.models import Answer, AnswerSet, CandidateModel
 from judging.prompts.building import ALIGNBENCH_TEMPERATURE, chat_messages
 from judging.prompts.estimate import cost_estimate, text_language, tokens_estimate
 from llm.calls import ChatRequest
@@ -152,7 +156,7 @@ def answers_save(*, model: CandidateModel, preset: GenerationPreset, endpoint_na
     they were asked with; a reply cut off by max_tokens is kept too, marked `cut_off`, and
     counted in `counts["cut_off"]`; a failed call is counted in "failed" and kept nowhere (their
     reasons in "errors"). A new reply to an item whose current answer was cut off takes that
-    answer's place. Returns how many answers were kept. Live and batched generations alike."""
+    answer's place, in a new version when a run or a campaign used the old one. Returns how many answers were kept. Live and batched generations alike."""
     # What each answer records besides its temperature and max_tokens: only what was set.
     recorded = {
         key: value for key, value in (("preset", preset.name), ("system_prompt", preset.system_prompt)) if value
@@ -197,11 +201,21 @@ _REPLACED_FIELDS = ["text", "cut_off", "parameters", "prompt_tokens", "completio
 
 def _cut_off_replace(model: CandidateModel, answers: list) -> None:
     """Write the new replies to items whose current answer was cut off into those rows (their
-    version has room for one answer per item), marking each new Answer saved (its pk set)."""
+    version has room for one answer per item), marking each new Answer saved (its pk set).
+
+    A version that a run or a campaign already pinned is never written into: it may have judged
+    or shown the cut-off text (`--include-cut-off`), and its pages, exports and re-runs must stay
+    as they were. The replies then go into a new version, which keeps every other answer."""
     earlier = {
         answer.item_id: answer
         for answer in Answer.objects.filter(model=model, cut_off=True, item_id__in=[a.item_id for a in answers])
     }
+    used = AnswerSet.objects.filter(pk__in={row.answer_set_id for row in earlier.values()}).filter(
+        Q(runs__isnull=False) | Q(campaigns__isnull=False)
+    )
+    for answer_set in used.select_related("dataset", "model").distinct():
+        _cut_off_new_version(answer_set, replaced={a.item_id for a in answers})
+        earlier = {item_id: row for item_id, row in earlier.items() if row.answer_set_id != answer_set.pk}
     replaced = []
     for answer in answers:
         row = earlier.get(answer.item_id)
@@ -213,6 +227,20 @@ def _cut_off_replace(model: CandidateModel, answers: list) -> None:
         replaced.append(row)
     if replaced:
         Answer.objects.bulk_update(replaced, _REPLACED_FIELDS)
+
+
+@transaction.atomic
+def _cut_off_new_version(answer_set: AnswerSet, *, replaced: set[int]) -> None:
+    """Retire `answer_set` for a new current version holding a copy of each of its answers
+    except those to the items in `replaced` (their new replies are added next)."""
+    new, _old = answers_new_version(dataset=answer_set.dataset, model=answer_set.model)
+    kept = Answer.all_versions.filter(answer_set=answer_set).exclude(item_id__in=replaced)
+    copies = []
+    for answer in kept:
+        answer.pk = None
+        answer.answer_set, answer.is_current = new, True
+        copies.append(answer)
+    Answer.all_versions.bulk_create(copies)
 
 
 def answers_generate(

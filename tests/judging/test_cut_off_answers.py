@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import translation
 
+from judging.answers.versions import run_answer_versions, run_answers
 from judging.errors import RunError
 from judging.models import Answer, AnswerGeneration, JudgeRun
 from judging.results.exports import answers_export
@@ -179,3 +180,36 @@ def test_a_run_of_only_cut_off_answers_names_them_not_missing_ones(dataset):
     with pytest.raises(RunError, match="were cut off at max_tokens") as refused:
         run_plan(spec=RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model]))
     assert "import or generate them first" not in str(refused.value)
+
+
+def test_asking_again_after_a_run_judged_the_cut_off_text_makes_a_new_version_and_the_run_keeps_its_own(
+    server, dataset
+):
+    server.reply = lambda body: "a complete answer to " + body["messages"][-1]["content"]
+    server.faults = {"question 0?": ["length"]}
+    with pytest.raises(CommandError):
+        generate()
+    model = Answer.objects.get(item__external_id="q0").model
+    cut_text = Answer.objects.get(item__external_id="q0").text
+    spec = RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], include_cut_off=True)
+    run = run_create(spec=spec)
+
+    generate("--max-tokens", "4096")
+    # The run still reads version 1 as it judged it, the cut-off text included.
+    judged = dict(run_answers(run).values_list("item__external_id", "text"))
+    assert judged["q0"] == cut_text and len(judged) == 3
+    assert run_answer_versions(run) == {"small": 1}
+    # New work reads version 2: the complete reply, and the two other answers carried over.
+    current = Answer.objects.filter(model=model)
+    assert set(current.values_list("answer_set__version", flat=True)) == {2}
+    assert dict(current.values_list("item__external_id", "cut_off")) == {"q0": False, "q1": False, "q2": False}
+    assert current.get(item__external_id="q1").text == judged["q1"]
+
+
+def test_asking_again_when_no_run_used_the_cut_off_text_writes_into_the_same_version(server, dataset):
+    server.faults = {"question 0?": ["length"]}
+    with pytest.raises(CommandError):
+        generate()
+    generate("--max-tokens", "4096")
+    assert set(Answer.all_versions.values_list("answer_set__version", flat=True)) == {1}
+    assert Answer.all_versions.count() == 3
