@@ -48,7 +48,7 @@ class DatasetNameError(DataImportError):
     """The name given to a new dataset cannot be used (empty, too long, taken); nothing was written."""
 
 
-def _validate_dataset_name(name: str) -> str:
+def validate_dataset_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise DatasetNameError("Give the dataset a name with --name.")
@@ -82,7 +82,7 @@ def dataset_check(
     known = formats()
     if fmt not in known:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(known)}.")
-    name = _validate_dataset_name(name)
+    name = validate_dataset_name(name)
     records: list[ItemRecord] = []
     try:
         for record in known[fmt].read(stream, columns=item_columns()):
@@ -110,7 +110,7 @@ def dataset_store(
 ) -> Dataset:
     """Checked records stored as a new frozen dataset, in one transaction, and audited
     (`created_by` None: the command line). DatasetNameError: the name was taken meanwhile."""
-    name = _validate_dataset_name(name)
+    name = validate_dataset_name(name)
     try:
         with transaction.atomic():
             dataset = Dataset.objects.create(

@@ -10,7 +10,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.uploads import upload_percent
+from core.upload_api import BackgroundUploadSerializer
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
@@ -31,14 +31,7 @@ from judging.answers.selectors import (
     generation_of_dataset,
     upload_of_dataset,
 )
-from judging.answers.uploads import (
-    upload_can_discard,
-    upload_can_resume,
-    upload_discard,
-    upload_in_background,
-    upload_queue,
-    upload_resume,
-)
+from judging.answers.uploads import upload_discard, upload_in_background, upload_queue, upload_resume
 from judging.answers.versions import AnswersNotFound, answer_set_current, answers_delete, answers_not_found
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
@@ -117,41 +110,15 @@ class GenerationSerializer(serializers.Serializer):
         return BatchesProgressSerializer(batch_jobs_progress(generation.batch_jobs.all())).data
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadSerializer(BackgroundUploadSerializer):
     class Meta:
         ref_name = "AnswerUploadJob"
 
-    id = serializers.IntegerField()
-    url = serializers.SerializerMethodField(help_text="Where to follow it.")
     dataset = serializers.CharField(source="dataset.name")
     model = serializers.CharField(source="model_name")
-    file_name = serializers.CharField()
-    status = serializers.CharField(help_text="queued, running, finished or failed (refused: nothing stored).")
-    status_label = serializers.CharField(source="get_status_display")
-    size = serializers.IntegerField(help_text="Bytes of the file.")
-    bytes_read = serializers.IntegerField()
-    lines_read = serializers.IntegerField()
-    percent = serializers.SerializerMethodField()
-    imported = serializers.IntegerField(help_text="Answers stored, once finished.")
-    error = serializers.CharField(help_text="Why it was refused, naming the line; nothing was stored.")
-    resumable = serializers.SerializerMethodField(help_text="Its worker stopped: a resume reads it again.")
-    discardable = serializers.SerializerMethodField(
-        help_text="Refused, or its worker stopped: DELETE on its url removes it and its stored file."
-    )
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
 
     def get_url(self, upload) -> str:
         return reverse("api-dataset-answers-upload", args=[upload.dataset.name, upload.pk])
-
-    def get_percent(self, upload) -> int:
-        return upload_percent(upload)
-
-    def get_resumable(self, upload) -> bool:
-        return upload_can_resume(upload)
-
-    def get_discardable(self, upload) -> bool:
-        return upload_can_discard(upload)
 
 
 class DatasetAnswersApi(APIView):

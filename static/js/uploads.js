@@ -23,6 +23,9 @@
           });
           bar.value = data.percent;
           article.dataset.status = data.status;
+          article.querySelectorAll("[data-href]").forEach(function (node) {
+            if (data[node.dataset.href]) node.href = data[node.dataset.href];
+          });
           article.querySelectorAll("[data-when]").forEach(function (node) {
             node.hidden = !data[node.dataset.when];
           });
