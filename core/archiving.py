@@ -147,7 +147,7 @@ def refuse_archived_in_command(*objects: Archivable | None, flag: str = "") -> N
         if obj is None or obj.archived_at is None:
             continue
         kind = obj._meta.verbose_name
-        restore = reverse(_RESTORE_ROUTES[obj._meta.model_name], args=[archive_key(obj)])
+        restore = reverse(_RESTORE_ROUTES[str(obj._meta.model_name)], args=[archive_key(obj)])
         message = _(
             "%(kind)s %(name)s is archived, and commands leave archived work out. %(note)s Restore it first, "
             "with the Restore button on its page or POST %(restore)s."
