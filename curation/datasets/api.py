@@ -30,6 +30,22 @@ from curation.models import Dataset
 from curation.registry import format_names
 
 
+class DatasetUploadSerializer(BackgroundUploadSerializer):
+    class Meta:
+        ref_name = "DatasetUploadJob"
+
+    name = serializers.CharField(help_text="The dataset it makes.")
+    format = serializers.CharField(source="file_format")
+    dataset = serializers.CharField(source="dataset.name", allow_null=True, help_text="Once finished.")
+    dataset_url = serializers.SerializerMethodField(help_text="The dataset's page, once finished.")
+
+    def get_url(self, upload) -> str:
+        return reverse("api-dataset-upload", args=[upload.pk])
+
+    def get_dataset_url(self, upload) -> str | None:
+        return None if upload.dataset is None else reverse("curation:dataset-detail", args=[upload.dataset.name])
+
+
 class DatasetListApi(ListAPIView):
     permission_classes = [ResearcherPermission]
 
@@ -65,7 +81,7 @@ class DatasetListApi(ListAPIView):
 
     @extend_schema(
         request=ImportSerializer,
-        responses={201: OutputSerializer, 202: None, 400: None},
+        responses={201: OutputSerializer, 202: DatasetUploadSerializer, 400: None},
         description="A dataset from a public file, frozen, in the current workspace (X-Userbench-Workspace) "
         "or the person's only one: 201 with it, or, for a file over UPLOAD_BACKGROUND_BYTES, 202 with the "
         "upload, whose `url` follows its progress; nothing is stored unless every line can be.",
@@ -95,22 +111,6 @@ class DatasetListApi(ListAPIView):
         dataset = dataset_import(stream=file, created_by=request.user, **fields)
         counted = dataset_list_with_counts(user=request.user).get(pk=dataset.pk)
         return Response(self.OutputSerializer(counted).data, status=status.HTTP_201_CREATED)
-
-
-class DatasetUploadSerializer(BackgroundUploadSerializer):
-    class Meta:
-        ref_name = "DatasetUploadJob"
-
-    name = serializers.CharField(help_text="The dataset it makes.")
-    format = serializers.CharField(source="file_format")
-    dataset = serializers.CharField(source="dataset.name", allow_null=True, help_text="Once finished.")
-    dataset_url = serializers.SerializerMethodField(help_text="The dataset's page, once finished.")
-
-    def get_url(self, upload) -> str:
-        return reverse("api-dataset-upload", args=[upload.pk])
-
-    def get_dataset_url(self, upload) -> str | None:
-        return None if upload.dataset is None else reverse("curation:dataset-detail", args=[upload.dataset.name])
 
 
 class DatasetUploadApi(APIView):

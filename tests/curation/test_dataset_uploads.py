@@ -134,6 +134,24 @@ def test_the_api_reads_a_small_file_in_the_request(client_as, researcher, small_
     assert response.status_code == 201 and response.json()["item_count"] == 3
 
 
+def test_the_api_names_a_small_files_bad_line_and_stores_nothing(client_as, researcher, small_threshold):
+    client = client_as(researcher)
+    response = post_api(client, questions(3, bad={3: '{"uid": "u2", "prompt": 7}'}))
+    assert response.status_code == 400 and "line 3" in response.json()["detail"]
+    assert "prompt" in response.json()["detail"]
+    taken = post_api(client, questions(3), name="")
+    assert taken.status_code == 400 and "name" in taken.json()
+    assert not Dataset.objects.exists() and not DatasetUpload.objects.exists()
+
+
+def test_the_api_refuses_an_unknown_format_before_storing_anything(client_as, researcher, small_threshold):
+    file = io.BytesIO(questions())
+    file.name = "question.jsonl"
+    response = client_as(researcher).post(reverse("api-datasets"), {"name": "big", "format": "nope", "file": file})
+    assert response.status_code == 400 and "format" in response.json()
+    assert not DatasetUpload.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
