@@ -11,7 +11,12 @@ With --web, the answers page is posted the same file with its bad line last inst
 Django's test client: read in the request (UPLOAD_BACKGROUND_BYTES above the file, as before)
 against stored for a worker (the 2 MB default): how long a web worker is held.
 
-Run: .venv/bin/python bench/bench_large_upload.py [--lines N] [--web]   (DATABASE_URL picks PostgreSQL)
+With --dataset-web, the dataset import page (/review/datasets/import/) is posted an Arena-Hard
+question file of --lines lines whose last line is bad, the same two ways: read in the request
+(as before) against stored for a worker.
+
+Run: .venv/bin/python bench/bench_large_upload.py [--lines N] [--web | --web-only | --dataset-web]
+(DATABASE_URL picks PostgreSQL)
 """
 
 import argparse
@@ -57,10 +62,14 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--web", action="store_true")
     parser.add_argument("--web-only", action="store_true", help="only the answers page's request")
+    parser.add_argument("--dataset-web", action="store_true", help="only the dataset import page's request")
     arguments = parser.parse_args()
     lines = arguments.lines
     if arguments.web_only:
         web_request(lines)
+        return
+    if arguments.dataset_web:
+        dataset_web_request(lines)
         return
     dataset = Dataset.objects.create(name="bench-answers", frozen_at=timezone.now())
     Item.objects.bulk_create(Item(dataset=dataset, external_id=f"{n:07d}", question=f"q{n}") for n in range(ITEMS))
@@ -129,6 +138,51 @@ def web_request(lines: int) -> None:
     assert settings.UPLOAD_BACKGROUND_BYTES  # the default again
     ratio = timings["read in the request"] / timings["stored for a worker"]
     print(f"web request held {ratio:.0f}x less when the file goes to a worker")
+
+
+DUMMY_TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "judging"]}}
+
+
+def dataset_web_request(lines: int) -> None:
+    """The import page posted a question file whose last line is bad: read in the request (the
+    threshold above the file, as before) against stored for a worker (the 2 MB default)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client, override_settings
+
+    from curation.models import DatasetUpload
+    from tests.factories import UserFactory
+
+    client = Client()
+    client.force_login(UserFactory(username="bench-importer", roles=["researcher"]))  # type: ignore[arg-type]  # factory_boy builds a User
+    text = "".join(f'{{"uid":"u{n}","prompt":"Question {n}?"}}\n' for n in range(lines - 1))
+    data = (text + '{"uid": "u-last"}\n').encode()  # no prompt: refused on the last line
+    with override_settings(ALLOWED_HOSTS=["testserver"]):
+        client.get("/review/datasets/import/")  # the first request loads what every later one uses
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"{lines:,} lines, {connection.vendor}, load average {load}")
+    timings = {}
+    for number, (name, threshold) in enumerate(
+        (("read in the request", len(data) + 1), ("stored for a worker", 2 * 1024 * 1024))
+    ):
+        with override_settings(UPLOAD_BACKGROUND_BYTES=threshold, TASKS=DUMMY_TASKS, ALLOWED_HOSTS=["testserver"]):
+            started = time.perf_counter()
+            response = client.post(
+                "/review/datasets/import/",
+                {
+                    "name": f"bench-import-{number}",
+                    "format": "arena_hard",
+                    "file": SimpleUploadedFile("question.jsonl", data),
+                },
+            )
+            timings[name] = time.perf_counter() - started
+        print(
+            f"dataset import, bad last line ({len(data) / 2**20:.0f} MiB), {name}: {timings[name]:.1f} s, "
+            f"HTTP {response.status_code}"
+        )
+    DatasetUpload.objects.filter(name__startswith="bench-import-").delete()
+    ratio = timings["read in the request"] / timings["stored for a worker"]
+    load = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"web request held {ratio:.0f}x less when the file goes to a worker (load average {load} at the end)")
 
 
 if __name__ == "__main__":

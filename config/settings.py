@@ -407,13 +407,15 @@ STUDY_MAX_REQUEST_BYTES = int(os.environ.get("STUDY_MAX_REQUEST_BYTES", str(1024
 # A larger body is refused (413) from its Content-Length, before it is read.
 REQUEST_MAX_BYTES = int(os.environ.get("REQUEST_MAX_BYTES", str(2 * 1024 * 1024)))
 UPLOAD_MAX_REQUEST_BYTES = int(os.environ.get("UPLOAD_MAX_REQUEST_BYTES", str(50 * 1024 * 1024)))
-# An answers file larger than this is stored in the database and read by a worker (the `default`
-# queue), with its progress on the page: no web worker reads a large file inside its request.
+# An answers or dataset file larger than this is stored in the database and read by a worker (the
+# `default` queue, core/uploads.py), with its progress on the page: no web worker reads a large file
+# inside its request.
 UPLOAD_BACKGROUND_BYTES = int(os.environ.get("UPLOAD_BACKGROUND_BYTES", str(2 * 1024 * 1024)))
 REQUEST_BODY_LIMITS = {
     "/study/": "STUDY_MAX_REQUEST_BYTES",
     # A dataset's candidate answers, uploaded as a file on its answers page or through the API.
     "/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
+    # ...and a public dataset file imported through the API (`POST /api/datasets/`).
     "/api/datasets/": "UPLOAD_MAX_REQUEST_BYTES",
     # A public dataset file, imported on its page.
     "/review/datasets/import/": "UPLOAD_MAX_REQUEST_BYTES",

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models, transaction
+from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
@@ -126,3 +127,31 @@ def archive_set[M: Archivable](*, obj: M, archived: bool, actor, kind: str, now:
 
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat(timespec="seconds")
+
+
+# Where each kind is restored through the API (the routes of curation, judging and annotation).
+_RESTORE_ROUTES = {
+    "dataset": "api-dataset-restore",
+    "judgerun": "api-run-restore",
+    "campaign": "api-campaign-restore",
+    "study": "api-study-restore",
+}
+
+
+def refuse_archived_in_command(*objects: Archivable | None, flag: str = "") -> None:
+    """For the commands: archived work is absent from their choices. Raise ArchivedError for the
+    first archived object given (a run or campaign on an archived dataset counts too: pass both),
+    saying when it was archived and how to restore it; `flag` names the option that reads it
+    anyway, for a command whose purpose allows that."""
+    for obj in objects:
+        if obj is None or obj.archived_at is None:
+            continue
+        kind = obj._meta.verbose_name
+        restore = reverse(_RESTORE_ROUTES[str(obj._meta.model_name)], args=[archive_key(obj)])
+        message = _(
+            "%(kind)s %(name)s is archived, and commands leave archived work out. %(note)s Restore it first, "
+            "with the Restore button on its page or POST %(restore)s."
+        ) % {"kind": str(kind).capitalize(), "name": archive_key(obj), "note": archived_note(obj), "restore": restore}
+        if flag:
+            message += " " + _("Or add %(flag)s to read it as it is.") % {"flag": flag}
+        raise ArchivedError(message)

@@ -47,6 +47,7 @@ class AuditAction(models.TextChoices):
     ARCHIVED = "archived", _("Archived a dataset, run, campaign or study")
     RESTORED = "restored", _("Restored an archived dataset, run, campaign or study")
     PURGED = "purged", _("Deleted an archived dataset, run, campaign or study for good")
+    UPLOAD_DISCARDED = "upload_discarded", _("Discarded a large upload that was refused or stopped")
 
 
 MAX_NAME = AuditEvent._meta.get_field("actor_name").max_length

@@ -13,6 +13,7 @@ from core.models import default_workspace_id
 from core.workspaces import workspace_ids
 from curation.choices import DEFAULT_AGE_GROUPS, DEFAULT_SERVICES, Intent, Language, ProlificDecision
 from curation.registry import source_labels
+from curation.upload_models import DatasetUpload as DatasetUpload  # registered with the app, defined there
 
 
 def default_services() -> list[str]:

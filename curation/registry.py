@@ -21,8 +21,9 @@ class DatasetFormat:
     name: str  # import_dataset --format, export --format
     label: Any  # the import page's name for it (translatable)
     fields: tuple[str, ...]  # what each line or row holds, as the reader requires it
-    # (stream, *, columns) -> list of curation.datasets.public_formats.ItemRecord; FormatError on bad input
-    read: Callable[..., list]
+    # (stream, *, columns) -> curation.datasets.public_formats.ItemRecord one at a time, FormatError
+    # at the first bad line as it is read (an import stops there, not after the whole file)
+    read: Callable[..., Iterable]
     # item rows (as `items` exports produce them) -> the file's text, chunk by chunk
     write: Callable[[Iterable[Mapping[str, Any]]], Iterator[str]]
     source: str  # the Dataset.source an import records

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.archiving import Archivable
 from core.models import default_workspace_id
+from core.uploads import BackgroundUpload
 from curation.choices import Language
 from curation.models import Dataset, Item
 
@@ -512,48 +513,22 @@ class BatchJob(models.Model):
         return f"batch job {self.pk} ({self.batch_id or self.status})"
 
 
-class AnswerUpload(models.Model):
+class AnswerUpload(BackgroundUpload):
     """An answers file larger than UPLOAD_BACKGROUND_BYTES, kept in the database until a worker on
-    the `default` queue has read and stored it (judging/answers/uploads.py), so that no web worker
-    reads it in a request and any worker host can. The file is emptied once the upload finishes or
-    is refused; an upload whose worker died keeps it to be resumed. The answers and the finished
-    status are written in one transaction: never half an upload."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("Queued")
-        RUNNING = "running", _("Reading")
-        FINISHED = "finished", _("Finished")
-        FAILED = "failed", _("Refused")
-
-    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    the `default` queue has read and stored it (judging/answers/uploads.py, with core/uploads.py),
+    so that no web worker reads it in a request and any worker host can. The file is emptied once
+    the upload finishes or is refused; an upload whose worker died keeps it to be resumed or
+    discarded. The answers and the finished status are written in one transaction: never half an
+    upload."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="answer_uploads")
     model_name = models.CharField(max_length=128)
-    file_name = models.CharField(max_length=255, blank=True)
     file_format = models.CharField(max_length=8, default="jsonl")
     # The model's next version of answers (judging/answers/versions.py), not more of the current one.
     replace = models.BooleanField(default=False)
-    content = models.BinaryField(default=b"")
-    size = models.PositiveBigIntegerField(default=0)
-    lines_read = models.PositiveIntegerField(default=0)
-    bytes_read = models.PositiveBigIntegerField(default=0)
-    imported = models.PositiveIntegerField(default=0)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    # Each claim by a worker counts one: only the latest attempt may store or finish the upload.
-    attempt = models.PositiveIntegerField(default=0)
-    error = models.CharField(max_length=2000, blank=True)
-    task_id = models.CharField(max_length=64, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    # The worker's last sign of life: silent for JUDGING_STALE_SECONDS, it is gone and the upload
-    # may be resumed.
-    beat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(BackgroundUpload.Meta):
+        pass
 
     def __str__(self):
         return f"answers upload {self.pk} ({self.model_name} on {self.dataset_id})"

@@ -30,6 +30,11 @@ urlpatterns = [
         answer_views.upload_resume_view,
         name="answers-upload-resume",
     ),
+    path(
+        "datasets/<path:name>/answers/uploads/<int:upload_id>/discard/",
+        answer_views.upload_discard_view,
+        name="answers-upload-discard",
+    ),
     # Posted from a working dataset's page (curation); the filter reads this app's judgments.
     path("review/datasets/<int:dataset_id>/difficulty/", views.dataset_difficulty_view, name="dataset-difficulty"),
 ]

@@ -16,7 +16,7 @@ from annotation.models import Campaign
 from core.exports import EXPORTERS
 from core.models import Membership, Workspace
 from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
-from curation.models import Case, CurationJob, Dataset, ReviewTask, Study
+from curation.models import Case, CurationJob, Dataset, DatasetUpload, ReviewTask, Study
 from home.models import Invitation
 from home.services import invitation_create
 from judging.models import AnswerGeneration, AnswerUpload, BatchJob, JudgeRun, JudgeTemplate
@@ -60,6 +60,7 @@ class World:
     invitation: Invitation
     generation: AnswerGeneration
     upload: AnswerUpload
+    dataset_upload: DatasetUpload
     template: JudgeTemplate
 
 
@@ -107,6 +108,15 @@ def world(db) -> World:
         status="running",
         error="HIDDEN-A error",
     )
+    # A large dataset file of A's, refused (so that a discard by its owner would go through).
+    dataset_upload = DatasetUpload.objects.create(
+        name="hidden-a-import",
+        file_format="arena_hard",
+        file_name="hidden-a-questions.jsonl",
+        workspace=alpha,
+        status="failed",
+        error="HIDDEN-A line 2",
+    )
     # A's own judge template (a copy of a built-in one would be the same to B: A's).
     template = JudgeTemplate.objects.create(
         workspace=alpha, name="hidden-a-template", mode="pointwise", language="en", text="HIDDEN-A {answer}"
@@ -128,6 +138,7 @@ def world(db) -> World:
         invitation=invitation,
         generation=generation,
         upload=upload,
+        dataset_upload=dataset_upload,
     )
 
 
@@ -286,6 +297,11 @@ def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
         "api-dataset-answers-upload": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
         "api-dataset-answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
         "judging:answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
+        "judging:answers-upload-discard": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
+        "api-dataset-upload": ({"upload_id": w.dataset_upload.pk}, {}),
+        "api-dataset-upload-resume": ({"upload_id": w.dataset_upload.pk}, {}),
+        "curation:review-import-resume": ({"upload_id": w.dataset_upload.pk}, {}),
+        "curation:review-import-discard": ({"upload_id": w.dataset_upload.pk}, {}),
     }
 
 
@@ -405,6 +421,8 @@ def test_b_changes_nothing_of_a(client, world):
     alice = type(world.alice).objects.get(pk=world.alice.pk)
     assert alice.is_active and Membership.objects.get(user=alice).role_names() == ALL_ROLES
     assert Case.objects.filter(pk=world.case.pk).exists()
+    assert AnswerUpload.objects.filter(pk=world.upload.pk).exists()
+    assert DatasetUpload.objects.filter(pk=world.dataset_upload.pk).exists()  # not discarded by B
 
 
 @pytest.mark.parametrize("what", sorted(EXPORTERS))

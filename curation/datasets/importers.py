@@ -1,4 +1,5 @@
-"""Imports of public datasets: a whole file in one transaction, or nothing.
+"""Imports of public datasets: a whole file in one transaction, or nothing, each record checked
+as it is read.
 
 The file's format and every limit are checked by the pure readers (each benchmark's, registered in
 curation/registry.py, with core/import_checks.py) before anything is written; the column limits they check come
@@ -8,14 +9,14 @@ from the model fields here, so they are the database's.
 from collections.abc import Callable
 from typing import BinaryIO, TextIO, cast
 
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.import_checks import unstorable
 from core.models import Workspace
-from curation.datasets.public_formats import FormatError
+from curation.datasets.public_formats import FormatError, ItemRecord
 from curation.models import Dataset, Item
 from curation.registry import formats
 
@@ -47,7 +48,7 @@ class DatasetNameError(DataImportError):
     """The name given to a new dataset cannot be used (empty, too long, taken); nothing was written."""
 
 
-def _validate_dataset_name(name: str) -> str:
+def validate_dataset_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise DatasetNameError("Give the dataset a name with --name.")
@@ -60,49 +61,71 @@ def _validate_dataset_name(name: str) -> str:
     return name
 
 
-@transaction.atomic
-def dataset_import(
+# How many records between two calls of a progress callback (a worker's progress).
+PROGRESS_EVERY_RECORDS = 10_000
+
+
+def dataset_check(
     *,
     fmt: str,
     stream: BinaryIO | TextIO,
     name: str,
-    description: str = "",
-    created_by=None,
     select: Callable[[list], list] | None = None,
-    workspace: Workspace | None = None,
-) -> Dataset:
-    """Read a public file and store it as a new frozen dataset version.
-
-    The file is parsed and validated completely before anything is written, and the writes
-    share one transaction, so a bad file leaves the database as it was. `stream` is best
-    binary: then an encoding error is reported on its line. `select` keeps a part of the
-    validated records (a small slice of a benchmark), in the order it returns them. The import
-    is audited, with `created_by` (None: the command line). DatasetNameError: the name cannot be
-    used (checked before the file is read).
-    """
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[str, list[ItemRecord]]:
+    """A public file read and checked one record at a time, writing nothing: the first line that
+    cannot be stored stops the reading there, so an error on line 2 of a large file answers at
+    once. Returns the checked name and the records (`select` keeps a part of them, in the order
+    it returns them). DatasetNameError: the name cannot be used (checked before the file is
+    read); DataImportError names the line otherwise. `on_progress(records)` is called every
+    PROGRESS_EVERY_RECORDS records."""
     known = formats()
     if fmt not in known:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(known)}.")
-    name = _validate_dataset_name(name)
+    name = validate_dataset_name(name)
+    records: list[ItemRecord] = []
     try:
-        records = known[fmt].read(stream, columns=item_columns())
+        for record in known[fmt].read(stream, columns=item_columns()):
+            records.append(record)
+            if on_progress is not None and len(records) % PROGRESS_EVERY_RECORDS == 0:
+                on_progress(len(records))
     except FormatError as error:
         raise DataImportError(f"Nothing imported. {error}") from None
     except UnicodeDecodeError as error:
         raise DataImportError(f"Nothing imported. The file is not UTF-8 text ({error.reason}).") from None
     if select is not None:
         records = select(records)
-    dataset = Dataset.objects.create(
-        name=name,
-        description=description,
-        source=known[fmt].source,
-        frozen_at=timezone.now(),
-        created_by=created_by,
-        # The default workspace when none is named (a single team's install has only that one).
-        **({"workspace": workspace} if workspace is not None else {}),
-    )
+    return name, records
+
+
+@transaction.atomic
+def dataset_store(
+    *,
+    fmt: str,
+    name: str,
+    records: list[ItemRecord],
+    description: str = "",
+    created_by=None,
+    workspace: Workspace | None = None,
+) -> Dataset:
+    """Checked records stored as a new frozen dataset, in one transaction, and audited
+    (`created_by` None: the command line). DatasetNameError: the name was taken meanwhile."""
+    name = validate_dataset_name(name)
+    try:
+        with transaction.atomic():
+            dataset = Dataset.objects.create(
+                name=name,
+                description=description,
+                source=formats()[fmt].source,
+                frozen_at=timezone.now(),
+                created_by=created_by,
+                # The default workspace when none is named (a single team's install has only that one).
+                **({"workspace": workspace} if workspace is not None else {}),
+            )
+    except IntegrityError:
+        raise DatasetNameError(f"A dataset named {name!r} exists already; choose another name.") from None
     Item.objects.bulk_create(
-        [
+        (
             Item(
                 dataset=dataset,
                 external_id=record.external_id,
@@ -115,7 +138,7 @@ def dataset_import(
                 metadata=record.metadata,
             )
             for record in records
-        ],
+        ),
         batch_size=500,
     )
     audit_record(
@@ -126,3 +149,30 @@ def dataset_import(
         details={"format": fmt, "items": len(records)},
     )
     return dataset
+
+
+def dataset_import(
+    *,
+    fmt: str,
+    stream: BinaryIO | TextIO,
+    name: str,
+    description: str = "",
+    created_by=None,
+    select: Callable[[list], list] | None = None,
+    workspace: Workspace | None = None,
+) -> Dataset:
+    """Read a public file and store it as a new frozen dataset version.
+
+    Every record is checked as it is read, before anything is written (`dataset_check`), and the
+    writes share one transaction (`dataset_store`), so a bad file leaves the database as it was.
+    `stream` is best binary: then an encoding error is reported on its line. `select` keeps a
+    part of the validated records (a small slice of a benchmark), in the order it returns them.
+    The import is audited, with `created_by` (None: the command line). DatasetNameError: the name
+    cannot be used (checked before the file is read). A file over UPLOAD_BACKGROUND_BYTES from the
+    import page or the API goes to a worker instead (curation/datasets/uploads.py), through the
+    same two steps.
+    """
+    name, records = dataset_check(fmt=fmt, stream=stream, name=name, select=select)
+    return dataset_store(
+        fmt=fmt, name=name, records=records, description=description, created_by=created_by, workspace=workspace
+    )

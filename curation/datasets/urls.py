@@ -3,14 +3,24 @@ list of every dataset and each one's items at /datasets/."""
 
 from django.urls import path
 
-from curation.datasets import views
+from curation.datasets import import_views, views
 
 urlpatterns = [
     path("datasets/", views.datasets_page, name="review-datasets"),
     path("datasets/build/", views.dataset_build_view, name="review-build"),
     path("datasets/copy/", views.dataset_copy_view, name="review-copy"),
     # Beside build and copy (a dataset name may be any path, so not under /datasets/).
-    path("datasets/import/", views.dataset_import_view, name="review-import"),
+    path("datasets/import/", import_views.dataset_import_view, name="review-import"),
+    path(
+        "datasets/import/uploads/<int:upload_id>/resume/",
+        import_views.dataset_upload_resume_view,
+        name="review-import-resume",
+    ),
+    path(
+        "datasets/import/uploads/<int:upload_id>/discard/",
+        import_views.dataset_upload_discard_view,
+        name="review-import-discard",
+    ),
     path("datasets/<int:dataset_id>/", views.dataset_page, name="review-dataset"),
     path("datasets/<int:dataset_id>/jobs/", views.dataset_job_view, name="review-job"),
     path(

@@ -20,8 +20,6 @@ from core.roles import AuthenticatedHttpRequest, Role
 from core.workspaces import scoped, workspace_get
 from curation.access import researcher_required
 from curation.choices import Intent, Language
-from curation.datasets.forms import DatasetImportForm
-from curation.datasets.importers import DataImportError, DatasetNameError, dataset_import
 from curation.datasets.llm_steps import (
     curation_job_restart_enqueue,
     curation_model_or_none,
@@ -292,41 +290,6 @@ def dataset_copy_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     else:
         messages.info(request, _("The working copy %(copy)s exists already; here it is.") % {"copy": copy.name})
     return redirect("curation:review-dataset", dataset_id=copy.pk)
-
-
-@researcher_required
-def dataset_import_view(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """A dataset from a public file (URS, AlignBench, ChineseAlpacaEval), as `import_dataset` makes
-    it: frozen, the whole file or nothing; then its page."""
-    form = DatasetImportForm(request.POST or None, request.FILES or None, creator=request.user)
-    if request.method == "POST" and form.is_valid():
-        try:
-            # Binary: the reader decodes line by line, so an encoding error names its line.
-            dataset = dataset_import(
-                fmt=form.cleaned_data["format"],
-                stream=form.cleaned_data["file"],
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-                created_by=request.user,
-                workspace=form.workspace_chosen(),
-            )
-        except DatasetNameError as error:
-            form.add_error("name", str(error))
-        except DataImportError as error:
-            form.add_error("file", str(error))
-        else:
-            count = dataset.items.count()
-            messages.success(
-                request,
-                ngettext(
-                    "Imported %(count)d item into dataset %(name)s.",
-                    "Imported %(count)d items into dataset %(name)s.",
-                    count,
-                )
-                % {"count": count, "name": dataset.name},
-            )
-            return redirect("curation:dataset-detail", name=dataset.name)
-    return render(request, "curation/datasets/import.html", {"form": form}, status=400 if form.errors else 200)
 
 
 @researcher_required

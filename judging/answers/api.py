@@ -10,6 +10,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.upload_api import BackgroundUploadSerializer
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
@@ -30,7 +31,7 @@ from judging.answers.selectors import (
     generation_of_dataset,
     upload_of_dataset,
 )
-from judging.answers.uploads import upload_can_resume, upload_in_background, upload_queue, upload_resume
+from judging.answers.uploads import upload_discard, upload_in_background, upload_queue, upload_resume
 from judging.answers.versions import AnswersNotFound, answer_set_current, answers_delete, answers_not_found
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
@@ -109,37 +110,15 @@ class GenerationSerializer(serializers.Serializer):
         return BatchesProgressSerializer(batch_jobs_progress(generation.batch_jobs.all())).data
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadSerializer(BackgroundUploadSerializer):
     class Meta:
         ref_name = "AnswerUploadJob"
 
-    id = serializers.IntegerField()
-    url = serializers.SerializerMethodField(help_text="Where to follow it.")
     dataset = serializers.CharField(source="dataset.name")
     model = serializers.CharField(source="model_name")
-    file_name = serializers.CharField()
-    status = serializers.CharField(help_text="queued, running, finished or failed (refused: nothing stored).")
-    status_label = serializers.CharField(source="get_status_display")
-    size = serializers.IntegerField(help_text="Bytes of the file.")
-    bytes_read = serializers.IntegerField()
-    lines_read = serializers.IntegerField()
-    percent = serializers.SerializerMethodField()
-    imported = serializers.IntegerField(help_text="Answers stored, once finished.")
-    error = serializers.CharField(help_text="Why it was refused, naming the line; nothing was stored.")
-    resumable = serializers.SerializerMethodField(help_text="Its worker stopped: a resume reads it again.")
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
 
     def get_url(self, upload) -> str:
         return reverse("api-dataset-answers-upload", args=[upload.dataset.name, upload.pk])
-
-    def get_percent(self, upload) -> int:
-        if upload.status == AnswerUpload.Status.FINISHED:
-            return 100
-        return min(99, upload.bytes_read * 100 // max(upload.size, 1))
-
-    def get_resumable(self, upload) -> bool:
-        return upload_can_resume(upload)
 
 
 class DatasetAnswersApi(APIView):
@@ -261,6 +240,13 @@ class UploadDetailApi(APIView):
     @extend_schema(responses=UploadSerializer)
     def get(self, request, name: str, upload_id: int):
         return Response(UploadSerializer(_upload(name, upload_id, request.user)).data)
+
+    @extend_schema(responses={204: None, 400: None})
+    def delete(self, request, name: str, upload_id: int):
+        """Discard a refused upload, or one whose worker stopped (`discardable`), and its stored
+        file; audited. 400 while it is queued, being read or done."""
+        upload_discard(upload=_upload(name, upload_id, request.user), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class UploadResumeApi(APIView):

@@ -38,7 +38,15 @@ from judging.answers.selectors import (
     upload_list,
     upload_of_dataset,
 )
-from judging.answers.uploads import UploadError, upload_can_resume, upload_in_background, upload_queue, upload_resume
+from judging.answers.uploads import (
+    UploadError,
+    upload_can_discard,
+    upload_can_resume,
+    upload_discard,
+    upload_in_background,
+    upload_queue,
+    upload_resume,
+)
 from judging.answers.versions import answers_delete
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
@@ -141,6 +149,7 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
     uploads = list(upload_list(dataset=dataset)[:10])
     for stored in uploads:
         stored.resumable = upload_can_resume(stored)  # type: ignore[attr-defined]  # for the template
+        stored.discardable = upload_can_discard(stored)  # type: ignore[attr-defined]
     for generation in generations:
         generation.resumable = generation_can_resume(generation)  # type: ignore[attr-defined]  # for the template
         if generation.batch:
@@ -278,3 +287,23 @@ def upload_resume_view(request: AuthenticatedHttpRequest, name: str, upload_id: 
     except UploadError as problem:
         messages.error(request, str(problem))
     return redirect(_page_url(dataset) + f"#upload-{upload.pk}")
+
+
+@researcher_required
+@require_POST
+def upload_discard_view(request: AuthenticatedHttpRequest, name: str, upload_id: int) -> HttpResponse:
+    """Discard a refused or stopped large upload and its stored file (confirmed on the page)."""
+    dataset = _dataset(name, request.user)
+    try:
+        upload = upload_of_dataset(dataset=dataset, upload_id=upload_id)
+    except UploadNotFound:
+        raise Http404 from None
+    try:
+        upload_discard(upload=upload, actor=request.user)
+        messages.success(
+            request, _("The upload %(file)s is discarded, and its stored file with it.") % {"file": upload.file_name}
+        )
+    except UploadError as problem:
+        messages.error(request, str(problem))
+        return redirect(_page_url(dataset) + f"#upload-{upload.pk}")
+    return redirect(_page_url(dataset))

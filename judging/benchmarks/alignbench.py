@@ -43,13 +43,18 @@ ALIGNBENCH_FIELDS = ["question_id", "category", "subcategory", "question", "refe
 
 
 def read_alignbench(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemRecord]:
+    """Every record of iter_alignbench, in a list."""
+    return list(iter_alignbench(source, columns=columns))
+
+
+def iter_alignbench(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[ItemRecord]:
     """AlignBench JSONL: question_id, category, subcategory, question, reference[, evidences].
 
     question_id: a number or text, unique, at most the external_id column; category: non-empty
     text and subcategory: text or null, each at most its column; question: non-empty text;
-    reference: text or null; evidences: any JSON, kept in the item's metadata.
+    reference: text or null; evidences: any JSON, kept in the item's metadata. One record at a time.
     """
-    records, seen = [], set()
+    seen: set[str] = set()
     for line, value in json_objects(source):
         require_fields(value, line, ALIGNBENCH_FIELDS)
         question_id = value["question_id"]
@@ -60,7 +65,7 @@ def read_alignbench(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[I
         metadata = {"question_id": question_id}
         if "evidences" in value:
             metadata["evidences"] = value["evidences"]
-        records.append(
+        yield (
             ItemRecord(
                 external_id=external_id,
                 question=text_field(value["question"], line, "question"),
@@ -78,9 +83,8 @@ def read_alignbench(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[I
                 metadata=metadata,
             )
         )
-    if not records:
+    if not seen:
         raise FormatError(1, "the file has no rows")
-    return records
 
 
 def alignbench_row(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,7 +110,7 @@ FORMAT = DatasetFormat(
     name=NAME,
     label=_("AlignBench (JSONL)"),
     fields=tuple(ALIGNBENCH_FIELDS),
-    read=read_alignbench,
+    read=iter_alignbench,
     write=write_alignbench,
     source=NAME,
     source_label=_("AlignBench"),

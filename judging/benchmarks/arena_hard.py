@@ -66,9 +66,14 @@ PLACEHOLDERS = {"{QUESTION}": "{question}", "{ANSWER_A}": "{output_1}", "{ANSWER
 
 
 def read_questions(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemRecord]:
+    """Every record of iter_questions, in a list."""
+    return list(iter_questions(source, columns=columns))
+
+
+def iter_questions(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[ItemRecord]:
     """question.jsonl: `uid` (unique, the item's id) and `prompt` (the question); `cluster` (the
-    item's category, Arena's topic cluster) and `category` (the benchmark's name) when present."""
-    records: list[ItemRecord] = []
+    item's category, Arena's topic cluster) and `category` (the benchmark's name) when present.
+    One record at a time."""
     seen: set[str] = set()
     for line, value in json_objects(source):
         for name in QUESTION_FIELDS:
@@ -83,7 +88,7 @@ def read_questions(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[It
             name_field(cluster, line, "cluster", limit=column_limit(columns, "category")) if cluster is not None else ""
         )
         metadata = {key: value[key] for key in ("category", "cluster") if isinstance(value.get(key), str)}
-        records.append(
+        yield (
             ItemRecord(
                 external_id=uid,
                 question=text_field(value["prompt"], line, "prompt"),
@@ -92,9 +97,8 @@ def read_questions(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[It
                 metadata=metadata,
             )
         )
-    if not records:
+    if not seen:
         raise FormatError(1, "the file has no rows")
-    return records
 
 
 def write_questions(items: Iterable[Mapping[str, Any]]) -> Iterator[str]:
@@ -109,7 +113,7 @@ FORMAT = DatasetFormat(
     name=NAME,
     label=_("Arena-Hard-Auto (question.jsonl)"),
     fields=("uid", "prompt", "category", "cluster"),
-    read=read_questions,
+    read=iter_questions,
     write=write_questions,
     source=NAME,
     source_label=_("Arena-Hard-Auto"),
@@ -117,13 +121,20 @@ FORMAT = DatasetFormat(
 
 
 def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[AnswerRecord]:
+    """Every record of iter_answers, in a list."""
+    return list(iter_answers(source, columns=columns))
+
+
+def iter_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[AnswerRecord]:
     """A model's answers as Arena-Hard-Auto publishes them (`uid`, `model`, `messages`: the last
     message the assistant's, its reply in `content.answer` or as plain text); a line in
-    Userbench's own answers format is read as that."""
-    records = []
+    Userbench's own answers format is read as that. One line at a time, as the answers importer
+    matches them: a bad line is refused when it is read, not after the file."""
+    count = 0
     for line, value in json_objects(source):
+        count += 1
         if "messages" not in value:
-            records.append(answer_record(value, line, columns))
+            yield answer_record(value, line, columns)
             continue
         messages = value["messages"]
         if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
@@ -134,16 +145,13 @@ def read_answers(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[Answ
             raise FormatError(line, "expected the last message to be the assistant's, its reply in content.answer")
         if "uid" not in value:
             raise FormatError(line, "expected the field 'uid'")
-        records.append(
-            AnswerRecord(
-                line=line,
-                response=text_field(reply, line, "content.answer", blank=True),
-                question_id=id_field(value["uid"], line, "uid", limit=column_limit(columns, "external_id")),
-            )
+        yield AnswerRecord(
+            line=line,
+            response=text_field(reply, line, "content.answer", blank=True),
+            question_id=id_field(value["uid"], line, "uid", limit=column_limit(columns, "external_id")),
         )
-    if not records:
+    if not count:
         raise FormatError(1, "the file has no rows")
-    return records
 
 
 # ---- The verdict ---------------------------------------------------------------------------------
@@ -311,7 +319,7 @@ BENCHMARK = benchmark_register(
         group="category",
         reference_model=BASELINE,
         answers=("model_answer", "data/arena-hard-v0.1/model_answer"),
-        answers_reader=read_answers,
+        answers_reader=iter_answers,
         published=(
             PublishedConfig(
                 ("arena-hard-v0.1.yaml", "config/arena-hard-v0.1.yaml"),

@@ -34,29 +34,34 @@ ALPACAEVAL_FIELDS = ["dataset", "instruction", "instruction_zh"]
 
 
 def read_alpacaeval(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemRecord]:
+    """Every record of iter_alpacaeval, in a list."""
+    return list(iter_alpacaeval(source, columns=columns))
+
+
+def iter_alpacaeval(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[ItemRecord]:
     """ChineseAlpacaEval JSONL: dataset, instruction (English source), instruction_zh.
 
     dataset: non-empty text, at most the category column; instruction and instruction_zh:
-    non-empty text. Items are numbered 0001, 0002, ... in file order.
+    non-empty text. Items are numbered 0001, 0002, ... in file order. One record at a time.
     """
-    records: list[ItemRecord] = []
+    count = 0
     for line, value in json_objects(source):
         require_fields(value, line, ALPACAEVAL_FIELDS)
         category = name_field(value["dataset"], line, "dataset", limit=column_limit(columns, "category"))
         question = text_field(value["instruction_zh"], line, "instruction_zh")
         instruction_en = text_field(value["instruction"], line, "instruction")
-        records.append(
+        count += 1
+        yield (
             ItemRecord(
-                external_id=f"{len(records) + 1:04d}",
+                external_id=f"{count:04d}",
                 question=question,
                 category=category,
                 language="zh",
                 metadata={"instruction_en": instruction_en},
             )
         )
-    if not records:
+    if not count:
         raise FormatError(1, "the file has no rows")
-    return records
 
 
 def alpacaeval_row(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,7 +82,7 @@ FORMAT = DatasetFormat(
     name=FORMAT_NAME,
     label=_("ChineseAlpacaEval (JSONL)"),
     fields=tuple(ALPACAEVAL_FIELDS),
-    read=read_alpacaeval,
+    read=iter_alpacaeval,
     write=write_alpacaeval,
     source=FORMAT_NAME,
     source_label=_("ChineseAlpacaEval"),

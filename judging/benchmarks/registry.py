@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,7 @@ class Benchmark:
     # Published answers by model name: `<answers>/<model>.jsonl`.
     answers: tuple[str, ...] = ()
     # How a published answers file is read (None: Userbench's answers JSONL or CSV).
-    answers_reader: Callable[..., list] | None = None
+    answers_reader: Callable[..., Iterable] | None = None
     published: tuple[PublishedConfig, ...] = ()
     summary: Summary | None = None
     # Pairwise: each order of a pair is its own battle (Arena-Hard), not one verdict by the tie rule.

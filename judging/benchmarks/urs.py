@@ -46,10 +46,16 @@ URS_LANGUAGE_NAMES = {value: key for key, value in URS_LANGUAGES.items()}
 
 
 def read_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemRecord]:
+    """Every record of iter_urs, in a list."""
+    return list(iter_urs(source, columns=columns))
+
+
+def iter_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> Iterator[ItemRecord]:
     """URS data_all.csv: question, reference_ans, user_intent, language (UTF-8, BOM allowed).
 
     question: non-empty text; reference_ans: text, may be empty; user_intent: one of
-    URS_INTENTS; language: EN or CN. Items are numbered 0001, 0002, ... in file order.
+    URS_INTENTS; language: EN or CN. Items are numbered 0001, 0002, ... in file order. One
+    record at a time: a bad row is refused when it is read, not after the file.
     """
     rows = csv_rows(source)
     first = next(rows, None)
@@ -57,7 +63,7 @@ def read_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemReco
     if header != URS_COLUMNS:
         found = ",".join(header)[:200] or "nothing"
         raise FormatError(first[0] if first else 1, f"expected the header {','.join(URS_COLUMNS)}, found {found}")
-    records: list[ItemRecord] = []
+    count = 0
     for line, row in rows:
         cells = csv_cells(row, line, URS_COLUMNS)
         question = text_field(cells["question"], line, "question")
@@ -70,9 +76,10 @@ def read_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemReco
         language = URS_LANGUAGES.get(cells["language"])
         if language is None:
             raise FormatError(line, f"unknown language {shown(cells['language'])}; expected EN or CN")
-        records.append(
+        count += 1
+        yield (
             ItemRecord(
-                external_id=f"{len(records) + 1:04d}",
+                external_id=f"{count:04d}",
                 # A file Userbench wrote has its formula-like cells quoted (core.csvsafe): read them back.
                 question=csv_restore(question),
                 reference=csv_restore(reference),
@@ -80,9 +87,8 @@ def read_urs(source, *, columns: Mapping[str, int] = NO_LIMITS) -> list[ItemReco
                 language=language,
             )
         )
-    if not records:
+    if not count:
         raise FormatError(1, "the file has a header but no rows")
-    return records
 
 
 def urs_row(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,7 +119,7 @@ FORMAT = DatasetFormat(
     name=NAME,
     label=_("URS (CSV)"),
     fields=tuple(URS_COLUMNS),
-    read=read_urs,
+    read=iter_urs,
     write=write_urs,
     source=NAME,
     source_label=_("URS"),

@@ -118,7 +118,7 @@ def test_a_large_file_goes_to_a_worker_and_the_page_follows_it(client_as, resear
     assert (upload.status, upload.size, upload.model_name) == ("queued", len(lines()), "big-model")
     assert not Answer.objects.exists()
     shown = client.get(page(dataset)).text
-    assert f'id="upload-{upload.pk}"' in shown and "uploads.js" in shown and "Queued" in shown
+    assert f'id="upload-{upload.pk}"' in shown and "js/uploads.js" in shown and "Queued" in shown
 
     assert upload_execute(upload_id=upload.pk) == "finished"
     upload.refresh_from_db()

@@ -3,6 +3,7 @@
 from django.core.management.base import CommandError
 
 from annotation.selectors import campaign_by_slug
+from core.archiving import refuse_archived_in_command
 from core.errors import UserbenchError
 from core.templatetags.numbers import P_FLOOR
 from curation.datasets.selectors import dataset_by_name
@@ -13,6 +14,8 @@ def resolve(dataset_name: str, campaign_slug: str | None):
     try:
         dataset = dataset_by_name(name=dataset_name)
         campaign = campaign_by_slug(slug=campaign_slug, dataset=dataset) if campaign_slug else None
+        # Archived work is absent from the commands' choices (restored first, it is back).
+        refuse_archived_in_command(dataset, campaign)
     except UserbenchError as error:
         raise CommandError(str(error)) from None
     return dataset, campaign

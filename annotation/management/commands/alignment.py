@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.commands._campaign_args import fmt, fmt_p, resolve
 from annotation.report import alignment_report
+from core.archiving import ArchivedError, refuse_archived_in_command
 from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.runs.lookup import run_by_id
@@ -26,6 +27,10 @@ class Command(BaseCommand):
             judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.filter(dataset=found))
         except RunNotFound:
             raise CommandError(f"No judge run {run} on dataset {dataset!r}.") from None
+        try:
+            refuse_archived_in_command(judge_run)
+        except ArchivedError as error:
+            raise CommandError(str(error)) from None
         report = alignment_report(dataset=found, run=judge_run, campaign=target, rounds=bootstrap, seed=seed)
         if format == "json":
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2, default=str))

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from curation.datasets.services import VersionError, study_dataset_build
 from curation.models import Study
 
@@ -17,6 +18,10 @@ class Command(BaseCommand):
         found = Study.objects.filter(slug=study).first()
         if found is None:
             raise CommandError(f"No study with slug {study!r}.")
+        try:
+            refuse_archived_in_command(found)
+        except ArchivedError as error:
+            raise CommandError(str(error)) from None
         try:
             dataset, added = study_dataset_build(study=found, name=name)
         except VersionError as error:

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from core.progress import progress_bar
 from curation.models import Case, Study, Submission
 from curation.review.services import cases_process
@@ -17,8 +18,13 @@ class Command(BaseCommand):
     def handle(self, *args, study=None, all=False, **options):
         cases = Case.objects.filter(submission__status=Submission.Status.SUBMITTED).select_related("submission")
         if study:
-            if not Study.objects.filter(slug=study).exists():
+            found = Study.objects.filter(slug=study).first()
+            if found is None:
                 raise CommandError(f"No study with slug {study!r}.")
+            try:
+                refuse_archived_in_command(found)
+            except ArchivedError as error:
+                raise CommandError(str(error)) from None
             cases = cases.filter(submission__study__slug=study)
         if not all:
             # Resumable: an interrupted run continues with the cases it had not reached.

@@ -3,6 +3,7 @@ Ctrl-C stops it at once (what came back is kept)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from core.errors import UserbenchError
 from core.progress import progress_bar
 from curation.datasets.llm_steps import (
@@ -80,7 +81,8 @@ class Command(BaseCommand):
             endpoint = endpoint or ""
             try:
                 found = dataset_by_name(name=dataset or "")
-            except DatasetNotFound as error:
+                refuse_archived_in_command(found)
+            except (DatasetNotFound, ArchivedError) as error:
                 raise CommandError(str(error)) from None
             if found.frozen_at is not None and copy is None:
                 raise CommandError(

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import refuse_archived_in_command
 from core.errors import UserbenchError
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
 from core.workspaces import workspace_for_command
@@ -49,6 +50,13 @@ class Command(BaseCommand):
             action="store_true",
             help="votes, judgments, answers: add each row's question text as a last column (recorded in the audit log)",
         )
+        # Exporting is how a copy of archived work is kept before ARCHIVE_DAYS let it be purged: an
+        # explicit flag reads it; without it, an archived name is refused as every command does.
+        parser.add_argument(
+            "--archived",
+            action="store_true",
+            help="read an archived dataset, study, run or campaign as it is (to keep a copy before it is purged)",
+        )
 
     def handle(
         self,
@@ -63,11 +71,16 @@ class Command(BaseCommand):
         campaign=None,
         workspace=None,
         question_text=False,
+        archived=False,
         **options,
     ):
         try:
             place = workspace_for_command(workspace, required=False)
             scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run, campaign_slug=campaign)
+            if not archived:
+                # A run's or campaign's dataset archived leaves it out too.
+                named = [obj for obj in scope.values() if obj is not None]
+                refuse_archived_in_command(*named, *(getattr(obj, "dataset", None) for obj in named), flag="--archived")
             if place is not None and any(obj is not None and obj.workspace_id != place.pk for obj in scope.values()):
                 raise ExportError(f"That dataset, study, run or campaign is not in workspace {place.slug!r}.")
             table = export_table(

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.results.compare import CompareError, runs_compare
@@ -38,7 +39,8 @@ class Command(BaseCommand):
         for number in (run_a, run_b):
             try:
                 runs[number] = run_by_id(run_id=number, queryset=JudgeRun.objects.select_related("dataset", "endpoint"))
-            except RunNotFound as error:
+                refuse_archived_in_command(runs[number], runs[number].dataset)
+            except (RunNotFound, ArchivedError) as error:
                 raise CommandError(str(error)) from None
         try:
             report = runs_compare(run_a=runs[run_a], run_b=runs[run_b], rounds=bootstrap, seed=seed)

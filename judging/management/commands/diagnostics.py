@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from judging.errors import RunNotFound
 from judging.results.diagnostics import run_diagnostics
 from judging.results.probe_report import run_probe_report
@@ -31,7 +32,8 @@ class Command(BaseCommand):
     def handle(self, *args, run, format, **options):
         try:
             judge_run = run_get(run_id=run)
-        except RunNotFound as error:
+            refuse_archived_in_command(judge_run, judge_run.dataset)
+        except (RunNotFound, ArchivedError) as error:
             raise CommandError(str(error)) from None
         report = run_diagnostics(run=judge_run)
         probe = run_probe_report(run=judge_run) if judge_run.injection_probe else None

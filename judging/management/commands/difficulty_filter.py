@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from curation.datasets.services import VersionError
 from judging.errors import RunNotFound
 from judging.models import JudgeRun
@@ -19,8 +20,9 @@ class Command(BaseCommand):
     def handle(self, *args, run, percent, **options):
         try:
             found = run_by_id(run_id=run, queryset=JudgeRun.objects.select_related("dataset"))
+            refuse_archived_in_command(found, found.dataset)
             flt = difficulty_filter_from_run(run=found, percent=percent)
-        except RunNotFound as error:
+        except (RunNotFound, ArchivedError) as error:
             raise CommandError(str(error)) from None
         except VersionError as error:
             raise CommandError(" ".join(error.messages)) from None

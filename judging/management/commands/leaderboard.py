@@ -5,6 +5,7 @@ import unicodedata
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from core.exports import ExportTable, iter_csv
 from judging.errors import RunNotFound
 from judging.models import JudgeRun
@@ -49,7 +50,8 @@ class Command(BaseCommand):
     def handle(self, *args, run, by, format, api_apart, failures_as_minus_one, **options):
         try:
             judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.select_related("dataset", "reference_model"))
-        except RunNotFound as error:
+            refuse_archived_in_command(judge_run, judge_run.dataset)
+        except (RunNotFound, ArchivedError) as error:
             raise CommandError(str(error)) from None
         groups = tuple(g.strip() for g in by.split(",") if g.strip())
         wrong = sorted(set(groups) - set(GROUPS))

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import ArchivedError, refuse_archived_in_command
 from judging.dispatch import run_enqueue
 from judging.errors import RunError
 from judging.management.commands.judge import follow, run_here
@@ -36,9 +37,12 @@ class Command(BaseCommand):
             original = run_by_id(
                 run_id=run, queryset=JudgeRun.objects.select_related("dataset", "endpoint", "reference_model")
             )
+            refuse_archived_in_command(original, original.dataset)
             new = run_rerun(run=original, fresh_calls=not cached, allow_changes=allow_changes)
         except RerunRefused as error:
             raise CommandError(f"{error} Add --allow-changes to do so.") from None
+        except ArchivedError as error:
+            raise CommandError(str(error)) from None
         except RunError as error:
             raise run_error_for_command(error, {"allow_changes": "--allow-changes"}) from None
         for change in new.manifest.get("changes_since_original", []):

@@ -1,8 +1,9 @@
-// Live progress of a dataset's large uploads, read by a worker: polls the API while one is queued
-// or being read, then shows what was stored or why the file was refused. No library, no CDN.
+// Live progress of large uploads read by a worker (a dataset's answers, a dataset import): polls
+// the API while one is queued or being read, then shows what was stored or why the file was
+// refused, and offers a resume or a discard when they apply. No library, no CDN.
 (function () {
   "use strict";
-  document.querySelectorAll("article.answers-upload").forEach(function (article) {
+  document.querySelectorAll("article.background-upload").forEach(function (article) {
     var bar = article.querySelector("progress");
     function active(status) { return status === "queued" || status === "running"; }
     function update() {
@@ -22,7 +23,12 @@
           });
           bar.value = data.percent;
           article.dataset.status = data.status;
-          article.querySelector('[data-when="resumable"]').hidden = !data.resumable;
+          article.querySelectorAll("[data-href]").forEach(function (node) {
+            if (data[node.dataset.href]) node.href = data[node.dataset.href];
+          });
+          article.querySelectorAll("[data-when]").forEach(function (node) {
+            node.hidden = !data[node.dataset.when];
+          });
           if (active(data.status)) window.setTimeout(update, 1000);
         })
         .catch(function () { window.setTimeout(update, 5000); });
