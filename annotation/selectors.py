@@ -146,14 +146,17 @@ def annotator_by_username(*, username: str, workspace_id: int) -> User | None:
     return annotator_choices(workspace_id=workspace_id).filter(username=username).first() if username else None
 
 
-def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str], user=None) -> tuple:
+def campaign_parts_by_name(
+    *, dataset: str, models: list[str], annotators: list[str], user=None, workspace_id: int | None = None
+) -> tuple:
     """The dataset, candidate models and annotators that a campaign design names, as
     (Dataset, [CandidateModel], [User]) in the order given.
 
     Raises DatasetNotFound for an unknown dataset, and AnnotationError naming every unknown
-    model or annotator at once, so the researcher can fix the whole design in one go.
+    model or annotator at once, so the researcher can fix the whole design in one go. With a
+    `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only.
     """
-    found = dataset_by_name(name=dataset, user=user)
+    found = dataset_by_name(name=dataset, user=user, workspace_id=workspace_id)
     by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
     unknown = [name for name in models if name not in by_name]
     if unknown:

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.datasets.services import VersionError, study_dataset_build
 from curation.models import Study
 
@@ -12,11 +13,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
         parser.add_argument("--name", required=True, help="working dataset name (created if missing)")
+        add_workspace_argument(parser, "the study and the dataset")
 
     def handle(self, *args, study, name, **options):
-        found = Study.objects.filter(slug=study).first()
+        workspace = command_workspace_said(
+            self, options.get("workspace"), [named("study", study, Study.objects.filter(slug=study))]
+        )
+        studies = Study.objects.filter(slug=study)
+        found = (studies if workspace is None else studies.filter(workspace=workspace)).first()
         if found is None:
-            raise CommandError(f"No study with slug {study!r}.")
+            raise CommandError(
+                f"No study with slug {study!r}" + (f" in workspace {workspace.slug}." if workspace else ".")
+            )
         try:
             dataset, added = study_dataset_build(study=found, name=name)
         except VersionError as error:

@@ -4,11 +4,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.models import Campaign
+from core.command_workspace import command_workspace, named, workspace_said
 from core.errors import UserbenchError
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
-from core.workspaces import workspace_for_command
 from curation.datasets.public_formats import iter_public, public_formats
 from curation.datasets.selectors import DatasetNotFound
+from curation.models import Dataset, Study
 from home.selectors import export_scope_resolve
 
 
@@ -66,8 +68,21 @@ class Command(BaseCommand):
         **options,
     ):
         try:
-            place = workspace_for_command(workspace, required=False)
-            scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run, campaign_slug=campaign)
+            # No name and no --workspace: every workspace's rows (the operator's export), as before.
+            names = [
+                named("dataset", dataset, Dataset.objects.filter(name=dataset)),
+                named("study", study, Study.objects.filter(slug=study)),
+                named("campaign", campaign, Campaign.objects.filter(slug=campaign)),
+            ]
+            place = command_workspace(workspace, names) if workspace or any(names) else None
+            workspace_said(self, place)
+            scope = export_scope_resolve(
+                dataset_name=dataset,
+                study_slug=study,
+                run_id=run,
+                campaign_slug=campaign,
+                workspace_id=place.pk if place is not None else None,
+            )
             if place is not None and any(obj is not None and obj.workspace_id != place.pk for obj in scope.values()):
                 raise ExportError(f"That dataset, study, run or campaign is not in workspace {place.slug!r}.")
             table = export_table(
