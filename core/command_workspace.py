@@ -49,9 +49,9 @@ def named(what: str, name: str | None, queryset: QuerySet[Any], via: str = "work
 def command_workspace(slug: str | None, names: Iterable[Named | None] = ()) -> Workspace | None:
     """The workspace the command works in. With `slug`: that workspace (CommandError naming the
     known ones for an unknown slug). Without: the one workspace holding every given name; when a
-    name is in several, CommandError listing them; when names are in different workspaces,
-    CommandError saying where each is. When no name is found anywhere: the only workspace if
-    there is one, else None (the command's own lookup then says which name is unknown)."""
+    name is in several, CommandError listing them. When no name is found anywhere: the only workspace if
+    there is one, else None (the command's own lookup then says which name is unknown). Names in
+    different workspaces: the first name's workspace (the lookup of the others then fails there)."""
     if slug:
         workspace = Workspace.objects.filter(slug=slug).first()
         if workspace is None:
@@ -75,8 +75,11 @@ def command_workspace(slug: str | None, names: Iterable[Named | None] = ()) -> W
     if len(possible) == 1:
         return Workspace.objects.get(pk=next(iter(possible)))
     if not possible:
-        where = "; ".join(f"{what} {name!r} in {_slugs(ids)}" for what, name, ids in found)
-        raise CommandError(f"No one workspace holds all the names given ({where}); name one with --workspace.")
+        # The names are in different workspaces: the first one given (the dataset, the study) says
+        # where the command works, and its own lookup then names the one missing there.
+        possible = found[0][2]
+        if len(possible) == 1:
+            return Workspace.objects.get(pk=next(iter(possible)))
     what, name, _ids = next((entry for entry in found if len(entry[2] & possible) > 1), found[0])
     raise CommandError(
         f"{what.capitalize()} {name!r} is in several workspaces: {_slugs(possible)}; name one with --workspace."
