@@ -126,13 +126,17 @@ def reproduction_dataset(
         )
     entry = file_entry(path, data_dir, "items")
     name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
-    # Each workspace imports the file once for itself (the name is the workspace's own).
+    # The workspace's own import of this file first; while dataset names are unique across the
+    # server, another workspace's import of it is refused by name.
     same = Dataset.objects.filter(name=name)
-    imported_before = list((same.filter(workspace=workspace) if workspace is not None else same)[:2])
-    if len(imported_before) > 1:
-        raise ReproduceError(f"Dataset {name!r} is in several workspaces; name one with --workspace.")
-    if imported_before:
-        return imported_before[0], [entry], False
+    existing = (same.filter(workspace=workspace).first() if workspace is not None else None) or same.first()
+    if existing is not None:
+        if workspace is not None and existing.workspace_id != workspace.pk:
+            raise ReproduceError(
+                f"This file was imported before as dataset {name!r} in workspace {existing.workspace.slug!r}, "
+                f"not {workspace.slug!r}."
+            )
+        return existing, [entry], False
     # Where the new dataset goes: named, or the only workspace there is.
     workspace = workspace or workspace_for_command(None, required=True)
     select = None
