@@ -84,14 +84,16 @@ def test_a_template_name_used_in_two_workspaces_is_refused_until_one_is_named(tm
         run("import_template", path, "--name", "pilot/en", "--mode", "pointwise", "--workspace", slug)
     with pytest.raises(CommandError) as failed:
         run("import_template", path, "--name", "pilot/en", "--mode", "pointwise")
-    assert str(failed.value) == "Template 'pilot/en' is in several workspaces: default, team-b; name one with --workspace."
+    assert (
+        str(failed.value) == "Template 'pilot/en' is in several workspaces: default, team-b; name one with --workspace."
+    )
     assert JudgeTemplate.objects.filter(name="pilot/en").count() == 2
     out, _err = run("import_template", path, "--name", "pilot/en", "--mode", "pointwise", "--workspace", "team-b")
     assert "v2" in out and "in workspace team-b" in out
     assert list(
-        JudgeTemplate.objects.filter(name="pilot/en").order_by("workspace__slug", "version").values_list(
-            "workspace__slug", "version"
-        )
+        JudgeTemplate.objects.filter(name="pilot/en")
+        .order_by("workspace__slug", "version")
+        .values_list("workspace__slug", "version")
     ) == [("default", 1), ("team-b", 1), ("team-b", 2)]
     # A name held in one workspace only: its next version goes there without --workspace.
     run("import_template", path, "--name", "solo/en", "--mode", "pointwise", "--workspace", "team-b")
