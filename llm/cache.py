@@ -64,7 +64,9 @@ def cache_lookup(keys: list[str], workspace_id: int | None) -> dict[str, ChatRes
     found: dict[str, ChatResult] = {}
     for start in range(0, len(keys), CACHE_CHUNK):
         chunk = keys[start : start + CACHE_CHUNK]
-        for row in LLMResponse.objects.filter(key__in=chunk, workspace_id=workspace_id).only(
+        rows = LLMResponse.objects.filter(key__in=chunk)
+        rows = rows.filter(workspace__isnull=True) if workspace_id is None else rows.filter(workspace_id=workspace_id)
+        for row in rows.only(
             "key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"
         ):
             found[row.key] = ChatResult(
