@@ -66,9 +66,7 @@ def cache_lookup(keys: list[str], workspace_id: int | None) -> dict[str, ChatRes
         chunk = keys[start : start + CACHE_CHUNK]
         rows = LLMResponse.objects.filter(key__in=chunk)
         rows = rows.filter(workspace__isnull=True) if workspace_id is None else rows.filter(workspace_id=workspace_id)
-        for row in rows.only(
-            "key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"
-        ):
+        for row in rows.only("key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"):
             found[row.key] = ChatResult(
                 row.text,
                 row.prompt_tokens,

@@ -5,16 +5,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('core', '0004_token_tombstones_audit_subject'),
-        ('llm', '0007_budget_token_buckets'),
+        ("core", "0004_token_tombstones_audit_subject"),
+        ("llm", "0007_budget_token_buckets"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='llmresponse',
-            name='workspace',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.workspace'),
+            model_name="llmresponse",
+            name="workspace",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="core.workspace",
+            ),
         ),
     ]
