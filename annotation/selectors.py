@@ -48,7 +48,9 @@ def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
-        .only("slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair", "is_open")
+        .only(
+            "slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair", "is_open", "workspace"
+        )
         .order_by("-is_open", "title")
     )
 
