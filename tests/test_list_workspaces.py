@@ -99,3 +99,17 @@ def test_the_filter_speaks_chinese(client, labs):
     client.cookies["django_language"] = "zh-hans"
     page = client.get(reverse("judging:run-list"), {"workspace": "lab-a"}).text
     assert "工作区" in page and "您的全部工作区" in page and "显示" in page
+
+
+def test_the_endpoints_list_names_each_workspace_and_keeps_to_one(client, labs):
+    from llm.models import Endpoint
+
+    lab_a, lab_b = labs
+    Endpoint.objects.create(name="end-a", base_url="http://a.example/v1", workspace=lab_a)
+    Endpoint.objects.create(name="end-b", base_url="http://b.example/v1", workspace=lab_b)
+    client.force_login(person_in(labs, "researcher"))
+    listed = rows(client.get(reverse("llm:endpoints")).text)
+    assert any("end-a" in row and "Lab Alpha" in row for row in listed)
+    assert any("end-b" in row and "Lab Beta" in row for row in listed)
+    kept = rows(client.get(reverse("llm:endpoints"), {"workspace": "lab-a"}).text)
+    assert len(kept) == 1 and "end-a" in kept[0]
