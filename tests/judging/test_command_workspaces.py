@@ -154,3 +154,21 @@ def test_a_dataset_name_used_in_two_workspaces_is_refused_until_one_is_named(tea
     assert str(failed.value) == "Dataset 'pilot' is in several workspaces: default, team-b; name one with --workspace."
     out, err = run("export", "--what", "items", "--dataset", "pilot", "--workspace", "team-b")
     assert "B's?" in out and "A's?" not in out and err == "Workspace: team-b.\n"
+
+
+def test_study_commands_find_the_study_in_its_workspace_only(team_b):
+    from curation.models import Submission
+    from tests.factories import CaseFactory, StudyFactory, SubmissionFactory
+
+    study = StudyFactory(slug="s-b", workspace=team_b)
+    CaseFactory(submission=SubmissionFactory(study=study))
+    out, err = run("curate_cases", "--study", "s-b")
+    assert "1 cases processed." in out and err == "Workspace: team-b.\n"
+    with pytest.raises(CommandError, match="^No study with slug 's-b'.$"):
+        run("curate_cases", "--study", "s-b", "--workspace", "default")
+    submission = Submission.objects.get()
+    with pytest.raises(CommandError, match="^No study with slug 's-b' in workspace default.$"):
+        run("withdraw_participant", "--study", "s-b", "--submission", submission.pk, "--workspace", "default")
+    assert Submission.objects.filter(pk=submission.pk).exists()
+    out, err = run("withdraw_participant", "--study", "s-b", "--submission", submission.pk)
+    assert "Erased 1 submission(s)" in out and err == "Workspace: team-b.\n"
