@@ -2,9 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import workspace_said
 from core.errors import UserbenchError
 from core.import_checks import MAX_TEXT_CHARS
-from core.command_workspace import workspace_said
 from core.workspaces import workspace_for_command
 from curation.datasets.importers import DataImportError, dataset_import
 from curation.datasets.public_formats import public_formats
