@@ -7,7 +7,7 @@ import hashlib
 
 from django.db import migrations
 
-CHUNK = 2000
+CHUNK = 500
 
 
 def _scoped(key: str, workspace_id: int) -> str:
@@ -26,14 +26,23 @@ def rows_to_their_runs_workspace(apps, schema_editor):
     )
     for key, workspace_id in used.iterator(chunk_size=CHUNK):
         workspaces.setdefault(key, set()).add(workspace_id)
-    for key, held in workspaces.items():
-        if len(held) != 1 or None in held:
-            continue
-        workspace_id = next(iter(held))
-        scoped = _scoped(key, workspace_id)
+    moves = {
+        key: (_scoped(key, next(iter(held))), next(iter(held)))
+        for key, held in workspaces.items()
+        if len(held) == 1 and None not in held
+    }
+    keys = list(moves)
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        rows = list(LLMResponse.objects.filter(key__in=chunk).only("pk", "key"))
+        for row in rows:
+            row.key, row.workspace_id = moves[row.key]
+        LLMResponse.objects.bulk_update(rows, ["key", "workspace"], batch_size=CHUNK)
         # The judgments follow their row to its new key (the foreign key is checked at commit).
-        LLMResponse.objects.filter(key=key).update(key=scoped, workspace_id=workspace_id)
-        Judgment.objects.filter(response_id=key).update(response_id=scoped)
+        judgments = list(Judgment.objects.filter(response_id__in=chunk).only("pk", "response_id"))
+        for judgment in judgments:
+            judgment.response_id = moves[judgment.response_id][0]
+        Judgment.objects.bulk_update(judgments, ["response"], batch_size=CHUNK)
 
 
 class Migration(migrations.Migration):
