@@ -8,12 +8,13 @@ import pytest
 from django.core.management import call_command
 
 from core.models import Workspace, default_workspace_id
-from judging.models import Answer
+from curation.models import Item
+from judging.models import Answer, JudgeRun
 from llm.cache import cache_key, cache_lookup
 from llm.calls import ChatRequest
 from llm.models import LLMResponse
 from llm.selectors import endpoint_config
-from tests.factories import DatasetFactory, ItemFactory
+from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -65,3 +66,22 @@ def test_a_lookup_finds_only_its_own_workspaces_rows_and_never_an_unassigned_one
     # A row of no known workspace (made before the cache was per workspace) is served to no team.
     LLMResponse.objects.update(workspace=None)
     assert not cache_lookup([keys["b"]], team_b.pk)
+
+
+def judge(dataset):
+    args = ("--dataset", dataset, "--mode", "pointwise", "--judge-model", "j", "--models", "m1", "--inline")
+    call_command("judge", *args, stdout=StringIO(), stderr=StringIO())
+
+
+def test_a_judge_run_of_one_team_is_not_answered_from_anothers_cache(fake_llm, teams):
+    model = CandidateModelFactory(name="m1")
+    for name in ("a-data", "b-data", "b-again"):
+        AnswerFactory(item=Item.objects.get(dataset__name=name), model=model, text="The same answer.")
+    judge("b-data")
+    assert fake_llm.count == 1
+    judge("a-data")
+    assert fake_llm.count == 2  # team A's identical judge prompt is asked again
+    judge("b-again")
+    assert fake_llm.count == 2  # team B's own identical prompt comes from B's cache
+    runs = {run.dataset.name: run for run in JudgeRun.objects.select_related("dataset")}
+    assert (runs["a-data"].cached_replies, runs["b-again"].cached_replies) == (0, 1)
