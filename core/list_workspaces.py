@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from core.models import Workspace
-from core.workspaces import current_of, workspaces_of
+from core.workspaces import current_of, is_everywhere, places_of, workspaces_of
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ def list_workspaces(request, role: str | None = None) -> ListWorkspaces:
     user = request.user
     if current_of(user) is not None:
         return ListWorkspaces()
+    if not is_everywhere(user):
+        # From the memberships the person arrived with: no query for someone in one workspace.
+        held = [pk for pk, place in places_of(user).items() if role is None or role in place.roles]
+        if len(held) < 2:
+            return ListWorkspaces()
     choices = list(workspaces_of(user, role).order_by("slug"))
     if len(choices) < 2:
         return ListWorkspaces()
