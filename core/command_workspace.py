@@ -87,9 +87,10 @@ def command_workspace(slug: str | None, names: Iterable[Named | None] = ()) -> W
 
 
 def workspace_said(command: BaseCommand, workspace: Workspace | None) -> None:
-    """Say on standard error which workspace the command used (standard output may be a report or
-    JSON that a script reads)."""
-    if workspace is not None:
+    """Say on standard error which workspace the command used, once there are several to choose
+    from (standard output may be a report or JSON that a script reads; with one workspace the
+    output stays as it was, so a script reading `2>&1` line by line works unchanged)."""
+    if workspace is not None and Workspace.objects.exclude(pk=workspace.pk).exists():
         command.stderr.write(f"Workspace: {workspace.slug}.")
 
 
