@@ -4,7 +4,8 @@ Names (of datasets, endpoints, studies, campaigns, templates) belong to a worksp
 can mean an object in each of two workspaces. A command that takes names resolves them in one
 workspace: the one named with `--workspace`, else the only workspace where every name given
 exists (so a script written when there was one team works unchanged). A name found in several
-workspaces is refused, listing them; the command then says which workspace it used.
+workspaces is refused, listing them; once there are several workspaces, the command says on
+standard error which one it used.
 
 The operator running a command is trusted with every workspace: this says which one is meant,
 it guards nothing.
@@ -49,9 +50,10 @@ def named(what: str, name: str | None, queryset: QuerySet[Any], via: str = "work
 def command_workspace(slug: str | None, names: Iterable[Named | None] = ()) -> Workspace | None:
     """The workspace the command works in. With `slug`: that workspace (CommandError naming the
     known ones for an unknown slug). Without: the one workspace holding every given name; when a
-    name is in several, CommandError listing them. When no name is found anywhere: the only workspace if
-    there is one, else None (the command's own lookup then says which name is unknown). Names in
-    different workspaces: the first name's workspace (the lookup of the others then fails there)."""
+    name is in several, CommandError listing them. When no name is found anywhere: the only
+    workspace if there is one, else None (the command's own lookup then says which name is
+    unknown). Names in different workspaces: the first name's workspace (the lookup of the others
+    then fails there, as it would for an unknown name)."""
     if slug:
         workspace = Workspace.objects.filter(slug=slug).first()
         if workspace is None:

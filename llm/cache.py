@@ -31,7 +31,7 @@ def cache_key(endpoint: EndpointConfig, request: ChatRequest) -> str:
 def workspace_cache_key(reply_key: str, workspace_id: int | None) -> str:
     """The key of a reply in one workspace's cache. Without a workspace (a call no workspace's
     work sent, and rows made before the cache was per workspace), the reply's own key: such rows
-    are never found by a workspace's calls. The 0003 data migration moves a row a run made to its
+    are never found by a workspace's calls. llm/migrations/0009 moved each row a run made to its
     run's workspace this way."""
     if workspace_id is None:
         return reply_key
