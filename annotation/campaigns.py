@@ -308,6 +308,7 @@ def campaign_create_by_names(
     question_count: int | None = None,
     slug: str,
     title: str = "",
+    workspace_id: int | None = None,
     **design,
 ) -> Campaign:
     """campaign_create for the command line and the API, where things are named: the dataset,
@@ -315,7 +316,11 @@ def campaign_create_by_names(
     the slug as title when none is given. Unknown names raise AnnotationError, all at once."""
     # The person creating it (the API) finds only their workspaces' datasets; the operator all.
     found, candidates, people = campaign_parts_by_name(
-        dataset=dataset, models=list(models), annotators=list(annotators), user=design.get("created_by")
+        dataset=dataset,
+        models=list(models),
+        annotators=list(annotators),
+        user=design.get("created_by"),
+        workspace_id=workspace_id,
     )
     if question_count is None and design.get("sampling", Campaign.Sampling.FIXED) == Campaign.Sampling.FIXED:
         question_count = len(questions_answered(dataset=found, candidates=candidates))

@@ -48,7 +48,9 @@ def campaigns_for_annotator(*, user: User) -> QuerySet[Campaign]:
         .annotate(
             my_vote_count=Count("votes", filter=Q(votes__annotator=user) & ~Q(votes__assignment__pair__is_gold=True))
         )
-        .only("slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair", "is_open")
+        .only(
+            "slug", "title", "title_zh", "pairs_drawn", "sampling", "budget", "votes_per_pair", "is_open", "workspace"
+        )
         .order_by("-is_open", "title")
     )
 
@@ -146,14 +148,17 @@ def annotator_by_username(*, username: str, workspace_id: int) -> User | None:
     return annotator_choices(workspace_id=workspace_id).filter(username=username).first() if username else None
 
 
-def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[str], user=None) -> tuple:
+def campaign_parts_by_name(
+    *, dataset: str, models: list[str], annotators: list[str], user=None, workspace_id: int | None = None
+) -> tuple:
     """The dataset, candidate models and annotators that a campaign design names, as
     (Dataset, [CandidateModel], [User]) in the order given.
 
     Raises DatasetNotFound for an unknown dataset, and AnnotationError naming every unknown
-    model or annotator at once, so the researcher can fix the whole design in one go.
+    model or annotator at once, so the researcher can fix the whole design in one go. With a
+    `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only.
     """
-    found = dataset_by_name(name=dataset, user=user)
+    found = dataset_by_name(name=dataset, user=user, workspace_id=workspace_id)
     by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
     unknown = [name for name in models if name not in by_name]
     if unknown:

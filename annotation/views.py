@@ -34,8 +34,9 @@ from annotation.style_report import PAGE_ROUNDS, style_beside_plain
 from annotation.upkeep import pair_reassign, pair_release
 from core import plots
 from core.archive_views import archive_page_action
+from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
-from core.roles import AuthenticatedHttpRequest
+from core.roles import AuthenticatedHttpRequest, Role
 from curation.choices import intent_label
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
 from judging.errors import RunNotFound
@@ -47,8 +48,11 @@ from stats.elo import bt_on_elo
 
 @annotator_required
 def annotate_index(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The campaigns this annotator works in, with their own progress."""
-    return render(request, "annotation/index.html", {"campaigns": campaigns_for_annotator(user=request.user)})
+    """The campaigns this annotator works in, with their own progress; across several workspaces,
+    each names its workspace and `?workspace=` keeps the list to one (core.list_workspaces)."""
+    workspaces = list_workspaces(request, Role.ANNOTATOR.value)
+    campaigns = workspaces.narrow(campaigns_for_annotator(user=request.user))
+    return render(request, "annotation/index.html", {"campaigns": campaigns, "workspaces": workspaces})
 
 
 @annotator_required

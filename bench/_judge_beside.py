@@ -108,7 +108,8 @@ class JudgeRun(threading.Thread):
         from judging.models import JudgeRun as Run
 
         self.join()
-        printed = re.match(r"Run (\d+):", self.output)
+        # The run's line, whatever the command said before it (the workspace, once there are several).
+        printed = re.search(r"^Run (\d+):", self.output, re.MULTILINE)
         run = Run.objects.filter(pk=int(printed.group(1))).first() if printed else None
         judged = run.judgments.scored().count() if run else 0
         stored = run.judgments.count() if run else 0

@@ -13,6 +13,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.permissions import IsAuthenticated
 
 from core.api import ApiRootApi, MeApi
+from core.token_api import TokenDetailApi, TokenListApi
 from home import urls as home_urls
 
 # Swagger UI with its start-up script served as a file (the split view), so the page runs under
@@ -28,6 +29,8 @@ handler500 = "core.views.server_error"
 api_patterns: list[URLPattern | URLResolver] = [
     path("", ApiRootApi.as_view(), name="api-root"),
     path("me/", MeApi.as_view(), name="api-me"),
+    path("tokens/", TokenListApi.as_view(), name="api-tokens"),
+    path("tokens/<int:token_id>/", TokenDetailApi.as_view(), name="api-token"),
     path("", include("curation.api_urls")),
     path("", include("judging.api_urls")),
     path("", include("llm.api_urls")),

@@ -22,6 +22,7 @@ class ApiRootApi(APIView):
         return Response(
             {
                 "me": link("api-me"),
+                "tokens": link("api-tokens"),
                 "workspaces": link("api-workspaces"),
                 "studies": link("api-studies"),
                 "datasets": link("api-datasets"),

@@ -61,10 +61,14 @@ def api_tokens_of(*, user) -> QuerySet[ApiToken]:
 
 
 @transaction.atomic
-def api_token_create(*, user, name: str, expires_in_days: int | None = None) -> tuple[ApiToken, str]:
+def api_token_create(
+    *, user, name: str, expires_in_days: int | None = None, made_with: ApiToken | None = None
+) -> tuple[ApiToken, str]:
     """A new token for `user` named `name`, valid until revoked or for `expires_in_days` days;
     returns the row and the token, which is never readable again. TokenError for an empty or
-    overlong name or an expiry out of range. Audited (without the token)."""
+    overlong name or an expiry out of range. A token made through the API with a token that
+    expires (`made_with`) expires no later than it: a leaked short-lived token cannot make itself
+    a lasting one. Audited (without the token)."""
     name = " ".join(name.split())
     if not name:
         raise TokenError(_("Name the token, so that you know later which one to revoke."))
@@ -74,6 +78,12 @@ def api_token_create(*, user, name: str, expires_in_days: int | None = None) -> 
         raise TokenError(_("A token expires after 1 to %(max)d days, or never.") % {"max": MAX_EXPIRY_DAYS})
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)
     expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
+    if made_with is not None and made_with.expires_at is not None:
+        if expires_at is None or expires_at > made_with.expires_at:
+            raise TokenError(
+                _("The token this request uses expires on %(date)s: a token it makes expires no later.")
+                % {"date": made_with.expires_at.strftime("%Y-%m-%d %H:%M UTC")}
+            )
     token = ApiToken.objects.create(
         user=user, name=name, key_hash=token_hash(key), prefix=key[:8], expires_at=expires_at
     )
@@ -125,9 +135,10 @@ def _legacy_token(key: str) -> ApiToken | None:
     return token
 
 
-def api_token_user(*, key: str):
-    """The active person a token belongs to, or None for a token never made here; notes when
-    the token was last used. TokenRefused for one revoked, expired or of a deactivated account."""
+def api_token_for(*, key: str) -> ApiToken | None:
+    """The live token of an active person (its `user` read with it), or None for a token never
+    made here; notes when the token was last used. TokenRefused for one revoked, expired or of a
+    deactivated account."""
     token = ApiToken.objects.select_related("user").filter(key_hash=token_hash(key)).first() or _legacy_token(key)
     if token is None:
         return None
@@ -140,7 +151,7 @@ def api_token_user(*, key: str):
         raise TokenRefused(_("Invalid token."))
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_EVERY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token.user
+    return token
 
 
 class HashedTokenAuthentication(CurrentWorkspaceMixin, ThrottledTokenAuthentication):
@@ -149,7 +160,8 @@ class HashedTokenAuthentication(CurrentWorkspaceMixin, ThrottledTokenAuthenticat
     its X-Userbench-Workspace header (CurrentWorkspaceMixin)."""
 
     def authenticate_credentials(self, key):
-        user = api_token_user(key=key)
-        if user is None:
+        token = api_token_for(key=key)
+        if token is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        return (user, None)
+        # request.auth is the token row: a token made through the API is bound by its expiry.
+        return (token.user, token)

@@ -33,23 +33,29 @@ def export_scope_resolve(
     run_id: int | None,
     campaign_slug: str | None = None,
     user=None,
+    workspace_id: int | None = None,
 ) -> dict:
     """Turn the names given on a command line or in a query string into the objects an export
     needs; an unknown name raises DatasetNotFound or ExportError saying which one. With a
     `user`, only what belongs to the workspaces where they are a researcher is found: another
-    workspace's study is "no study" to them."""
+    workspace's study is "no study" to them. With a `workspace_id` (a command's --workspace), names
+    are looked up in that workspace only."""
     scope: dict[str, Any] = {"dataset": None, "study": None, "run": None}
     if campaign_slug:
         campaigns = (
             Campaign.objects.all() if user is None else scoped(Campaign.objects.all(), user, role=Role.RESEARCHER.value)
         )
+        if workspace_id is not None:
+            campaigns = campaigns.filter(workspace_id=workspace_id)
         scope["campaign"] = campaigns.select_related("dataset").filter(slug=campaign_slug).first()
         if scope["campaign"] is None:
             raise ExportError(f"No campaign with slug {campaign_slug!r}.")
     if dataset_name:
-        scope["dataset"] = dataset_by_name(name=dataset_name, user=user)
+        scope["dataset"] = dataset_by_name(name=dataset_name, user=user, workspace_id=workspace_id)
     if study_slug:
         studies = Study.objects.all() if user is None else scoped(Study.objects.all(), user, role=Role.RESEARCHER.value)
+        if workspace_id is not None:
+            studies = studies.filter(workspace_id=workspace_id)
         scope["study"] = studies.filter(slug=study_slug).first()
         if scope["study"] is None:
             raise ExportError(f"No study with slug {study_slug!r}.")

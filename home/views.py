@@ -18,6 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import campaign_list_with_counts
+from core.list_workspaces import list_workspaces
 from core.models import Workspace
 from core.roles import AuthenticatedHttpRequest, Role, has_role, roles_of
 from core.workspaces import administers, current_of, is_everywhere, places_of, workspace_for_new, workspaces_of
@@ -66,17 +67,20 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied
     user = request.user
     slugs = dict(workspaces_of(user, Role.RESEARCHER.value).values_list("pk", "slug"))
+    # Across several workspaces, `?workspace=` keeps every list below to one (core.list_workspaces).
+    workspaces = list_workspaces(request, Role.RESEARCHER.value)
     return render(
         request,
         "dashboard.html",
         {
-            "studies": study_list_with_counts(user=user)[:20],
-            "datasets": dataset_list_with_counts(user=user)[:20],
-            "runs": run_list_with_progress(user=user)[:20],
-            "campaigns": campaign_list_with_counts(user=user)[:20],
+            "studies": workspaces.narrow(study_list_with_counts(user=user))[:20],
+            "datasets": workspaces.narrow(dataset_list_with_counts(user=user))[:20],
+            "runs": workspaces.narrow(run_list_with_progress(user=user))[:20],
+            "campaigns": workspaces.narrow(campaign_list_with_counts(user=user))[:20],
             "no_workspace": not places_of(user) and not is_everywhere(user),
             "workspace_slugs": slugs,
             "show_workspace": current_of(user) is None and len(slugs) > 1,
+            "workspaces": workspaces,
         },
     )
 

@@ -69,7 +69,7 @@ from llm.batch import (
     result_lines,
     result_outcome,
 )
-from llm.cache import CacheRow, cache_key, cache_lookup, cache_store
+from llm.cache import CacheRow, cache_key, cache_lookup, cache_row, cache_store
 from llm.calls import ChatRequest, ChatResult, Outcome
 from llm.config import EndpointConfig
 from llm.errors import LLMCallError
@@ -177,7 +177,11 @@ def _gather(owner: BatchOwner) -> tuple[int, int]:
         cached: list[tuple[str, Outcome]] = []
         for group in owner.pending(held):
             keys = {unit.custom_id: cache_key(owner.endpoint, unit.request) for unit in group}
-            hits = cache_lookup(sorted(set(keys.values()))) if owner.use_cache and keys else {}
+            hits = (
+                cache_lookup(sorted(set(keys.values())), owner.endpoint.cache_workspace_id)
+                if owner.use_cache and keys
+                else {}
+            )
             for unit in group:
                 key = keys[unit.custom_id]
                 if key in hits:
@@ -404,7 +408,7 @@ def _collect(owner: BatchOwner, job: BatchJob, state: BatchState) -> int:
         if isinstance(outcome, ChatResult):
             if leader == custom_id:
                 request = requests[custom_id]
-                paid.append((keys[custom_id], owner.endpoint.base_url.rstrip("/"), request.model, outcome))
+                paid.append(cache_row(owner.endpoint, keys[custom_id], request, outcome))
             else:
                 outcome = replace(outcome, cached=True)  # one line answered both: paid once
         outcomes.append((custom_id, outcome))

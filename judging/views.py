@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.archive_views import archive_page_action
 from core.archiving import ArchivedError, refuse_if_archived
+from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from core.roles import AuthenticatedHttpRequest, Role
@@ -109,7 +110,11 @@ def _pointwise_sections(board: dict) -> list[dict]:
 
 @researcher_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "judging/run_list.html", {"runs": run_list_with_progress(user=request.user)[:200]})
+    """The runs of the person's workspaces, newest first; across several, each names its workspace
+    and `?workspace=` keeps the list to one (core.list_workspaces)."""
+    workspaces = list_workspaces(request, Role.RESEARCHER.value)
+    runs = workspaces.narrow(run_list_with_progress(user=request.user))[:200]
+    return render(request, "judging/run_list.html", {"runs": runs, "workspaces": workspaces})
 
 
 def _benchmark_tables(board: dict) -> list[dict]:

@@ -31,5 +31,5 @@ class EndpointAdmin(AuditedAdmin):
 
 @admin.register(LLMResponse)
 class LLMResponseAdmin(ReadOnlyAdmin):
-    list_display = ["model", "base_url", "prompt_tokens", "completion_tokens", "created_at"]
+    list_display = ["model", "base_url", "workspace", "prompt_tokens", "completion_tokens", "created_at"]
     search_fields = ["key", "model"]

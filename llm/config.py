@@ -47,6 +47,10 @@ class EndpointConfig:
     max_retries: int = 6
     # The endpoint's own max_tokens for every kind of call; None: each kind's default.
     max_tokens: int | None = None
+    # The workspace whose work sends the calls (a run's, a generation's, a curation job's): its
+    # replies are cached for that workspace alone (llm/cache.py). Set by
+    # `llm.selectors.endpoint_config(..., workspace_id=...)`, for the default endpoint too.
+    cache_workspace_id: int | None = None
 
 
 # The default endpoint's limits, from the environment (or the local .env); unset means the

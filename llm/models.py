@@ -84,14 +84,18 @@ class Endpoint(models.Model):
 class LLMResponse(models.Model):
     """The response cache: an identical prompt to the same endpoint and model is paid once.
 
-    The key hashes the base URL, model, messages and parameters; no key or header is stored.
-    It holds no workspace: the same prompt to the same server and model is answered from the
-    same row whichever workspace's run sent it first (the reply, not who asked, is stored). A
-    run that must not be answered from rows other runs made skips the cache with fresh calls
+    The key hashes the base URL, model, messages and parameters, and then the workspace whose
+    run, generation or curation job sent the call (llm/cache.py); no key or header is stored. Each
+    workspace has its own cache: one team's exact prompt is never answered from a row another
+    team's work made. A row with no workspace (made before the cache was per workspace and not
+    traced to one run's workspace by the migration) is served to nobody. A run that must not be
+    answered even from its own workspace's rows skips the cache with fresh calls
     (JudgeRun.fresh_calls, "re-run with fresh calls").
     """
 
     key = models.CharField(max_length=64, unique=True)
+    # The workspace whose work paid for the reply (None: unknown, see above). Part of the key too.
+    workspace = models.ForeignKey("core.Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     base_url = models.CharField(max_length=300)
     model = models.CharField(max_length=128)
     text = models.TextField()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -52,9 +53,10 @@ def endpoint_config(name: str | None = None, *, workspace_id: int | None = None)
     """None -> the default endpoint from OPENAI_BASE_URL / OPENAI_API_KEY (shared by every
     workspace by design); otherwise the llm.Endpoint row of that name, within `workspace_id` when
     given (a run's calls use only its workspace's endpoints). Raises EndpointError (a ValueError)
-    with a clear message when unknown or when the base URL is missing."""
+    with a clear message when unknown or when the base URL is missing. With `workspace_id`, the
+    calls' replies are cached for that workspace alone (the default endpoint's too)."""
     if name is None or name == "default":
-        return default_endpoint_config()
+        return replace(default_endpoint_config(), cache_workspace_id=workspace_id)
     row = endpoint_by_name(name=name, workspace_id=workspace_id)
     if not row.base_url:
         raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
@@ -75,6 +77,7 @@ def endpoint_config(name: str | None = None, *, workspace_id: int | None = None)
         timeout_seconds=row.timeout_seconds,
         max_retries=row.max_retries,
         max_tokens=row.max_tokens,
+        cache_workspace_id=workspace_id,
     )
 
 

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from llm.budget import BudgetLimits, request_tokens
-from llm.cache import CACHE_FLUSH_SECONDS, CacheRow, cache_key, cache_lookup, cache_store
+from llm.cache import CACHE_FLUSH_SECONDS, CacheRow, cache_key, cache_lookup, cache_row, cache_store
 from llm.calls import ChatRequest, ChatResult, Outcome, chat_body, read_reply
 from llm.config import EndpointConfig, call_deadline
 from llm.errors import EndpointUnusable, LLMCallError
@@ -233,7 +233,11 @@ class CallStream:
     async def add(self, requests: Sequence[ChatRequest]) -> None:
         """Queue requests: what the cache holds is handed over at once, the rest waits its turn."""
         keys = [cache_key(self.endpoint, request) for request in requests]
-        cached = await sync_to_async(cache_lookup)(sorted(set(keys))) if keys and self.use_cache else {}
+        cached = (
+            await sync_to_async(cache_lookup)(sorted(set(keys)), self.endpoint.cache_workspace_id)
+            if keys and self.use_cache
+            else {}
+        )
         for request, key in zip(requests, keys):
             index = self.next_index
             self.next_index += 1
@@ -360,7 +364,7 @@ class CallStream:
         followers = self._leaders.pop(key, [])
         row = None
         if isinstance(outcome, ChatResult):
-            row = (key, self.endpoint.base_url.rstrip("/"), request.model, outcome)
+            row = cache_row(self.endpoint, key, request, outcome)
             self._recent[key] = outcome
             if len(self._recent) > RECENT_REPLIES:
                 self._recent.popitem(last=False)

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.list_workspaces import list_workspaces
 from core.roles import AuthenticatedHttpRequest, Role, role_required
 from core.workspaces import workspace_get
 from llm.errors import EndpointError
@@ -19,15 +20,22 @@ researcher_required = role_required(Role.RESEARCHER)
 
 @researcher_required
 def endpoints(request: HttpRequest) -> HttpResponse:
-    """The default endpoint (from the environment) and the named ones of the person's workspaces."""
+    """The default endpoint (from the environment) and the named ones of the person's workspaces;
+    across several, each names its workspace and `?workspace=` keeps the list to one."""
+    workspaces = list_workspaces(request, Role.RESEARCHER.value)
     rows = [
         {"endpoint": endpoint, "key_set": key_is_set(variable=endpoint.api_key_env)}
-        for endpoint in endpoint_list(user=request.user)
+        for endpoint in workspaces.narrow(endpoint_list(user=request.user))
     ]
     return render(
         request,
         "llm/endpoint_list.html",
-        {"default": default_endpoint_summary(), "rows": rows, "test_form": ConnectionTestForm()},
+        {
+            "default": default_endpoint_summary(),
+            "rows": rows,
+            "test_form": ConnectionTestForm(),
+            "workspaces": workspaces,
+        },
     )
 
 

@@ -279,5 +279,6 @@ def test_commands_take_the_workspace_by_slug(tmp_path, default):
     out = io.StringIO()
     call_command("export", "--what", "votes", stdout=out)
     assert "in-default" in out.getvalue()  # the operator, naming no workspace, reads every one
-    with pytest.raises(CommandError, match="not in workspace 'beta'"):
+    # A name is looked up in the workspace named: another workspace's dataset is unknown there.
+    with pytest.raises(CommandError, match="No dataset named 'one'."):
         call_command("export", "--what", "items", "--dataset", "one", "--workspace", "beta", stdout=io.StringIO())

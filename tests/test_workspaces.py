@@ -151,6 +151,8 @@ NOT_SCOPED = {
     "invitation-accept": "the invitee's page, opened by the one-time token, before they have an account",
     "api-root": "the list of API addresses",
     "api-me": "the person's own name and roles",
+    "api-tokens": "the person's own tokens (another's are never listed)",
+    "api-token": "revokes one of the person's own tokens (another's is 404)",
     "api-schema": "the API's description, no data",
     # Scoped by its query string, which this walk does not give: tests/test_export_bundles.py
     # checks that B gets a 404 for A's study, dataset, run and campaign bundles.

@@ -371,7 +371,8 @@ def curation_job_run(
         status=CurationJob.Status.RUNNING, runs=job.runs + 1, heartbeat_at=timezone.now()
     )
     try:
-        endpoint = endpoint_config(job.endpoint_name or None)
+        # In the dataset's workspace, whose cache the replies go to.
+        endpoint = endpoint_config(job.endpoint_name or None, workspace_id=job.dataset.workspace_id)
         if timeout_seconds:
             endpoint = replace(endpoint, timeout_seconds=timeout_seconds)
         stopped = _send_pending(

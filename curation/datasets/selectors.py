@@ -20,11 +20,16 @@ def datasets_visible(*, user, role: str | None = Role.RESEARCHER.value) -> Archi
     return scoped(Dataset.objects.all(), user, role=role)
 
 
-def dataset_by_name(*, name: str, user=None, role: str | None = Role.RESEARCHER.value) -> Dataset:
+def dataset_by_name(
+    *, name: str, user=None, role: str | None = Role.RESEARCHER.value, workspace_id: int | None = None
+) -> Dataset:
     """The dataset of this name, for commands, services and APIs that are given one by name;
     DatasetNotFound naming it otherwise. With a `user`, a dataset of another workspace is not
-    found either (the operator, `user` None, finds every one)."""
+    found either (the operator, `user` None, finds every one); with a `workspace_id` (a command's
+    --workspace), only that workspace's."""
     datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
+    if workspace_id is not None:
+        datasets = datasets.filter(workspace_id=workspace_id)
     found = datasets.filter(name=name).first() if name else None
     if found is None:
         raise DatasetNotFound(_("No dataset named %(name)r.") % {"name": name})

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from core.archive_views import archive_allowed, archive_page_action
 from core.errors import UserbenchError
+from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
 from core.workspaces import scoped, workspace_get
@@ -226,10 +227,11 @@ STATUS_LABELS = {
 
 @researcher_required
 def dataset_list_page(request: HttpRequest) -> HttpResponse:
-    """Every dataset: imported, working and frozen versions, with their item counts."""
-    return render(
-        request, "curation/datasets/list.html", {"datasets": dataset_list_with_counts(user=request.user)[:500]}
-    )
+    """Every dataset: imported, working and frozen versions, with their item counts; across
+    several workspaces, each names its workspace and `?workspace=` keeps the list to one."""
+    workspaces = list_workspaces(request, Role.RESEARCHER.value)
+    datasets = workspaces.narrow(dataset_list_with_counts(user=request.user))[:500]
+    return render(request, "curation/datasets/list.html", {"datasets": datasets, "workspaces": workspaces})
 
 
 @researcher_required

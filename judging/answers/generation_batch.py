@@ -39,7 +39,10 @@ class GenerationBatches:
 
     def __init__(self, generation: AnswerGeneration):
         self.generation = generation
-        self.endpoint = endpoint_config(generation.endpoint.name if generation.endpoint else None)
+        # In the dataset's workspace, whose cache its replies go to.
+        self.endpoint = endpoint_config(
+            generation.endpoint.name if generation.endpoint else None, workspace_id=generation.dataset.workspace_id
+        )
         self.preset = generation_preset(generation.preset or None)
         asked = generation.max_tokens if generation.max_tokens is not None else self.preset.max_tokens
         self.max_tokens = max_tokens_for(CallKind.GENERATION, endpoint=self.endpoint, override=asked)

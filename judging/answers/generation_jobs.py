@@ -36,8 +36,11 @@ MAX_ERRORS_SHOWN = 10
 
 def generation_endpoint(generation: AnswerGeneration):
     """The generation's endpoint configuration (the default one when it names none);
-    EndpointError when it cannot be used."""
-    return endpoint_config(generation.endpoint.name if generation.endpoint else None)
+    EndpointError when it cannot be used. Looked up in the dataset's workspace, whose cache its
+    replies go to."""
+    return endpoint_config(
+        generation.endpoint.name if generation.endpoint else None, workspace_id=generation.dataset.workspace_id
+    )
 
 
 def generation_is_stale(generation: AnswerGeneration) -> bool:
@@ -79,7 +82,7 @@ def generation_create(
     `generation_start` to also queue it. An archived dataset: ArchivedError."""
     refuse_if_archived(dataset)
     if batch:
-        batch_api_check(endpoint_config(endpoint.name if endpoint else None))
+        batch_api_check(endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id))
     return _generation_write(
         dataset=dataset,
         model_name=model_name,
@@ -97,7 +100,7 @@ def _generation_write(*, dataset, model_name, endpoint, preset, max_tokens, crea
     if not name:
         raise GenerationError(_("Name the model whose answers to generate."))
     generation_preset(preset)
-    endpoint_config(endpoint.name if endpoint else None)
+    endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id)
     model, _created = CandidateModel.objects.get_or_create(name=name)
     if AnswerGeneration.objects.filter(dataset=dataset, model=model, status__in=AnswerGeneration.ACTIVE).exists():
         raise GenerationError(

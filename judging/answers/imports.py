@@ -149,13 +149,15 @@ def answers_check(
     file_format: str = "jsonl",
     on_progress: Callable[[int], None] | None = None,
     replace: bool = False,
+    workspace_id: int | None = None,
 ) -> CheckedAnswers:
     """Read a file of one model's answers and match each line to its item as it is read,
     writing nothing: the first line that cannot be stored stops the reading there, so an error
     on line 2 of a million-line file answers at once. DataImportError names the line.
-    `on_progress(lines)` is called every PROGRESS_EVERY_LINES lines (a worker's progress)."""
+    `on_progress(lines)` is called every PROGRESS_EVERY_LINES lines (a worker's progress). With a
+    `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only."""
     try:
-        dataset = dataset_by_name(name=dataset_name)
+        dataset = dataset_by_name(name=dataset_name, workspace_id=workspace_id)
     except DatasetNotFound as error:
         raise DataImportError(str(error)) from None
     refuse_if_archived(dataset)
@@ -279,6 +281,7 @@ def answers_import(
     file_format: str = "jsonl",
     actor=None,
     replace: bool = False,
+    workspace_id: int | None = None,
 ) -> int:
     """Store one model's answers to a dataset's items; returns how many were stored.
 
@@ -300,5 +303,6 @@ def answers_import(
         only_known=only_known,
         file_format=file_format,
         replace=replace,
+        workspace_id=workspace_id,
     )
     return answers_store(checked, actor=actor)

@@ -116,7 +116,7 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
             if action == "start":
                 messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
             endpoint = data["endpoint"]
-            config = endpoint_config(endpoint.name if endpoint else None)
+            config = endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id)
             plan = generation_plan(
                 dataset=dataset,
                 model_name=settings["model_name"],

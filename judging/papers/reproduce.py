@@ -82,14 +82,6 @@ def source_commit() -> dict:
     return {"commit": commit, "modified": bool(changes) if changes is not None else None}
 
 
-def _in_workspace(dataset: Dataset, workspace: Workspace | None, what: str) -> Dataset:
-    if workspace is not None and dataset.workspace_id != workspace.pk:
-        raise ReproduceError(
-            f"{what} {dataset.name!r} is in workspace {dataset.workspace.slug!r}, not {workspace.slug!r}."
-        )
-    return dataset
-
-
 def reproduction_dataset(
     *,
     benchmark: Benchmark,
@@ -111,7 +103,7 @@ def reproduction_dataset(
         if limit:
             raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
         try:
-            dataset = _in_workspace(dataset_by_name(name=dataset_name), workspace, "Dataset")
+            dataset = dataset_by_name(name=dataset_name, workspace_id=workspace.pk if workspace else None)
         except DatasetNotFound as error:
             raise ReproduceError(str(error)) from None
         if benchmark.summary is not None and dataset.source != benchmark.format.source:
@@ -134,9 +126,17 @@ def reproduction_dataset(
         )
     entry = file_entry(path, data_dir, "items")
     name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
-    existing = Dataset.objects.filter(name=name).first()
+    # The workspace's own import of this file first; while dataset names are unique across the
+    # server, another workspace's import of it is refused by name.
+    same = Dataset.objects.filter(name=name)
+    existing = (same.filter(workspace=workspace).first() if workspace is not None else None) or same.first()
     if existing is not None:
-        return _in_workspace(existing, workspace, "This file was imported before as dataset"), [entry], False
+        if workspace is not None and existing.workspace_id != workspace.pk:
+            raise ReproduceError(
+                f"This file was imported before as dataset {name!r} in workspace {existing.workspace.slug!r}, "
+                f"not {workspace.slug!r}."
+            )
+        return existing, [entry], False
     # Where the new dataset goes: named, or the only workspace there is.
     workspace = workspace or workspace_for_command(None, required=True)
     select = None
@@ -166,13 +166,9 @@ def reproduction_endpoint_check(*, endpoint_name: str | None, workspace: Workspa
     if workspace is None or not endpoint_name or endpoint_name == "default":
         return
     try:
-        row = endpoint_by_name(name=endpoint_name)
-    except EndpointError as error:
-        raise ReproduceError(str(error)) from None
-    if row.workspace_id != workspace.pk:
-        raise ReproduceError(
-            f"Endpoint {endpoint_name!r} is in workspace {row.workspace.slug!r}, not {workspace.slug!r}."
-        )
+        endpoint_by_name(name=endpoint_name, workspace_id=workspace.pk)
+    except EndpointError:
+        raise ReproduceError(f"No endpoint {endpoint_name!r} in workspace {workspace.slug!r}.") from None
 
 
 def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:
@@ -228,7 +224,11 @@ def reproduction_answers(
         if had == 0 and path is not None:
             with path.open("rb") as stream:
                 entry["imported"] = answers_import(
-                    dataset_name=dataset.name, model_name=name, stream=stream, only_known=True
+                    dataset_name=dataset.name,
+                    model_name=name,
+                    stream=stream,
+                    only_known=True,
+                    workspace_id=dataset.workspace_id,
                 )
             entry["imported_from"] = file_entry(path, data_dir, f"answers of {name}")
         if had + entry["imported"] < total and batch:
@@ -237,7 +237,7 @@ def reproduction_answers(
             counts = answers_generate(
                 dataset=dataset,
                 model_name=name,
-                endpoint=endpoint_config(endpoint_name),
+                endpoint=endpoint_config(endpoint_name, workspace_id=dataset.workspace_id),
                 concurrency=concurrency,
                 preset=benchmark.generation_preset.name,
                 # mypy cannot infer a lambda whose default binds the loop's model name.
@@ -259,7 +259,11 @@ def reproduction_answers(
 def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoint_name: str | None, on_progress):
     """A model's missing answers through the Batch API, waited for here."""
     try:
-        endpoint = endpoint_by_name(name=endpoint_name) if endpoint_name not in (None, "", "default") else None
+        endpoint = (
+            endpoint_by_name(name=endpoint_name, workspace_id=dataset.workspace_id)
+            if endpoint_name not in (None, "", "default")
+            else None
+        )
         generation, _made = generation_batch_open(
             dataset=dataset, model_name=name, endpoint=endpoint, preset=benchmark.generation_preset.name
         )
@@ -315,6 +319,7 @@ def reproduction_run(
     templates, notes = templates_as_published(template_set=template_set, mode=benchmark.mode)
     try:
         spec = run_spec_by_names(
+            workspace_id=dataset.workspace_id,
             dataset=dataset.name,
             mode=benchmark.mode,
             judge_model=judge_model,

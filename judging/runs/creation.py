@@ -168,15 +168,17 @@ def run_spec_by_names(
     reference_model: str | None = None,
     endpoint: str | None = None,
     user=None,
+    workspace_id: int | None = None,
     **parameters,
 ) -> RunSpec:
     """A RunSpec with the dataset, models and endpoint named as a researcher types them (the
     API, `judge`, `reproduce`); `parameters` are the spec's other fields.
 
     An unknown name raises RunError naming it; `endpoint` None or "default" is the default endpoint.
-    With a `user` (the API), a dataset or endpoint of another workspace is unknown as well."""
+    With a `user` (the API), a dataset or endpoint of another workspace is unknown as well; with a
+    `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only."""
     try:
-        found = dataset_by_name(name=dataset, user=user)
+        found = dataset_by_name(name=dataset, user=user, workspace_id=workspace_id)
     except DatasetNotFound as error:
         raise RunError(str(error), parameter="dataset") from None
     names = [name.strip() for name in models if name.strip()]

@@ -2,17 +2,29 @@
 
 from django.core.management.base import CommandError
 
+from annotation.models import Campaign
 from annotation.selectors import campaign_by_slug
 from core.archiving import refuse_archived_in_command
+from core.command_workspace import command_workspace_said, named
 from core.errors import UserbenchError
 from core.templatetags.numbers import P_FLOOR
 from curation.datasets.selectors import dataset_by_name
+from curation.models import Dataset
 
 
-def resolve(dataset_name: str, campaign_slug: str | None):
-    """The dataset named and, when a slug is given, its campaign; CommandError otherwise."""
+def resolve(command, dataset_name: str, campaign_slug: str | None, workspace_slug: str | None = None):
+    """The dataset named (in the workspace named, or the one holding it) and, when a slug is given,
+    its campaign; CommandError otherwise. Says which workspace it used."""
+    workspace = command_workspace_said(
+        command,
+        workspace_slug,
+        [
+            named("dataset", dataset_name, Dataset.objects.filter(name=dataset_name)),
+            named("campaign", campaign_slug, Campaign.objects.filter(slug=campaign_slug)),
+        ],
+    )
     try:
-        dataset = dataset_by_name(name=dataset_name)
+        dataset = dataset_by_name(name=dataset_name, workspace_id=workspace.pk if workspace else None)
         campaign = campaign_by_slug(slug=campaign_slug, dataset=dataset) if campaign_slug else None
         # Archived work is absent from the commands' choices (restored first, it is back).
         refuse_archived_in_command(dataset, campaign)

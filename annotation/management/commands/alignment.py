@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.management.commands._campaign_args import fmt, fmt_p, resolve
 from annotation.report import alignment_report
 from core.archiving import ArchivedError, refuse_archived_in_command
+from core.command_workspace import add_workspace_argument
 from judging.errors import RunNotFound
 from judging.models import JudgeRun
 from judging.runs.lookup import run_by_id
@@ -17,12 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--run", required=True, type=int, help="Judge run id (pointwise).")
         parser.add_argument("--campaign")
+        add_workspace_argument(parser)
         parser.add_argument("--bootstrap", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def handle(self, *args, dataset, run, campaign=None, bootstrap, seed, format, **options):
-        found, target = resolve(dataset, campaign)
+        found, target = resolve(self, dataset, campaign, options.get("workspace"))
         try:
             judge_run = run_by_id(run_id=run, queryset=JudgeRun.objects.filter(dataset=found))
         except RunNotFound:

@@ -7,6 +7,7 @@ from annotation.management.commands._campaign_args import fmt, resolve
 from annotation.reliability_report import reliability_report
 from annotation.report import bt_report
 from annotation.style_report import style_beside_plain, style_bt_report
+from core.command_workspace import add_workspace_argument
 from core.exports import ExportTable, iter_csv
 from stats.ranking import DEFAULT_ALPHA
 
@@ -47,6 +48,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--campaign")
+        add_workspace_argument(parser)
         parser.add_argument("--bootstrap", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
@@ -110,7 +112,7 @@ class Command(BaseCommand):
             raise CommandError("--bootstrap must be between 0 and 100000.")
         if alpha is not None and not 0 <= alpha < float("inf"):
             raise CommandError(f"--alpha must be zero or positive, got {alpha}.")
-        found, target = resolve(dataset, campaign)
+        found, target = resolve(self, dataset, campaign, options.get("workspace"))
         if annotator_reliability and (style or weights != "none"):
             raise CommandError("--annotator-reliability cannot be combined with --style or --weights.")
         try:

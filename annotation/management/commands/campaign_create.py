@@ -2,7 +2,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.campaigns import DEFAULT_UNIFORM_SHARE, campaign_create_by_names
 from annotation.models import Campaign
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.errors import UserbenchError
+from curation.models import Dataset
 
 
 def _names(text: str) -> list[str]:
@@ -19,6 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset name.")
+        add_workspace_argument(parser, "the dataset and the campaign")
         parser.add_argument("--slug", required=True, help="Campaign slug (letters, digits, - and _).")
         parser.add_argument("--models", required=True, type=_names, help="Candidate model names, comma-separated.")
         parser.add_argument(
@@ -55,8 +58,14 @@ class Command(BaseCommand):
         parser.add_argument("--instructions-zh", default="")
 
     def handle(self, *args, **options):
+        workspace = command_workspace_said(
+            self,
+            options["workspace"],
+            [named("dataset", options["dataset"], Dataset.objects.filter(name=options["dataset"]))],
+        )
         try:
             campaign = campaign_create_by_names(
+                workspace_id=workspace.pk if workspace else None,
                 dataset=options["dataset"],
                 slug=options["slug"],
                 title=options["title"],

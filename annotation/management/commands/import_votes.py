@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import AnnotationError
 from annotation.management.commands._campaign_args import resolve
 from annotation.vote_import import votes_import
+from core.command_workspace import add_workspace_argument
 
 
 class Command(BaseCommand):
@@ -20,12 +21,13 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--campaign", help="Attach the votes to this campaign (slug).")
+        add_workspace_argument(parser)
         parser.add_argument(
             "--create-models", action="store_true", help="Create the models the file names that do not exist yet."
         )
 
     def handle(self, *args, file, dataset, campaign=None, create_models=False, **options):
-        found, target = resolve(dataset, campaign)
+        found, target = resolve(self, dataset, campaign, options.get("workspace"))
         try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:

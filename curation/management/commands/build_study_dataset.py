@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from core.archiving import ArchivedError, refuse_archived_in_command
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.datasets.services import VersionError, study_dataset_build
 from curation.models import Study
 
@@ -13,11 +14,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True)
         parser.add_argument("--name", required=True, help="working dataset name (created if missing)")
+        add_workspace_argument(parser, "the study and the dataset")
 
     def handle(self, *args, study, name, **options):
-        found = Study.objects.filter(slug=study).first()
+        workspace = command_workspace_said(
+            self, options.get("workspace"), [named("study", study, Study.objects.filter(slug=study))]
+        )
+        studies = Study.objects.filter(slug=study)
+        found = (studies if workspace is None else studies.filter(workspace=workspace)).first()
         if found is None:
-            raise CommandError(f"No study with slug {study!r}.")
+            raise CommandError(
+                f"No study with slug {study!r}" + (f" in workspace {workspace.slug}." if workspace else ".")
+            )
         try:
             refuse_archived_in_command(found)
         except ArchivedError as error:

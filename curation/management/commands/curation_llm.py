@@ -4,6 +4,7 @@ Ctrl-C stops it at once (what came back is kept)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from core.archiving import ArchivedError, refuse_archived_in_command
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.errors import UserbenchError
 from core.progress import progress_bar
 from curation.datasets.llm_steps import (
@@ -16,8 +17,9 @@ from curation.datasets.llm_steps import (
 )
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import VersionError, dataset_working_copy
-from curation.models import CurationJob
+from curation.models import CurationJob, Dataset
 from llm.cli import add_call_options
+from llm.models import Endpoint
 
 STEP_KINDS = {"references": CurationJob.Kind.REFERENCE, "translate": CurationJob.Kind.TRANSLATION}
 
@@ -60,6 +62,7 @@ class Command(BaseCommand):
         )
         add_call_options(parser, what=" (default: the endpoint's stated limit, else auto)")
         parser.add_argument("--resume", type=int, help="continue this job id")
+        add_workspace_argument(parser, "the dataset and the endpoint")
 
     def handle(
         self,
@@ -79,8 +82,18 @@ class Command(BaseCommand):
             job = self.resumed(resume, step, endpoint)
         else:
             endpoint = endpoint or ""
+            workspace = command_workspace_said(
+                self,
+                options.get("workspace"),
+                [
+                    named("dataset", dataset, Dataset.objects.filter(name=dataset)),
+                    named(
+                        "endpoint", "" if endpoint == "default" else endpoint, Endpoint.objects.filter(name=endpoint)
+                    ),
+                ],
+            )
             try:
-                found = dataset_by_name(name=dataset or "")
+                found = dataset_by_name(name=dataset or "", workspace_id=workspace.pk if workspace else None)
                 refuse_archived_in_command(found)
             except (DatasetNotFound, ArchivedError) as error:
                 raise CommandError(str(error)) from None

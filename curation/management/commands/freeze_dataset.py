@@ -4,8 +4,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import MissingReferences, VersionError, dataset_freeze, datasets_diff
+from curation.models import Dataset
 
 
 class Command(BaseCommand):
@@ -20,14 +22,20 @@ class Command(BaseCommand):
             action="store_true",
             help="freeze items without a reference answer too (without it the freeze says how many lack one and stops)",
         )
+        add_workspace_argument(parser, "the datasets")
 
     def _dataset(self, name):
         try:
-            return dataset_by_name(name=name)
+            return dataset_by_name(name=name, workspace_id=self.workspace.pk if self.workspace else None)
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
 
     def handle(self, *args, name=None, diff=None, format="table", confirm_missing_references=False, **options):
+        self.workspace = command_workspace_said(
+            self,
+            options.get("workspace"),
+            [named("dataset", each, Dataset.objects.filter(name=each)) for each in (diff or [name])],
+        )
         if diff:
             result = datasets_diff(old=self._dataset(diff[0]), new=self._dataset(diff[1]))
             if format == "json":

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import workspace_said
 from core.errors import UserbenchError
 from core.import_checks import MAX_TEXT_CHARS
 from core.workspaces import workspace_for_command
@@ -37,4 +38,5 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {file}: {error.strerror}") from None
         except (DataImportError, UserbenchError) as error:
             raise CommandError(str(error)) from None
+        workspace_said(self, place)
         self.stdout.write(f"Imported {dataset.items.count()} items into dataset {dataset.name!r}.")

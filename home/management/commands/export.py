@@ -4,12 +4,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.models import Campaign
 from core.archiving import refuse_archived_in_command
+from core.command_workspace import command_workspace, named, workspace_said
 from core.errors import UserbenchError
 from core.exports import EXPORTERS, ROW_FORMATS, ExportError, export_table, iter_export
-from core.workspaces import workspace_for_command
 from curation.datasets.public_formats import iter_public, public_formats
 from curation.datasets.selectors import DatasetNotFound
+from curation.models import Dataset, Study
 from home.selectors import export_scope_resolve
 
 
@@ -75,12 +77,27 @@ class Command(BaseCommand):
         **options,
     ):
         try:
-            place = workspace_for_command(workspace, required=False)
-            scope = export_scope_resolve(dataset_name=dataset, study_slug=study, run_id=run, campaign_slug=campaign)
+            # No name and no --workspace: every workspace's rows (the operator's export), as before.
+            names = [
+                named("dataset", dataset, Dataset.objects.filter(name=dataset)),
+                named("study", study, Study.objects.filter(slug=study)),
+                named("campaign", campaign, Campaign.objects.filter(slug=campaign)),
+            ]
+            place = command_workspace(workspace, names) if workspace or any(names) else None
+            workspace_said(self, place)
+            scope = export_scope_resolve(
+                dataset_name=dataset,
+                study_slug=study,
+                run_id=run,
+                campaign_slug=campaign,
+                workspace_id=place.pk if place is not None else None,
+            )
             if not archived:
                 # A run's or campaign's dataset archived leaves it out too.
-                named = [obj for obj in scope.values() if obj is not None]
-                refuse_archived_in_command(*named, *(getattr(obj, "dataset", None) for obj in named), flag="--archived")
+                chosen = [obj for obj in scope.values() if obj is not None]
+                refuse_archived_in_command(
+                    *chosen, *(getattr(obj, "dataset", None) for obj in chosen), flag="--archived"
+                )
             if place is not None and any(obj is not None and obj.workspace_id != place.pk for obj in scope.values()):
                 raise ExportError(f"That dataset, study, run or campaign is not in workspace {place.slug!r}.")
             table = export_table(

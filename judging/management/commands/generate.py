@@ -5,8 +5,10 @@ from dataclasses import replace
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.progress import progress_bar
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
+from curation.models import Dataset
 from judging.answers.generation import (
     GENERATION_PRESETS,
     GenerationError,
@@ -21,6 +23,7 @@ from judging.management.progress import batch_summary
 from judging.models import AnswerGeneration, BatchJob
 from llm.cli import add_call_options
 from llm.errors import EndpointError
+from llm.models import Endpoint
 from llm.selectors import endpoint_by_name, endpoint_config
 
 
@@ -53,17 +56,27 @@ class Command(BaseCommand):
             help="ask through the endpoint's Batch API (about half price, answers within 24 h); Ctrl-C stops the "
             "waiting, never the batches, and the same command picks them up",
         )
+        add_workspace_argument(parser, "the dataset and the endpoint")
 
     def handle(self, *args, dataset, model, endpoint, concurrency, timeout, max_tokens, preset=None, **options):
+        workspace = command_workspace_said(
+            self,
+            options.get("workspace"),
+            [
+                named("dataset", dataset, Dataset.objects.filter(name=dataset)),
+                named("endpoint", endpoint if endpoint != "default" else None, Endpoint.objects.filter(name=endpoint)),
+            ],
+        )
         try:
-            target = dataset_by_name(name=dataset)
+            target = dataset_by_name(name=dataset, workspace_id=workspace.pk if workspace else None)
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
         if options.get("batch"):
             self._batch(target, model, endpoint, preset, max_tokens)
             return
         try:
-            config = endpoint_config(endpoint)
+            # Only the dataset's workspace's endpoints answer its generations.
+            config = endpoint_config(endpoint, workspace_id=target.workspace_id)
         except EndpointError as error:
             raise CommandError(str(error)) from None
         if timeout:
@@ -112,7 +125,11 @@ class Command(BaseCommand):
 
     def _batch(self, dataset, model, endpoint, preset, max_tokens):
         try:
-            row = endpoint_by_name(name=endpoint) if endpoint and endpoint != "default" else None
+            row = (
+                endpoint_by_name(name=endpoint, workspace_id=dataset.workspace_id)
+                if endpoint and endpoint != "default"
+                else None
+            )
             generation, made = generation_batch_open(
                 dataset=dataset, model_name=model, endpoint=row, preset=preset or "", max_tokens=max_tokens
             )

@@ -2,7 +2,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.import_checks import MAX_TEXT_CHARS
+from curation.models import Dataset
 from judging.answers.imports import DataImportError, answer_format, answers_import
 
 
@@ -23,8 +25,12 @@ class Command(BaseCommand):
             action="store_true",
             help="Make the file the model's next version of answers; runs that used the one before keep it.",
         )
+        add_workspace_argument(parser, "the dataset")
 
     def handle(self, *args, file, dataset, model, replace=False, **options):
+        workspace = command_workspace_said(
+            self, options.get("workspace"), [named("dataset", dataset, Dataset.objects.filter(name=dataset))]
+        )
         try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:
@@ -34,6 +40,7 @@ class Command(BaseCommand):
                     stream=stream,
                     file_format=answer_format(file.name),
                     replace=replace,
+                    workspace_id=workspace.pk if workspace else None,
                 )
         except FileNotFoundError:
             raise CommandError(f"No such file: {file}") from None

@@ -5,8 +5,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import command_workspace, named
 from core.errors import UserbenchError
 from core.workspaces import workspace_for_command
+from judging.models import JudgeTemplate
 from judging.prompts.placeholders import PLACEHOLDERS
 from judging.prompts.templates import template_import
 
@@ -46,8 +48,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, file: Path, name: str, mode: str, language: str | None, **options):
+        # A new version goes to the workspace that holds the template; a new template needs the
+        # workspace named once there are several.
+        workspace = command_workspace(
+            options.get("workspace"), [named("template", name, JudgeTemplate.objects.filter(name=name))]
+        )
         try:
-            workspace = workspace_for_command(options.get("workspace"), required=True)
+            workspace = workspace or workspace_for_command(None, required=True)
         except UserbenchError as error:
             raise CommandError(str(error)) from None
         assert workspace is not None  # required=True never gives None

@@ -3,6 +3,8 @@ run it (workers, or `--inline` here) and show progress until it ends."""
 
 from django.core.management.base import BaseCommand
 
+from core.command_workspace import add_workspace_argument, command_workspace_said, named
+from curation.models import Dataset
 from judging.dispatch import run_enqueue
 from judging.errors import RunError
 from judging.management.parameters import (
@@ -16,6 +18,7 @@ from judging.prompts.building import TEMPLATE_SETS
 from judging.runs.creation import run_create, run_spec_by_names
 from judging.runs.spec import DEFAULT_SHARD_SIZE
 from llm.cli import add_call_options
+from llm.models import Endpoint
 
 # The options named beside an error whose message says what is missing but not where it goes.
 OPTIONS = {
@@ -50,6 +53,7 @@ class Command(BaseCommand):
             "answers serve as the 8-point references (cross-validation)",
         )
         parser.add_argument("--endpoint", help="a named endpoint; default: OPENAI_BASE_URL / OPENAI_API_KEY")
+        add_workspace_argument(parser, "the dataset and the endpoint")
         add_call_options(parser, what=" across all workers (default: the endpoint's stated limit, else auto)")
         parser.add_argument("--both-orders", action="store_true", help="pairwise: judge both sides, disagreement = tie")
         parser.add_argument("--seed", type=int, help="seed for the pairwise side order (recorded on the run)")
@@ -99,8 +103,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         system_prompt = system_prompt_from(options)
+        endpoint = options["endpoint"]
+        workspace = command_workspace_said(
+            self,
+            options["workspace"],
+            [
+                named("dataset", options["dataset"], Dataset.objects.filter(name=options["dataset"])),
+                named("endpoint", endpoint if endpoint != "default" else None, Endpoint.objects.filter(name=endpoint)),
+            ],
+        )
         try:
             spec = run_spec_by_names(
+                workspace_id=workspace.pk if workspace else None,
                 dataset=options["dataset"],
                 models=options["models"].split(","),
                 reference_model=options["reference_model"],

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import command_workspace_said, named
 from core.errors import UserbenchError
-from core.workspaces import workspace_for_command
+from curation.models import Dataset
 from judging.answers.generation import cut_off_text
 from judging.management.commands.judge import run_here
 from judging.papers.benchmarks import BENCHMARKS
@@ -21,6 +22,7 @@ from judging.papers.reproduce import (
     reproduction_table,
 )
 from llm.cli import concurrency_option
+from llm.models import Endpoint
 
 
 class Command(BaseCommand):
@@ -147,7 +149,14 @@ class Command(BaseCommand):
         **options,
     ):
         chosen = benchmark_get(benchmark)
-        place = workspace_for_command(workspace, required=False)
+        place = command_workspace_said(
+            self,
+            workspace,
+            [
+                named("dataset", dataset, Dataset.objects.filter(name=dataset)),
+                named("endpoint", endpoint if endpoint != "default" else None, Endpoint.objects.filter(name=endpoint)),
+            ],
+        )
         if template_set and len(chosen.template_sets) < 2:
             several = [str(b.format.source_label) for b in BENCHMARKS.values() if len(b.template_sets) > 1]
             raise CommandError(f"--template-set is for the {' or '.join(several)} benchmark.")
