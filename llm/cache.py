@@ -31,8 +31,8 @@ def cache_key(endpoint: EndpointConfig, request: ChatRequest) -> str:
 def workspace_cache_key(reply_key: str, workspace_id: int | None) -> str:
     """The key of a reply in one workspace's cache. Without a workspace (a call no workspace's
     work sent, and rows made before the cache was per workspace), the reply's own key: such rows
-    are never found by a workspace's calls. llm/migrations/0009 moved each row a run made to its
-    run's workspace this way."""
+    are never found by a workspace's calls. Each row a run made was moved to its run's workspace
+    this way by llm/migrations/0009_response_cache_rows_to_their_runs_workspace.py."""
     if workspace_id is None:
         return reply_key
     return hashlib.sha256(f"workspace {workspace_id}|{reply_key}".encode()).hexdigest()
