@@ -118,10 +118,12 @@ async def deliver_chunked(
     it can renew that hold in the database; cut off from it, another worker takes the work over
     and calls again, and every reply the cut-off worker gets is paid twice. So, in two ways, no
     new call (nor retry) starts once the database stops answering:
-    - between two answers from the database (a flush that wrote replies, a tick), at most one
-      window of calls starts; once they are spent the flush and tick run at once, and calls
-      wait for them to come back. Whatever the calls' latency, a worker whose database fell
-      silent pays for its calls in flight and at most one window more, never more.
+    - after the last step the database answered (a flush that wrote replies, a tick), at most
+      one window of calls starts, counted from when that step was sent: once they are spent,
+      the flush and tick run at once and calls wait for them to come back. Every reply that
+      arrived before a step was sent is saved by it; so whatever the calls' latency, a worker
+      whose database fell silent loses (and another worker pays again) at most the calls it had
+      in flight then and one window more: its window twice.
     - when no tick has come back for `hold_seconds`, nothing starts until one does (slow calls
       that free no place in the window for minutes start no call on a stale hold either).
     Calls in flight go on. Every round trip (flush, tick, feed, the budgets' asks and renewals)
@@ -185,7 +187,7 @@ async def deliver_chunked(
     guarded = bool(hold_seconds) and tick is not None
     if guarded:
         stream.on_allowance_spent = nudge.set
-        stream.allow(window.size)
+        stream.allow_until(window.size)
 
     async def hold_watch() -> None:
         assert hold_seconds is not None
@@ -210,6 +212,7 @@ async def deliver_chunked(
             nudge.clear()
             try:
                 wrote = bool(buffer or paid)
+                sent_before = stream.started  # what this step answers for: every reply before it
                 await flush()
                 # Spent with nothing to write (retries free no place and deliver nothing): the
                 # tick is the round trip that says the database still answers.
@@ -229,7 +232,8 @@ async def deliver_chunked(
                         result.stopped = "tick"
                         stream.stop()
                 if guarded and (wrote or due):
-                    stream.allow(window.size)  # the database answered: one more window may start
+                    # The database answered: one window may start after what the step was sent with.
+                    stream.allow_until(sent_before + window.size)
             except BaseException as error:  # noqa: BLE001 - a failed save stops the calls, then is raised
                 failure.append(error)
                 stream.stop()

@@ -200,9 +200,11 @@ class CallStream:
         # Held: the caller could not renew its hold on the work (its database is out of reach):
         # no new call and no retry starts until it can; calls in flight finish.
         self.held = False
-        # Calls (new or retried) that may still start before the caller hears from its database
-        # again (None: no bound); when they are spent, `on_allowance_spent` asks it to call now.
-        self.allowance: int | None = None
+        # Calls started (new or retried), and how many may have started before the caller hears
+        # from its database again (None: no bound); when they are spent, `on_allowance_spent`
+        # asks it to call now.
+        self.started = 0
+        self.start_limit: int | None = None
         self.on_allowance_spent: Callable[[], None] | None = None
         self.exhausted = feed is None
         self.feed_waiting = False
@@ -229,15 +231,13 @@ class CallStream:
             self.held = held
             self._wake.set()
 
-    def allow(self, calls: int | None) -> None:
-        """Start at most `calls` more calls until allowed again (None: no bound)."""
-        self.allowance = calls
+    def allow_until(self, limit: int | None) -> None:
+        """Start calls only while fewer than `limit` have started in all (None: no bound)."""
+        self.start_limit = limit
         self._wake.set()
 
     def _may_start(self) -> bool:
-        if self.allowance is None:
-            return True
-        if self.allowance > 0:
+        if self.start_limit is None or self.started < self.start_limit:
             return True
         if self.on_allowance_spent is not None:
             self.on_allowance_spent()
@@ -346,8 +346,7 @@ class CallStream:
             gates.ask(self.active, [self._estimate(request) for request in ready[:room]])
 
     def _spend(self) -> None:
-        if self.allowance is not None:
-            self.allowance -= 1
+        self.started += 1
 
     async def _renew(self) -> None:
         """Keep the leases of the shared budgets alive, giving back slots not needed now."""
