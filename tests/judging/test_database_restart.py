@@ -35,7 +35,7 @@ pytestmark = [
     ),
 ]
 
-ITEMS = 80  # two candidates each: 160 calls
+ITEMS = 100  # two candidates each: 200 calls
 CONCURRENCY = 16  # the run's calls in flight, shared by the two workers
 SETTINGS = {
     # Scaled down from a deployment's 30 s, should a shard be left to the watchdog.

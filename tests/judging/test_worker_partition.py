@@ -32,7 +32,7 @@ pytestmark = [
     ),
 ]
 
-ITEMS = 80  # two candidates each: 160 calls
+ITEMS = 100  # two candidates each: 200 calls
 CONCURRENCY = 16  # the run's calls in flight, shared by the two workers (8 each)
 SETTINGS = {
     # The provider is on this machine's end of the HTTP link, a link-local address.
