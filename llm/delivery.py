@@ -114,10 +114,22 @@ async def deliver_chunked(
     holds (a re-run measuring a judge's drift) and still stores the new replies. `budgets` are
     shared limits beyond the endpoint's (a run's concurrency across its workers).
 
-    `hold_seconds` (with a `tick`): when no tick has come back for that long (the database is out
-    of reach, so the caller's hold on its work cannot be renewed and another worker may take the
-    work over), no new call starts until one does; calls in flight go on. A worker cut off from
-    its database thus pays for nothing but what it had in flight.
+    `hold_seconds` (with a `tick`): the caller holds its work (shards, budget leases) only while
+    it can renew that hold in the database; cut off from it, another worker takes the work over
+    and calls again, and every reply the cut-off worker gets is paid twice. So, in two ways, no
+    new call (nor retry) starts once the database stops answering:
+    - after the last step the database answered (a flush that wrote replies, a tick), at most
+      one window of calls starts, counted from when that step was sent: once they are spent,
+      the flush and tick run at once and calls wait for them to come back. Every reply that
+      arrived before a step was sent is saved by it; so whatever the calls' latency, a worker
+      whose database fell silent loses (and another worker pays again) at most the calls it had
+      in flight then and one window more: its window twice.
+    - when no tick has come back for `hold_seconds`, nothing starts until one does (slow calls
+      that free no place in the window for minutes start no call on a stale hold either).
+    Calls in flight go on. Every round trip (flush, tick, feed, the budgets' asks and renewals)
+    runs on the one database thread, so a budget lease that cannot be renewed holds up the
+    flushes too. With a healthy database a flush takes milliseconds and the bound never bites:
+    it only slows sending when a database step takes longer than a whole call.
     """
     buffer: Chunk = []
     paid: list[CacheRow] = []
@@ -167,8 +179,15 @@ async def deliver_chunked(
     # The keeper is told to stop, never cancelled: a cancel landing while a chunk waits for the
     # database thread would drop that chunk.
     stopping = asyncio.Event()
+    # Set to run the keeper's next step now: the calls allowed since the database last answered
+    # are spent, or the delivery is ending.
+    nudge = asyncio.Event()
     failure: list[BaseException] = []
     ticked_at = [loop.time()]
+    guarded = bool(hold_seconds) and tick is not None
+    if guarded:
+        stream.on_allowance_spent = nudge.set
+        stream.allow_until(window.size)
 
     async def hold_watch() -> None:
         assert hold_seconds is not None
@@ -185,13 +204,20 @@ async def deliver_chunked(
         while not stopping.is_set():
             if not first:  # the first tick runs at once: the window shows from the start
                 try:
-                    await asyncio.wait_for(stopping.wait(), flush_seconds)
+                    await asyncio.wait_for(nudge.wait(), flush_seconds)
                 except TimeoutError:
                     pass
             first = False
+            spent = nudge.is_set() and not stopping.is_set()
+            nudge.clear()
             try:
+                wrote = bool(buffer or paid)
+                sent_before = stream.started  # what this step answers for: every reply before it
                 await flush()
-                if tick is not None and loop.time() >= next_tick and not stopping.is_set():
+                # Spent with nothing to write (retries free no place and deliver nothing): the
+                # tick is the round trip that says the database still answers.
+                due = loop.time() >= next_tick or (spent and not wrote)
+                if tick is not None and due and not stopping.is_set():
                     state = TickState(result.delivered, stream.active, window.size, window.ceiling, window.overloads)
                     answer = await sync_to_async(tick)(state)
                     ticked_at[0] = next_tick = loop.time()
@@ -205,6 +231,9 @@ async def deliver_chunked(
                     if answer and result.stopped is None:
                         result.stopped = "tick"
                         stream.stop()
+                if guarded and (wrote or due):
+                    # The database answered: one window may start after what the step was sent with.
+                    stream.allow_until(sent_before + window.size)
             except BaseException as error:  # noqa: BLE001 - a failed save stops the calls, then is raised
                 failure.append(error)
                 stream.stop()
@@ -216,6 +245,7 @@ async def deliver_chunked(
         await stream.run(requests)
     finally:
         stopping.set()
+        nudge.set()
         await keeping
         if watching is not None:
             await watching

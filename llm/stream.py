@@ -200,6 +200,12 @@ class CallStream:
         # Held: the caller could not renew its hold on the work (its database is out of reach):
         # no new call and no retry starts until it can; calls in flight finish.
         self.held = False
+        # Calls started (new or retried), and how many may have started before the caller hears
+        # from its database again (None: no bound); when they are spent, `on_allowance_spent`
+        # asks it to call now.
+        self.started = 0
+        self.start_limit: int | None = None
+        self.on_allowance_spent: Callable[[], None] | None = None
         self.exhausted = feed is None
         self.feed_waiting = False
         self.unusable: EndpointUnusable | None = None
@@ -224,6 +230,18 @@ class CallStream:
         if held != self.held:
             self.held = held
             self._wake.set()
+
+    def allow_until(self, limit: int | None) -> None:
+        """Start calls only while fewer than `limit` have started in all (None: no bound)."""
+        self.start_limit = limit
+        self._wake.set()
+
+    def _may_start(self) -> bool:
+        if self.start_limit is None or self.started < self.start_limit:
+            return True
+        if self.on_allowance_spent is not None:
+            self.on_allowance_spent()
+        return False
 
     def poke(self) -> None:
         """Ask the feed again: it said it had nothing yet (None), and something may have come."""
@@ -309,25 +327,30 @@ class CallStream:
         while self._retry_queue and self.active < self.window.size:
             slot = self._retry_queue[0]
             if slot.state == "waiting":
-                if gates.room(self.active) < 1:
+                if gates.room(self.active) < 1 or not self._may_start():
                     break
                 gates.take(self._estimate(slot.request))
+                self._spend()
                 slot.grant()
             self._retry_queue.popleft()
         while self.pending and self.active < self.window.size:
             index, request, key = self.pending[0]
             calls = key not in self._leaders and key not in self._recent
-            if calls and gates.room(self.active) < 1:
+            if calls and (gates.room(self.active) < 1 or not self._may_start()):
                 break
             self.pending.popleft()
             if calls:
                 gates.take(self._estimate(request))
+                self._spend()
             self._start(index, request, key)
         room = self.window.size - self.active
         if room > 0 and (self.pending or self._retry_queue) and not self.stopped:
             ready = [slot.request for slot in self._retry_queue if slot.state == "waiting"]
             ready += [request for _index, request, _key in list(self.pending)[: max(0, room - len(ready))]]
             gates.ask(self.active, [self._estimate(request) for request in ready[:room]])
+
+    def _spend(self) -> None:
+        self.started += 1
 
     async def _renew(self) -> None:
         """Keep the leases of the shared budgets alive, giving back slots not needed now."""

@@ -102,10 +102,15 @@ def _start(command: list[str], database_url: str, name: str, **env: str) -> subp
     return process
 
 
-def start_worker(database_url: str, name: str, queue: str = "judging", **env: str) -> subprocess.Popen:
-    """`manage.py db_worker` on `queue`, as a deployment runs it (`env`: settings it reads)."""
+def start_worker(
+    database_url: str, name: str, queue: str = "judging", *, namespace: str | None = None, **env: str
+) -> subprocess.Popen:
+    """`manage.py db_worker` on `queue`, as a deployment runs it (`env`: settings it reads), in
+    network `namespace` when given (a host of its own, tests/nethosts.py)."""
     command = [sys.executable, "manage.py", "db_worker", "--queue-name", queue, "--interval", "0.1"]
     command += ["--no-startup-delay", "--no-reload", "--worker-id", name]
+    if namespace is not None:
+        command = ["ip", "netns", "exec", namespace, *command]
     return _start(command, database_url, f"worker-{name}", **env)
 
 

@@ -27,6 +27,7 @@ and takes them over if those die.
 
 from __future__ import annotations
 
+import logging
 import signal
 import time
 from collections import deque
@@ -34,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, transaction
 
 from core.processes import worker_name
 from curation.models import Item
@@ -72,6 +73,8 @@ from llm.errors import LLMCallError
 from llm.models import LLMResponse
 from llm.selectors import endpoint_config
 from llm.window import AdaptiveWindow
+
+logger = logging.getLogger("userbench.engine")
 
 FLUSH_SECONDS = 0.25
 RATE_WINDOW_SECONDS = 30.0
@@ -359,7 +362,7 @@ class RunSlice:
             shard.run = self.run
             plan = shard_plan(shard)
             if not plan:
-                shard_finish(shard_id=shard.pk, status=JudgeShard.Status.DONE)
+                shard_finish(shard_id=shard.pk, status=JudgeShard.Status.DONE, holder=self.worker_id)
                 continue
             self.left[shard.pk] = len(plan)
             requests = []
@@ -390,7 +393,7 @@ class RunSlice:
                 closed.append(shard_id)
         judgments_save(run_id=self.run.pk, judgments=judgments)
         for shard_id in closed:
-            shard_finish(shard_id=shard_id, status=JudgeShard.Status.DONE)
+            shard_finish(shard_id=shard_id, status=JudgeShard.Status.DONE, holder=self.worker_id)
         if self.on_progress is not None:
             self.on_progress()
 
@@ -445,7 +448,7 @@ class RunSlice:
             run_stop(run_id=self.run.pk, error=str(delivered.unusable))
             status = JudgeShard.Status.FAILED
             for shard_id in held:
-                shard_finish(shard_id=shard_id, status=status, error=str(delivered.unusable))
+                shard_finish(shard_id=shard_id, status=status, error=str(delivered.unusable), holder=self.worker_id)
         elif delivered.stopped == "signal":
             if on_signal == "release":
                 shards_release(shard_ids=held)
@@ -456,7 +459,7 @@ class RunSlice:
                 except RunError:
                     pass  # it was stopped or ended meanwhile: nothing is left to cancel
                 for shard_id in held:
-                    shard_finish(shard_id=shard_id, status=JudgeShard.Status.CANCELLED)
+                    shard_finish(shard_id=shard_id, status=JudgeShard.Status.CANCELLED, holder=self.worker_id)
             status = "interrupted"
         else:  # a tick saw the run cancelled or stopped by another worker
             status = (
@@ -465,8 +468,28 @@ class RunSlice:
                 else JudgeShard.Status.FAILED
             )
             for shard_id in held:
-                shard_finish(shard_id=shard_id, status=status, error="" if status == "cancelled" else "the run stopped")
+                shard_finish(
+                    shard_id=shard_id,
+                    status=status,
+                    error="" if status == "cancelled" else "the run stopped",
+                    holder=self.worker_id,
+                )
         return status
+
+
+def _release_after_database_error(run: JudgeRun, worker_id: str, shard_ids: list[int], error: Exception) -> bool:
+    """Give this worker's shards back once the database answers again; False while it does not
+    (the run's watchdog takes them back once their heartbeat is stale)."""
+    logger.warning("run %s: the database went away under worker %s (%s)", run.pk, worker_id, error)
+    # The broken connection is dropped; the next query opens a new one.
+    close_old_connections()
+    try:
+        if shards_release(shard_ids=shard_ids, holder=worker_id):
+            run_enqueue(run=JudgeRun.objects.get(pk=run.pk))
+    except DatabaseError:
+        close_old_connections()
+        return False
+    return True
 
 
 def _run_slice(run: JudgeRun, worker_id: str, *, first_shard_id: int | None, on_progress, on_signal: str) -> str:
@@ -497,9 +520,23 @@ def _run_slice(run: JudgeRun, worker_id: str, *, first_shard_id: int | None, on_
     try:
         delivered = work.execute(interruptible=True)
         status = work.close(delivered, on_signal=on_signal)
+    except (OperationalError, InterfaceError) as error:
+        # The database went away under the run (restarted, or out of reach): its replies not yet
+        # saved are lost, nothing else. The shards this worker still holds go back to the queue,
+        # for it or another worker to send only what they miss; the run goes on by itself.
+        if not _release_after_database_error(run, worker_id, list(work.left), error):
+            raise
+        return "released"
     except BaseException as error:
+        # Only the shards this worker still holds: cut off from the database (the error may be
+        # its connection's), it may have lost them to a worker that has finished them since.
         for shard_id in list(work.left):
-            shard_finish(shard_id=shard_id, status=JudgeShard.Status.FAILED, error=f"{type(error).__name__}: {error}")
+            shard_finish(
+                shard_id=shard_id,
+                status=JudgeShard.Status.FAILED,
+                error=f"{type(error).__name__}: {error}",
+                holder=worker_id,
+            )
         raise
     finally:
         run_worker_leave(run_id=run.pk, worker_id=worker_id)

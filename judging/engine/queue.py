@@ -107,11 +107,22 @@ def shard_claim_next(*, run_id: int, worker_id: str) -> JudgeShard | None:
 
 
 @transaction.atomic
-def shard_finish(*, shard_id: int, status: str, error: str = "") -> None:
-    """Close a shard; when it was the last one open, close the run (`run_close`)."""
-    JudgeShard.objects.filter(pk=shard_id).update(
+def shard_finish(*, shard_id: int, status: str, error: str = "", holder: str | None = None) -> None:
+    """Close a shard; when it was the last one open, close the run (`run_close`).
+
+    With `holder` (a worker closing a shard it claimed), only while that worker still holds it:
+    a worker cut off from the database for longer than the stale time had its shards taken over,
+    and when it hears from the database again (to say its calls failed) the other worker may
+    have finished them; failing them then would fail a finished run."""
+    shards = JudgeShard.objects.filter(pk=shard_id)
+    if holder is not None:
+        shards = shards.filter(status=JudgeShard.Status.RUNNING, worker_id=holder[:100])
+    closed = shards.update(
         status=status, error=error[:300], in_flight=0, finished_at=timezone.now(), heartbeat_at=timezone.now()
     )
+    if not closed:
+        logger.info("shard %s is no longer held by worker %s: left as it is (%s)", shard_id, holder, status)
+        return
     run_id = JudgeShard.objects.values_list("run_id", flat=True).get(pk=shard_id)
     run = JudgeRun.objects.select_for_update().get(pk=run_id)
     if run.status == JudgeRun.Status.CANCELLED or (run.status == JudgeRun.Status.FAILED and run.error):
@@ -124,10 +135,13 @@ def shard_finish(*, shard_id: int, status: str, error: str = "") -> None:
     run_close(run=run)
 
 
-def shards_release(*, shard_ids: list[int]) -> int:
-    """Give shards back to the queue (a worker asked to shut down): nothing they hold is lost,
-    and the next worker sends only what they miss. Returns how many were released."""
+def shards_release(*, shard_ids: list[int], holder: str | None = None) -> int:
+    """Give shards back to the queue (a worker asked to shut down, or that lost its database a
+    moment): nothing they hold is lost, and the next worker sends only what they miss. With
+    `holder`, only the shards that worker still holds. Returns how many were released."""
     held = JudgeShard.objects.filter(pk__in=shard_ids, status=JudgeShard.Status.RUNNING)
+    if holder is not None:
+        held = held.filter(worker_id=holder[:100])
     for run_id, shard_id, worker_id in held.values_list("run_id", "pk", "worker_id"):
         logger.info("run %s shard %s given back to the queue by worker %s: it shuts down", run_id, shard_id, worker_id)
     return held.update(status=JudgeShard.Status.QUEUED, in_flight=0, task_id="")

@@ -117,6 +117,7 @@ class FakeLLM:
         slots: int | None = None,
         sigma: float = 0.0,
         seed: int = 0,
+        host: str = "127.0.0.1",
     ):
         self.latency = latency
         self.sigma = sigma
@@ -141,6 +142,9 @@ class FakeLLM:
         # The model name put in replies; None echoes the one asked for (a gateway may answer otherwise).
         self.reported_model: str | None = None
         self.requests: list[dict] = []
+        # The address each request came from, in the same order (hosts of their own in the
+        # partition tests tell their workers apart by it).
+        self.senders: list[str] = []
         # A provider's rate limits (tests/judging/rate_limits.py, ProviderLimits): None, none.
         self.limits: Any = None
         # Cleared: calls are received and held, unanswered, until it is set again (a test that
@@ -149,7 +153,7 @@ class FakeLLM:
         self.open.set()
         self.statuses: Counter = Counter()
         self.lock = threading.Lock()
-        self.server = _Server(("127.0.0.1", port), self._handler())
+        self.server = _Server((host, port), self._handler())
         self.thread: threading.Thread | None = None
 
     @property
@@ -229,6 +233,7 @@ class FakeLLM:
                     return
                 with fake.lock:
                     fake.requests.append(body)
+                    fake.senders.append(self.client_address[0])
                 prompt = body["messages"][-1]["content"] if body.get("messages") else ""
                 headers: dict[str, str] = {}
                 if fake.limits is not None:
