@@ -15,13 +15,11 @@ end of that task once the database answers.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any
 
-from django.core.management.base import CommandError
 from django.db import DatabaseError, close_old_connections, connections
-from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
+from django_tasks_db.management.commands import db_worker as library_worker
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
@@ -90,46 +88,9 @@ def _drop_connections() -> None:
 
 
 class Command(DatabaseWorkerCommand):
-    # Every option passes through to the worker's own handle, whose signature lists them; this
-    # is that handle with the steadfast worker.
-    def handle(  # type: ignore[override]
-        self,
-        *,
-        verbosity: int,
-        queue_name: str,
-        interval: float,
-        batch: bool,
-        backend_name: str,
-        startup_delay: bool,
-        reload: bool,
-        max_tasks: int | None,
-        worker_id: str,
-        exclude_queues: str,
-        **options: Any,
-    ) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         load_sdk()
-        self.configure_logging(verbosity)
-        if reload and batch:
-            logger.warning("Warning: --reload and --batch cannot be specified together. Disabling autoreload.")
-            reload = False
-        queue_names = queue_name.split(",")
-        excluded_queue_names = exclude_queues.split(",") if exclude_queues else []
-        if excluded_queue_names and "*" not in queue_names:
-            raise CommandError("--exclude-queues can only be used with --queue-name=*")
-        worker = SteadfastWorker(
-            queue_names=queue_names,
-            interval=interval,
-            batch=batch,
-            backend_name=backend_name,
-            startup_delay=startup_delay,
-            max_tasks=max_tasks,
-            worker_id=worker_id,
-            excluded_queue_names=excluded_queue_names,
-        )
-        if reload:
-            if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":
-                worker.configure_signals()  # only the child process runs tasks
-            run_with_reloader(worker.run)
-        else:
-            worker.configure_signals()
-            worker.run()
+        # The library's handle builds its module's `Worker` from the options it parsed; in this
+        # process (one worker command) that is the steadfast worker, the rest is the library's.
+        library_worker.Worker = SteadfastWorker  # type: ignore[misc]
+        super().handle(*args, **options)
