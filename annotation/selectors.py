@@ -12,7 +12,7 @@ from annotation.rendering import render_markdown
 from core.counting import count_of
 from core.models import Membership
 from core.roles import Role
-from core.workspaces import holds, scoped
+from core.workspaces import holds, in_workspace, scoped
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
@@ -154,7 +154,10 @@ def campaign_parts_by_name(*, dataset: str, models: list[str], annotators: list[
     model or annotator at once, so the researcher can fix the whole design in one go.
     """
     found = dataset_by_name(name=dataset, user=user)
-    by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
+    by_name = {
+        model.name: model
+        for model in in_workspace(CandidateModel.objects.all(), found.workspace_id).filter(name__in=models)
+    }
     unknown = [name for name in models if name not in by_name]
     if unknown:
         raise AnnotationError(_("Unknown models: %(names)s.") % {"names": ", ".join(unknown)})

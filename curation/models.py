@@ -43,7 +43,10 @@ class StudyStep(models.TextChoices):
 
 
 class Study(Archivable):
+    # The participant link /study/<slug>/: unique across the server (handed to people outside);
+    # a taken one is answered with a free proposal, never with whose it is (core/slugs.py).
     slug = models.SlugField(unique=True)
+    # Unique within its workspace, like every name a team chooses.
     title_en = models.CharField(max_length=200)
     # The workspace it belongs to (core/workspaces.py): only its members see it.
     workspace = models.ForeignKey(
@@ -73,6 +76,7 @@ class Study(Archivable):
     class Meta:
         verbose_name_plural = "studies"
         constraints = [
+            models.UniqueConstraint(fields=["workspace", "title_en"], name="study_title_unique_per_workspace"),
             models.CheckConstraint(condition=Q(min_cases__gte=1), name="study_min_cases_positive"),
             models.CheckConstraint(condition=Q(max_cases__gte=F("min_cases")), name="study_max_cases_not_below_min"),
             models.CheckConstraint(
@@ -210,7 +214,8 @@ class Dataset(Archivable):
         STUDY = "study", _("User study")
         OTHER = "other", _("Other")
 
-    name = models.CharField(max_length=100, unique=True)
+    # Unique within its workspace: another team may use the same name (core/workspaces.py).
+    name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     # The workspace it belongs to (core/workspaces.py): a derived dataset keeps its study's or source's.
     workspace = models.ForeignKey(
@@ -235,6 +240,9 @@ class Dataset(Archivable):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="dataset_name_unique_per_workspace")]
 
     def __str__(self):
         return self.name

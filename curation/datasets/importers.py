@@ -14,7 +14,7 @@ from django.utils import timezone
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.import_checks import unstorable
-from core.models import Workspace
+from core.models import Workspace, default_workspace_id
 from curation.datasets.public_formats import FormatError
 from curation.models import Dataset, Item
 from curation.registry import formats
@@ -47,7 +47,7 @@ class DatasetNameError(DataImportError):
     """The name given to a new dataset cannot be used (empty, too long, taken); nothing was written."""
 
 
-def _validate_dataset_name(name: str) -> str:
+def _validate_dataset_name(name: str, workspace_id: int) -> str:
     name = name.strip()
     if not name:
         raise DatasetNameError("Give the dataset a name with --name.")
@@ -55,8 +55,9 @@ def _validate_dataset_name(name: str) -> str:
         name = checked_name(name, "dataset name", Dataset, "name")
     except DataImportError as error:
         raise DatasetNameError(str(error)) from None
-    if Dataset.objects.filter(name=name).exists():
-        raise DatasetNameError(f"A dataset named {name!r} exists already; choose another name.")
+    # Names are unique within a workspace: what other workspaces hold is never consulted.
+    if Dataset.objects.filter(name=name, workspace_id=workspace_id).exists():
+        raise DatasetNameError(f"A dataset named {name!r} exists already in this workspace; choose another name.")
     return name
 
 
@@ -83,7 +84,7 @@ def dataset_import(
     known = formats()
     if fmt not in known:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(known)}.")
-    name = _validate_dataset_name(name)
+    name = _validate_dataset_name(name, workspace.pk if workspace is not None else default_workspace_id())
     try:
         records = known[fmt].read(stream, columns=item_columns())
     except FormatError as error:

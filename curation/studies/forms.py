@@ -430,6 +430,12 @@ class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
             self.add_error("min_cases", _("At least one case is needed."))
         return data
 
+    def validate_unique(self):
+        """Left to curation.studies.services.study_save (the slug is a study's only unique field,
+        the title unique within its workspace): a taken slug is answered there with a free
+        proposal in words that do not say whose it is, where Django's own "Study with this Slug
+        already exists." would confirm it is someone's."""
+
     def study_values(self) -> dict:
         values = {name: self.cleaned_data[name] for name in self.Meta.fields}
         values["services"] = self.cleaned_data["services_text"]

@@ -115,6 +115,7 @@ def upload_execute(*, upload_id: int) -> str:
     try:
         checked = answers_check(
             dataset_name=upload.dataset.name,
+            workspace_id=upload.dataset.workspace_id,
             model_name=upload.model_name,
             stream=stream,
             file_format=upload.file_format,

@@ -22,7 +22,7 @@ from django.utils import timezone
 from core import __version__
 from core.errors import UserbenchError
 from core.models import Workspace
-from core.workspaces import workspace_for_command
+from core.workspaces import named_one, workspace_for_command
 from curation.datasets.importers import dataset_import
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
@@ -82,14 +82,6 @@ def source_commit() -> dict:
     return {"commit": commit, "modified": bool(changes) if changes is not None else None}
 
 
-def _in_workspace(dataset: Dataset, workspace: Workspace | None, what: str) -> Dataset:
-    if workspace is not None and dataset.workspace_id != workspace.pk:
-        raise ReproduceError(
-            f"{what} {dataset.name!r} is in workspace {dataset.workspace.slug!r}, not {workspace.slug!r}."
-        )
-    return dataset
-
-
 def reproduction_dataset(
     *,
     benchmark: Benchmark,
@@ -111,7 +103,7 @@ def reproduction_dataset(
         if limit:
             raise ReproduceError("--limit slices the items of --data; a dataset given with --dataset is judged whole.")
         try:
-            dataset = _in_workspace(dataset_by_name(name=dataset_name), workspace, "Dataset")
+            dataset = dataset_by_name(name=dataset_name, workspace_id=workspace.pk if workspace else None)
         except DatasetNotFound as error:
             raise ReproduceError(str(error)) from None
         if benchmark.summary is not None and dataset.source != benchmark.format.source:
@@ -134,9 +126,10 @@ def reproduction_dataset(
         )
     entry = file_entry(path, data_dir, "items")
     name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
-    existing = Dataset.objects.filter(name=name).first()
+    # Imported before: in the workspace named, else in the one workspace that holds the name.
+    existing = named_one(Dataset.objects.all(), workspace_id=workspace.pk if workspace else None, name=name)
     if existing is not None:
-        return _in_workspace(existing, workspace, "This file was imported before as dataset"), [entry], False
+        return existing, [entry], False
     # Where the new dataset goes: named, or the only workspace there is.
     workspace = workspace or workspace_for_command(None, required=True)
     select = None
@@ -166,13 +159,9 @@ def reproduction_endpoint_check(*, endpoint_name: str | None, workspace: Workspa
     if workspace is None or not endpoint_name or endpoint_name == "default":
         return
     try:
-        row = endpoint_by_name(name=endpoint_name)
+        endpoint_by_name(name=endpoint_name, workspace_id=workspace.pk)
     except EndpointError as error:
-        raise ReproduceError(str(error)) from None
-    if row.workspace_id != workspace.pk:
-        raise ReproduceError(
-            f"Endpoint {endpoint_name!r} is in workspace {row.workspace.slug!r}, not {workspace.slug!r}."
-        )
+        raise ReproduceError(f"Workspace {workspace.slug!r}: {error}") from None
 
 
 def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:
@@ -228,7 +217,11 @@ def reproduction_answers(
         if had == 0 and path is not None:
             with path.open("rb") as stream:
                 entry["imported"] = answers_import(
-                    dataset_name=dataset.name, model_name=name, stream=stream, only_known=True
+                    dataset_name=dataset.name,
+                    workspace_id=dataset.workspace_id,
+                    model_name=name,
+                    stream=stream,
+                    only_known=True,
                 )
             entry["imported_from"] = file_entry(path, data_dir, f"answers of {name}")
         if had + entry["imported"] < total and batch:
@@ -237,7 +230,8 @@ def reproduction_answers(
             counts = answers_generate(
                 dataset=dataset,
                 model_name=name,
-                endpoint=endpoint_config(endpoint_name),
+                # The dataset's workspace's endpoint of that name (or the shared default).
+                endpoint=endpoint_config(endpoint_name, workspace_id=dataset.workspace_id),
                 concurrency=concurrency,
                 preset=benchmark.generation_preset.name,
                 # mypy cannot infer a lambda whose default binds the loop's model name.
@@ -259,7 +253,11 @@ def reproduction_answers(
 def _generate_batched(benchmark: Benchmark, dataset: Dataset, name: str, endpoint_name: str | None, on_progress):
     """A model's missing answers through the Batch API, waited for here."""
     try:
-        endpoint = endpoint_by_name(name=endpoint_name) if endpoint_name not in (None, "", "default") else None
+        endpoint = (
+            endpoint_by_name(name=endpoint_name, workspace_id=dataset.workspace_id)
+            if endpoint_name not in (None, "", "default")
+            else None
+        )
         generation, _made = generation_batch_open(
             dataset=dataset, model_name=name, endpoint=endpoint, preset=benchmark.generation_preset.name
         )

@@ -1,5 +1,7 @@
 """Creating campaigns: the command, the researcher's page and the API, and bad input that changes nothing."""
 
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
@@ -119,7 +121,7 @@ def test_command_refuses_bad_input_and_creates_nothing(world, args, message):
 
 def test_command_refuses_a_slug_in_use(world):
     call_command("campaign_create", "--dataset", "mini", "--slug", "c1", "--models", "alpha,beta", "--questions", "2")
-    with pytest.raises(CommandError, match="A campaign with the slug c1 already exists."):
+    with pytest.raises(CommandError, match=r"The link name 'c1' is taken\. c1-[a-z2-9]{6} is free"):
         call_command("campaign_create", "--dataset", "mini", "--slug", "c1", "--models", "alpha,gamma")
     assert Campaign.objects.count() == 1 and ComparisonPair.objects.count() == 2
 
@@ -244,7 +246,12 @@ def test_api_creates_a_campaign_and_refuses_bad_input(world, client):
         "annotators": ["ann1", "ann2"],
     }
     again = client.post(url, good, content_type="application/json")
-    assert (again.status_code, again.json()) == (400, {"detail": "A campaign with the slug api-1 already exists."})
+    proposed = again.json()["proposed_slug"]
+    assert re.fullmatch(r"api-1-[a-z2-9]{6}", proposed) and not Campaign.objects.filter(slug=proposed).exists()
+    assert (again.status_code, again.json()["detail"]) == (
+        400,
+        f"The link name 'api-1' is taken. {proposed} is free: keep it or choose another.",
+    )
     assert Campaign.objects.count() == 1 and ComparisonPair.objects.count() == 3 and Assignment.objects.count() == 0
     listed = client.get(url).json()
     rows = listed["results"] if isinstance(listed, dict) else listed

@@ -63,7 +63,8 @@ class Command(BaseCommand):
             self._batch(target, model, endpoint, preset, max_tokens)
             return
         try:
-            config = endpoint_config(endpoint)
+            # The dataset's workspace's endpoint of that name (or the shared default).
+            config = endpoint_config(endpoint, workspace_id=target.workspace_id)
         except EndpointError as error:
             raise CommandError(str(error)) from None
         if timeout:
@@ -112,7 +113,11 @@ class Command(BaseCommand):
 
     def _batch(self, dataset, model, endpoint, preset, max_tokens):
         try:
-            row = endpoint_by_name(name=endpoint) if endpoint and endpoint != "default" else None
+            row = (
+                endpoint_by_name(name=endpoint, workspace_id=dataset.workspace_id)
+                if endpoint and endpoint != "default"
+                else None
+            )
             generation, made = generation_batch_open(
                 dataset=dataset, model_name=model, endpoint=row, preset=preset or "", max_tokens=max_tokens
             )
