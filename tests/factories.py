@@ -4,6 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign, ComparisonPair, Vote, Winner
+from core.models import Workspace, default_workspace_id
 from core.workspaces import membership_set
 from curation.choices import Intent
 from curation.models import Case, Dataset, Item, Study, Submission
@@ -77,9 +78,11 @@ class ItemFactory(factory.django.DjangoModelFactory):
 class CandidateModelFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = CandidateModel
-        django_get_or_create = ["name"]
+        django_get_or_create = ["name", "workspace"]
 
     name = factory.Sequence(lambda n: f"model-{n}")
+    # Names are unique within a workspace: the default one unless a test names another.
+    workspace = factory.LazyFunction(lambda: Workspace.objects.get(pk=default_workspace_id()))
 
 
 class AnswerFactory(factory.django.DjangoModelFactory):
