@@ -43,10 +43,8 @@ class StudyStep(models.TextChoices):
 
 
 class Study(Archivable):
-    # The participant link /study/<slug>/: unique across the server (handed to people outside);
-    # a taken one is answered with a free proposal, never with whose it is (core/slugs.py).
+    # The participant link: unique across the server, unlike its title (core/slugs.py).
     slug = models.SlugField(unique=True)
-    # Unique within its workspace, like every name a team chooses.
     title_en = models.CharField(max_length=200)
     # The workspace it belongs to (core/workspaces.py): only its members see it.
     workspace = models.ForeignKey(
@@ -128,11 +126,9 @@ class Submission(models.Model):
     # Unvalidated input of a page left mid-way (e.g. by a language switch), keyed by page;
     # shown again on return so nothing typed is lost. Cleared when the page is saved.
     drafts = models.JSONField(default=dict, blank=True)
-    # The last write of the participant: an unfinished submission idle for too long is erased
-    # (expire_submissions).
+    # The participant's last write: an unfinished submission idle too long is erased (expire_submissions).
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
-    # A signed-in person who filled the study themselves (staff trying it out): they never
-    # review these cases.
+    # A signed-in person who filled the study themselves (staff trying it out) never reviews these cases.
     filled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -197,8 +193,7 @@ class Case(models.Model):
 
 
 def dataset_sources() -> list[tuple[str, object]]:
-    """A dataset's source choices: a study, each registered benchmark's imports, or other. A callable,
-    so that a new benchmark needs no migration for its source."""
+    """A dataset's source choices: a study, each benchmark's imports, or other (a callable: no migration)."""
     return [
         (Dataset.Source.STUDY, Dataset.Source.STUDY.label),
         *source_labels().items(),
@@ -214,7 +209,6 @@ class Dataset(Archivable):
         STUDY = "study", _("User study")
         OTHER = "other", _("Other")
 
-    # Unique within its workspace: another team may use the same name (core/workspaces.py).
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     # The workspace it belongs to (core/workspaces.py): a derived dataset keeps its study's or source's.
