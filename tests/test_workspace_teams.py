@@ -18,9 +18,12 @@ from annotation.models import Campaign
 from core.models import ApiToken, AuditEvent, Membership, Workspace
 from core.tokens import api_token_create, api_token_revoke
 from core.workspaces import membership_set
+from curation.datasets.llm_steps import curation_model_for
 from curation.models import Dataset, Study
-from judging.models import Answer, CandidateModel, JudgeRun, JudgeTemplate
+from judging.models import Answer, AnswerGeneration, CandidateModel, JudgeRun, JudgeTemplate
+from llm.errors import EndpointError
 from llm.models import Endpoint
+from llm.selectors import endpoint_config
 from tests.factories import DatasetFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -393,7 +396,7 @@ def _pilots(page: Client, api: Client, slug: str, port: int) -> list:
     campaign `pilot`, through its pages and API; returns everything it was told, a taken link's
     free proposal written as <free>, so that what two teams are told can be compared."""
     said: list = []
-    endpoint = {**PILOT_ENDPOINT, "base_url": f"http://127.0.0.1:{port}/v1"}
+    endpoint = {**PILOT_ENDPOINT, "base_url": f"http://127.0.0.1:{port}/v1", "default_model": f"model-{slug}"}
     said.append(page.post(reverse("llm:endpoint-new"), endpoint).status_code)
     clash = page.post(reverse("llm:endpoint-new"), endpoint)
     said.append((clash.status_code, clash.context["form"].errors["name"]))
@@ -507,6 +510,15 @@ def test_each_team_names_its_own_pilot_and_uses_only_its_own(first, settings):
     assert {m.workspace for m in run.candidates.all()} == {teams["lab-a"]}
     manifest = apis["lab-a"].get(reverse("api-run-manifest", args=[run.pk])).json()
     assert manifest["endpoint"] == {"name": "pilot", "base_url": "http://127.0.0.1:9001/v1"}
+    # A generation, a curation step and a command take `pilot` in the dataset's workspace too.
+    generations = reverse("api-dataset-generations", args=["pilot"])
+    generated = apis["lab-a"].post(generations, {"model": "gen", "endpoint": "pilot"}, content_type="application/json")
+    assert AnswerGeneration.objects.get(pk=generated.json()["id"]).endpoint.workspace == teams["lab-a"]
+    for slug, team in teams.items():
+        assert curation_model_for(kind="reference", endpoint_name="pilot", workspace_id=team.pk) == f"model-{slug}"
+        assert endpoint_config("pilot", workspace_id=team.pk).base_url == f"http://127.0.0.1:{ports[slug]}/v1"
+    with pytest.raises(EndpointError, match=r"'pilot' is used in several workspaces \(lab-a, lab-b\)"):
+        endpoint_config("pilot")
     # Changing `pilot`: A's deletion of its gpt-4o answers and archiving of its dataset leave B's.
     answers_of = lambda api, **headers: api.get(  # noqa: E731
         reverse("api-model-answers", args=["pilot", "gpt-4o"]), headers=headers
