@@ -7,7 +7,15 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Assignment, Campaign, ComparisonPair
-from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
+from core.models import Workspace
+from tests.factories import (
+    AnswerFactory,
+    CampaignFactory,
+    CandidateModelFactory,
+    DatasetFactory,
+    ItemFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -181,6 +189,27 @@ def test_researcher_page_shows_why_a_design_is_refused(world, client, changes, m
     assert response.status_code == 400
     assert message in response.content.decode().replace("&#x27;", "'")
     assert nothing_created()
+
+
+def test_researcher_page_offers_a_free_link_and_names_a_title_in_use(world, client):
+    """A taken slug (whoever holds it) puts a free one in the field; sending again takes it. A
+    title another campaign of this workspace has is named beside the title."""
+    other = Workspace.objects.create(slug="other-team", name="Other team")
+    CampaignFactory(slug="page-1", title="Theirs", dataset=DatasetFactory(name="theirs", workspace=other))
+    client.force_login(UserFactory(username="res", roles=["researcher"]))
+    response = client.post(reverse("annotation:campaign-new"), form_data())
+    proposal = response.context["form"]["slug"].value()
+    assert response.status_code == 400 and re.fullmatch(r"page-1-[a-z2-9]{6}", proposal)
+    assert response.context["form"].errors["slug"] == [
+        f"The link name 'page-1' is taken. {proposal} is free: keep it or choose another."
+    ]
+    assert "Theirs" not in response.text and "other-team" not in response.text
+    assert client.post(reverse("annotation:campaign-new"), form_data(slug=proposal)).status_code == 302
+    again = client.post(reverse("annotation:campaign-new"), form_data(slug="page-2"))
+    assert again.context["form"].errors["title"] == [
+        "A campaign titled 'From the page' exists already in this workspace; choose another title."
+    ]
+    assert Campaign.objects.count() == 2
 
 
 def test_only_researchers_create_campaigns(world, client):
