@@ -48,7 +48,9 @@ def _team(old, workspace, model, *, dataset_name: str):
     run = JudgeRun.objects.create(dataset=dataset, mode="pointwise", judge_model="j", workspace=workspace)
     run.candidates.add(model)
     Judgment.objects.create(run=run, item=item, model=model)
-    campaign = Campaign.objects.create(slug=f"camp-{workspace.slug}", title="Pilot", dataset=dataset, workspace=workspace)
+    campaign = Campaign.objects.create(
+        slug=f"camp-{workspace.slug}", title="Pilot", dataset=dataset, workspace=workspace
+    )
     campaign.candidates.add(model, other)
     Pair.objects.create(campaign=campaign, item=item, model_a=model, model_b=other)
     return dataset, run, campaign
@@ -78,7 +80,8 @@ def test_names_keep_resolving_and_a_shared_model_is_split_per_workspace(back_to_
     from annotation.models import ComparisonPair
     from curation.datasets.selectors import dataset_by_name
     from curation.models import Study as NewStudy
-    from judging.models import Answer, AnswerSet, CandidateModel as NewModel, JudgeRun, Judgment
+    from judging.models import Answer, AnswerSet, JudgeRun, Judgment
+    from judging.models import CandidateModel as NewModel
     from llm.selectors import endpoint_by_name
 
     # Every old name resolves, to the same row.
@@ -91,9 +94,11 @@ def test_names_keep_resolving_and_a_shared_model_is_split_per_workspace(back_to_
     assert (copy.provider, copy.family) == ("openai", "gpt-4")
     assert NewModel.objects.get(pk=unused.pk).workspace.slug == "default"
     for dataset, model in ((data_a, kept), (data_b, copy)):
-        assert set(Answer.all_versions.filter(item__dataset_id=dataset.pk, model__name="gpt-4o").values_list(
-            "model_id", flat=True
-        )) == {model.pk}
+        assert set(
+            Answer.all_versions.filter(item__dataset_id=dataset.pk, model__name="gpt-4o").values_list(
+                "model_id", flat=True
+            )
+        ) == {model.pk}
         assert AnswerSet.objects.get(dataset_id=dataset.pk, model__name="gpt-4o").model_id == model.pk
     assert list(JudgeRun.objects.get(pk=run_b.pk).candidates.values_list("pk", flat=True)) == [copy.pk]
     assert list(JudgeRun.objects.get(pk=run_a.pk).candidates.values_list("pk", flat=True)) == [kept.pk]
