@@ -10,6 +10,7 @@ from typing import BinaryIO, TextIO, cast
 
 from django.db import models, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
@@ -57,7 +58,9 @@ def _validate_dataset_name(name: str, workspace_id: int) -> str:
         raise DatasetNameError(str(error)) from None
     # Names are unique within a workspace: what other workspaces hold is never consulted.
     if Dataset.objects.filter(name=name, workspace_id=workspace_id).exists():
-        raise DatasetNameError(f"A dataset named {name!r} exists already in this workspace; choose another name.")
+        raise DatasetNameError(
+            _("A dataset named %(name)s exists already in this workspace; choose another name.") % {"name": repr(name)}
+        )
     return name
 
 
