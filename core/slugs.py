@@ -5,7 +5,7 @@ whoever follows it), unlike the names a team chooses, which are unique within it
 So that a slug is no name another team can probe, a taken one is answered with a free proposal
 (the slug with a short random suffix), in words that are the same whoever holds the slug, in
 this workspace or another, and that say nothing else about it. A random suffix is also how a
-researcher makes a participant link hard to guess (README, "Workspaces")."""
+researcher makes a participant link hard to guess (README, "Links handed out stay unique")."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ SUFFIX_LENGTH = 6
 
 
 class SlugTaken(UserbenchError):
-    """The slug asked for is used by some object of its kind; `proposal` is free (when asked)."""
+    """The slug asked for is used by some object of its kind; `proposal` is a free one."""
 
     def __init__(self, *, slug: str, proposal: str):
         super().__init__(
