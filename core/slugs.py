@@ -43,6 +43,12 @@ def slug_with_suffix(slug: str, *, max_length: int) -> str:
     return f"{stem}{suffix}" if stem else suffix[1:]
 
 
+def slug_asked(model: type[Model], slug: str, *, max_length: int) -> str:
+    """The slug a researcher asked for; one ending in a hyphen ("pilot-") asks for a random end,
+    and gets a free one ("pilot-k3x9tq"): a link no one finds by trying words."""
+    return slug_free(model, slug, max_length=max_length) if slug.endswith("-") else slug
+
+
 def slug_check_free(model: type[Model], slug: str, *, max_length: int, exclude_pk: int | None = None) -> None:
     """SlugTaken, with a free proposal, when an object of `model` other than `exclude_pk` has
     this slug; the same answer whichever workspace holds it."""

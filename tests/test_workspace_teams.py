@@ -535,3 +535,14 @@ def test_each_team_names_its_own_pilot_and_uses_only_its_own(first, settings):
     assert ambiguous.status_code == 400 and "more than one of your workspaces" in ambiguous.json()["detail"]
     assert answers_of(both, **{"X-Userbench-Workspace": "lab-b"}).json()["answers"] == 2
     assert answers_of(both, **{"X-Userbench-Workspace": "lab-a"}).status_code == 404
+
+
+def test_a_participant_link_ending_in_a_hyphen_gets_a_random_end(client):
+    client.force_login(UserFactory(username="rita", roles=["researcher"]))
+    made = client.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": "pilot-"})
+    study = Study.objects.get()
+    assert FREE_SLUG.fullmatch(study.slug) and made["Location"] == reverse("curation:study-detail", args=[study.slug])
+    again = client.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": "pilot-", "title_en": "Second"})
+    assert again.status_code == 302 and len({s.slug for s in Study.objects.all()}) == 2
+    client.cookies["django_language"] = "zh-hans"
+    assert "以连字符结尾（如 pilot-）" in client.get(reverse("curation:study-new")).text

@@ -384,7 +384,10 @@ class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
             "is_open": _("Open to new participants"),
         }
         help_texts = {
-            "slug": _("Letters, digits and hyphens; the participant link is /study/ followed by it."),
+            "slug": _(
+                "Letters, digits and hyphens; the participant link is /study/ followed by it. End it with a "
+                "hyphen (pilot-) and six random letters and digits are added: a link no one guesses."
+            ),
             "title_zh": _("Participants reading in Chinese see the English title while this is empty."),
             "consent_zh": _("Participants reading in Chinese see the English notice while this is empty."),
             "instructions_zh": _("Participants reading in Chinese see the English instructions while this is empty."),

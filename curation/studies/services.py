@@ -17,7 +17,7 @@ from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record, audit_value
 from core.errors import UserbenchError
 from core.models import Workspace
-from core.slugs import slug_check_free
+from core.slugs import slug_asked, slug_check_free
 from core.workspaces import in_workspace
 from curation import reasons
 from curation.datasets.services import items_withdraw
@@ -312,6 +312,7 @@ def study_save(
         if workspace is not None:
             study.workspace = workspace
     if "slug" in values and values["slug"] != study.slug:
+        values = {**values, "slug": slug_asked(Study, values["slug"], max_length=STUDY_SLUG_LENGTH)}
         slug_check_free(Study, values["slug"], max_length=STUDY_SLUG_LENGTH, exclude_pk=study.pk)
     title = values.get("title_en", study.title_en)
     # Titles are unique within the workspace only: what other workspaces hold is never consulted.
