@@ -34,7 +34,8 @@ class StudyFactory(factory.django.DjangoModelFactory):
         model = Study
 
     slug = factory.Sequence(lambda n: f"study-{n}")
-    title_en = "A study"
+    # Titles are unique within a workspace: each study's its own.
+    title_en = factory.LazyAttribute(lambda study: f"A study ({study.slug})")
     title_zh = "一项研究"
 
 
@@ -127,7 +128,7 @@ class CampaignFactory(factory.django.DjangoModelFactory):
         model = Campaign
 
     slug = factory.Sequence(lambda n: f"campaign-{n}")
-    title = "A campaign"
+    title = factory.LazyAttribute(lambda campaign: f"A campaign ({campaign.slug})")
     dataset = factory.SubFactory(DatasetFactory)
 
 
