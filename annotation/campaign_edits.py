@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.campaigns import campaign_title_check
 from annotation.errors import AnnotationError
 from annotation.manifest import manifest_instructions_changed
 from annotation.models import Assignment, Campaign
@@ -115,6 +116,9 @@ def _plan(campaign: Campaign, changes: dict) -> tuple[dict, dict, dict[str, User
     same = [name for name in after if before[name] == after[name]]
     for name in same:
         del before[name], after[name]
+    if "title" in after:
+        # Titles are unique within the workspace, as when the campaign was made.
+        campaign_title_check(title=after["title"], workspace_id=campaign.workspace_id, exclude_pk=campaign.pk)
     return before, after, people
 
 

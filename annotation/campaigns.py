@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from annotation import leasing
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT
-from annotation.errors import AnnotationError
+from annotation.errors import AnnotationError, CampaignSlugTaken, CampaignTitleTaken
 from annotation.figures import figures_read
 from annotation.manifest import campaign_manifest_build
 from annotation.models import Campaign, ComparisonPair, ModelPairSlots, Winner
@@ -22,7 +22,8 @@ from annotation.selectors import campaign_parts_by_name, questions_answered
 from core.archiving import ArchivedError, refuse_if_archived
 from core.audit import AuditAction, audit_record
 from core.roles import Role
-from core.workspaces import holds
+from core.slugs import SlugTaken, slug_check_free
+from core.workspaces import holds, in_workspace
 from curation.models import Dataset, Item
 from judging.models import Answer, AnswerSet, CandidateModel
 
@@ -38,6 +39,31 @@ MAX_SECONDS_PER_ITEM = 3600
 
 # /campaigns/new/ is the form that creates campaigns, so no campaign's results may live there.
 RESERVED_SLUGS = {"new"}
+# The annotators' link's slug: at most this long (the forms' and the API's limit).
+CAMPAIGN_SLUG_LENGTH = 50
+
+
+def campaign_title_check(*, title: str, workspace_id: int | None, exclude_pk: int | None = None) -> None:
+    """CampaignTitleTaken when another campaign of the workspace has this title; what other
+    workspaces hold is never consulted."""
+    taken = in_workspace(Campaign.objects.all(), workspace_id).filter(title=title)
+    if exclude_pk is not None:
+        taken = taken.exclude(pk=exclude_pk)
+    if taken.exists():
+        raise CampaignTitleTaken(
+            _("A campaign titled %(title)s exists already in this workspace; choose another title.")
+            % {"title": repr(title)}
+        )
+
+
+def _names_free(*, slug: str, title: str, workspace_id: int | None) -> None:
+    """The slug free across the server (else a free proposal, core/slugs.py), the title free in
+    the workspace."""
+    try:
+        slug_check_free(Campaign, slug, max_length=CAMPAIGN_SLUG_LENGTH)
+    except SlugTaken as taken:
+        raise CampaignSlugTaken(taken.message, proposal=taken.proposal) from None
+    campaign_title_check(title=title.strip(), workspace_id=workspace_id)
 
 
 def _check_design(
@@ -63,10 +89,9 @@ def _check_design(
         )
     if slug in RESERVED_SLUGS:
         raise AnnotationError(_("The slug %(slug)s is reserved; choose another.") % {"slug": slug})
-    if Campaign.objects.filter(slug=slug).exists():
-        raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug})
     if not (title or "").strip() or len(title.strip()) > 200:
         raise AnnotationError(_("A campaign needs a title of 1 to 200 characters."))
+    _names_free(slug=slug, title=title, workspace_id=workspace_id)
     if len((title_zh or "").strip()) > 200:
         raise AnnotationError(_("A campaign's Chinese title is at most 200 characters."))
     if not 1 <= votes_per_pair <= MAX_VOTES_PER_PAIR:
@@ -213,8 +238,10 @@ def campaign_create(
                 budget=budget,
                 uniform_share=uniform_share,
             )
-    except IntegrityError as error:
-        raise AnnotationError(_("A campaign with the slug %(slug)s already exists.") % {"slug": slug}) from error
+    except IntegrityError:
+        # Taken meanwhile (a slug, or a title in this workspace): answered as the checks above answer.
+        _names_free(slug=slug, title=title, workspace_id=dataset.workspace_id)
+        raise
     campaign.candidates.set(candidates)
     campaign.annotators.set(annotators)
     # Every model's current answers on the dataset (gold pairs may show any of them).

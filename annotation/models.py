@@ -21,7 +21,10 @@ class Campaign(Archivable):
         # Each new pair chosen from the votes so far, within a vote budget (annotation/adaptive.py).
         ADAPTIVE = "adaptive", _("Adaptive: pairs chosen from the votes so far")
 
+    # The annotators' link /annotate/<slug>/: unique across the server; a taken one is answered
+    # with a free proposal, never with whose it is (core/slugs.py).
     slug = models.SlugField(unique=True)
+    # Unique within its workspace, like every name a team chooses.
     title = models.CharField(max_length=200)
     # Shown on Chinese pages; the title above while empty.
     title_zh = models.CharField(max_length=200, blank=True, default="")
@@ -67,6 +70,7 @@ class Campaign(Archivable):
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["workspace", "title"], name="campaign_title_unique_per_workspace"),
             models.CheckConstraint(condition=Q(votes_per_pair__gte=1), name="campaign_overlap_positive"),
             models.CheckConstraint(
                 condition=Q(min_gold_accuracy__gte=0, min_gold_accuracy__lte=1), name="campaign_gold_threshold_range"

@@ -12,7 +12,7 @@ from annotation.rendering import render_markdown
 from core.counting import count_of
 from core.models import Membership
 from core.roles import Role
-from core.workspaces import holds, scoped
+from core.workspaces import holds, in_workspace, scoped
 from curation.datasets.selectors import dataset_by_name
 from curation.models import Dataset, Item
 from judging.models import Answer, CandidateModel
@@ -159,7 +159,10 @@ def campaign_parts_by_name(
     `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only.
     """
     found = dataset_by_name(name=dataset, user=user, workspace_id=workspace_id)
-    by_name = {model.name: model for model in CandidateModel.objects.filter(name__in=models)}
+    by_name = {
+        model.name: model
+        for model in in_workspace(CandidateModel.objects.all(), found.workspace_id).filter(name__in=models)
+    }
     unknown = [name for name in models if name not in by_name]
     if unknown:
         raise AnnotationError(_("Unknown models: %(names)s.") % {"names": ", ".join(unknown)})

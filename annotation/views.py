@@ -1,11 +1,12 @@
 """Annotators' blind pages and the researcher's results page. Thin: parse, call, render."""
 
 import json
+from typing import cast
 
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -16,7 +17,7 @@ from annotation.access import annotator_campaign, annotator_required, researcher
 from annotation.campaign_edit_views import campaign_settings_context
 from annotation.campaigns import campaign_archive_check, campaign_create
 from annotation.design import DESIGN_ROUNDS, DESIGN_WHAT, design_summary
-from annotation.errors import AnnotationError
+from annotation.errors import AnnotationError, CampaignSlugTaken, CampaignTitleTaken
 from annotation.figures import DEFAULT_ROUNDS, figures_read
 from annotation.forms import GOLD_ROWS, MAX_GOLD_ROWS, CampaignForm, GoldPairFormSet, gold_rows_typed
 from annotation.pair_status import campaign_pair_status
@@ -311,6 +312,13 @@ def campaign_new(request: AuthenticatedHttpRequest) -> HttpResponse:
         else:
             try:
                 campaign = campaign_create(**form.cleaned_data, gold_pairs=pairs, created_by=request.user)
+            except CampaignSlugTaken as error:
+                # The free proposal fills the field: creating again takes it.
+                form.data = proposed = cast(QueryDict, form.data).copy()
+                proposed["slug"] = error.proposal
+                form.add_error("slug", error.message)
+            except CampaignTitleTaken as error:
+                form.add_error("title", error.message)
             except AnnotationError as error:
                 form.add_error(None, str(error))
             else:

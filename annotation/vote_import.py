@@ -14,6 +14,7 @@ from annotation.errors import AnnotationError
 from annotation.models import Campaign, Vote
 from annotation.vote_format import read_votes
 from core.import_checks import FormatError, shown
+from core.workspaces import in_workspace
 from curation.models import Dataset, Item
 from judging.models import CandidateModel
 
@@ -71,7 +72,9 @@ def votes_import(
         if question.strip() in items_by_text:
             ambiguous.add(question.strip())
         items_by_text.setdefault(question.strip(), pk)
-    models = dict(CandidateModel.objects.values_list("name", "pk"))
+    # The models of the dataset's workspace: another team's namesake is another model.
+    models_here = in_workspace(CandidateModel.objects.all(), dataset.workspace_id)
+    models = dict(models_here.values_list("name", "pk"))
 
     question_problems: list[str] = []
     unknown_models: dict[str, int] = {}
@@ -119,8 +122,10 @@ def votes_import(
     created = sorted(unknown_models) if create_models else []
     if created:
         # ignore_conflicts: a model created meanwhile by another import is simply used.
-        CandidateModel.objects.bulk_create([CandidateModel(name=name) for name in created], ignore_conflicts=True)
-        models.update(CandidateModel.objects.filter(name__in=created).values_list("name", "pk"))
+        CandidateModel.objects.bulk_create(
+            [CandidateModel(name=name, workspace_id=dataset.workspace_id) for name in created], ignore_conflicts=True
+        )
+        models.update(models_here.filter(name__in=created).values_list("name", "pk"))
     seen: Counter = Counter()
     rows = []
     for record, item_id in zip(records, item_ids):

@@ -395,7 +395,7 @@ def draw_cost(sizes=(200, 2000), votes=200) -> None:
             )
             campaign = campaign_create(
                 slug=f"cost-{design}-{questions}",
-                title="cost",
+                title=f"cost-{design}-{questions}",
                 dataset=dataset,
                 candidates=models,
                 annotators=people,

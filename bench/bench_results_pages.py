@@ -140,9 +140,8 @@ def main():
             batch = []
     Judgment.objects.bulk_create(batch)
     run_counters_refresh(run=run)
-    campaign = Campaign.objects.create(
-        slug=f"pages-{int(time.time())}", title="Pages", dataset=dataset, votes_per_pair=3
-    )
+    slug = f"pages-{int(time.time())}"
+    campaign = Campaign.objects.create(slug=slug, title=slug, dataset=dataset, votes_per_pair=3)
     campaign.candidates.set(models)
     votes = []
     for n in range(args.votes):

@@ -85,7 +85,7 @@ def dedup_ratio() -> None:
 
 
 def make_tasks(count: int, tag: str) -> None:
-    study = Study.objects.create(slug=f"bench-{tag}", title_en="bench")
+    study = Study.objects.create(slug=f"bench-{tag}", title_en=f"bench-{tag}")
     submission = Submission.objects.create(study=study, status=Submission.Status.SUBMITTED)
     now = timezone.now()
     cases = Case.objects.bulk_create(

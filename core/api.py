@@ -88,5 +88,7 @@ class MeApi(APIView):
 def api_exception_handler(exc, context):
     """DRF's own handler, plus UserbenchError as a 400 with the error's message."""
     if isinstance(exc, UserbenchError):
-        return Response({"detail": exc.message}, status=status.HTTP_400_BAD_REQUEST)
+        # An error may name what to do instead (a taken slug's free proposal: `proposed_slug`).
+        extra = getattr(exc, "api_fields", {})
+        return Response({"detail": exc.message, **extra}, status=status.HTTP_400_BAD_REQUEST)
     return exception_handler(exc, context)

@@ -192,6 +192,47 @@ def workspace_get[M: Model](
     return found[0]
 
 
+def in_workspace[S: QuerySet[Any]](queryset: S, workspace_id: int | None) -> S:
+    """`queryset` narrowed to one workspace's objects: where a name a team chose is looked up
+    (names are unique within a workspace, not across the server)."""
+    return queryset.filter(workspace_id=workspace_id)
+
+
+class NameInSeveralWorkspaces(UserbenchError):
+    """A name looked up by the operator (a command, `user` None) that several workspaces use;
+    the operator names one with --workspace."""
+
+
+def named_one[M: Model](
+    queryset: QuerySet[M], *, user=None, role: str | None = None, workspace_id: int | None = None, **lookup
+) -> M | None:
+    """The one object `lookup` (a name) finds, or None. Names are unique within a workspace, not
+    across the server: with a `user`, only their workspaces (narrowed to the current one) are
+    searched, and a name found in two of theirs asks which (WorkspaceUnknown); with a
+    `workspace_id`, only that workspace; the operator (neither) finds a name any workspace uses,
+    and is asked for --workspace when several do (NameInSeveralWorkspaces)."""
+    if workspace_id is not None:
+        queryset = queryset.filter(workspace_id=workspace_id)
+    if user is not None:
+        queryset = scoped(queryset, user, role=role)
+    found = list(queryset.filter(**lookup)[:2])
+    if len(found) < 2:
+        return found[0] if found else None
+    if user is not None:
+        raise WorkspaceUnknown(
+            _(
+                "That name is used in more than one of your workspaces; switch to one (in the API: the "
+                "X-Userbench-Workspace header): %(yours)s."
+            )
+            % {"yours": _listed(user)}
+        )
+    slugs = sorted(set(queryset.filter(**lookup).values_list("workspace__slug", flat=True)))
+    raise NameInSeveralWorkspaces(
+        _("%(name)s is used in several workspaces (%(slugs)s); name one with --workspace.")
+        % {"name": repr(next(iter(lookup.values()))), "slugs": ", ".join(slugs)}
+    )
+
+
 def workspace_for_new(user, role: str, slug: str = "") -> Workspace | None:
     """The workspace a new object of this person goes to: the one named by `slug` if they hold
     `role` there, else their only such workspace (the default one, or the first by slug, when

@@ -44,6 +44,7 @@ class StudyStep(models.TextChoices):
 
 
 class Study(Archivable):
+    # The participant link: unique across the server, unlike its title (core/slugs.py).
     slug = models.SlugField(unique=True)
     title_en = models.CharField(max_length=200)
     # The workspace it belongs to (core/workspaces.py): only its members see it.
@@ -74,6 +75,7 @@ class Study(Archivable):
     class Meta:
         verbose_name_plural = "studies"
         constraints = [
+            models.UniqueConstraint(fields=["workspace", "title_en"], name="study_title_unique_per_workspace"),
             models.CheckConstraint(condition=Q(min_cases__gte=1), name="study_min_cases_positive"),
             models.CheckConstraint(condition=Q(max_cases__gte=F("min_cases")), name="study_max_cases_not_below_min"),
             models.CheckConstraint(
@@ -125,11 +127,9 @@ class Submission(models.Model):
     # Unvalidated input of a page left mid-way (e.g. by a language switch), keyed by page;
     # shown again on return so nothing typed is lost. Cleared when the page is saved.
     drafts = models.JSONField(default=dict, blank=True)
-    # The last write of the participant: an unfinished submission idle for too long is erased
-    # (expire_submissions).
+    # The participant's last write: an unfinished submission idle too long is erased (expire_submissions).
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
-    # A signed-in person who filled the study themselves (staff trying it out): they never
-    # review these cases.
+    # A signed-in person who filled the study themselves (staff trying it out) never reviews these cases.
     filled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -194,8 +194,7 @@ class Case(models.Model):
 
 
 def dataset_sources() -> list[tuple[str, object]]:
-    """A dataset's source choices: a study, each registered benchmark's imports, or other. A callable,
-    so that a new benchmark needs no migration for its source."""
+    """A dataset's source choices: a study, each benchmark's imports, or other (a callable: no migration)."""
     return [
         (Dataset.Source.STUDY, Dataset.Source.STUDY.label),
         *source_labels().items(),
@@ -211,7 +210,7 @@ class Dataset(Archivable):
         STUDY = "study", _("User study")
         OTHER = "other", _("Other")
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     # The workspace it belongs to (core/workspaces.py): a derived dataset keeps its study's or source's.
     workspace = models.ForeignKey(
@@ -236,6 +235,9 @@ class Dataset(Archivable):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="dataset_name_unique_per_workspace")]
 
     def __str__(self):
         return self.name

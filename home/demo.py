@@ -85,7 +85,7 @@ def _demo_run_templates() -> None:
         for judgment in run.judgments.select_related("item"):
             name = item_template_name(run, judgment.item, family)
             if name not in latest:
-                latest[name] = JudgeTemplate.objects.filter(name=name).order_by("-version").first()
+                latest[name] = JudgeTemplate.objects.filter(workspace=None, name=name).order_by("-version").first()
             judgment.template = latest[name]
             judgment.save(update_fields=["template"])
         run.templates.set([template for template in latest.values() if template is not None])

@@ -6,13 +6,19 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from core.models import default_workspace_id
 from curation.models import Dataset, Item
 
 
 class CandidateModel(models.Model):
     """An LLM or service whose answers are evaluated, named as the researcher knows it."""
 
-    name = models.CharField(max_length=128, unique=True)
+    # Unique within its workspace: two teams' `gpt-4o` are two models, each with its own provider
+    # and family. Its answers are to datasets of the same workspace.
+    name = models.CharField(max_length=128)
+    workspace = models.ForeignKey(
+        "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
+    )
     # Who serves the model and which family it belongs to (e.g. "openai" / "gpt-4"): a judge
     # may favour answers of its own family, and the run's diagnostics measure that.
     provider = models.CharField(max_length=64, blank=True)
@@ -22,6 +28,9 @@ class CandidateModel(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="candidate_model_name_unique_per_workspace")
+        ]
 
     def __str__(self):
         return self.name

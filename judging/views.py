@@ -20,7 +20,7 @@ from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
 from core.plots import bar_chart
 from core.roles import AuthenticatedHttpRequest, Role
-from core.workspaces import current_of, workspace_for_new, workspace_get
+from core.workspaces import current_of, in_workspace, workspace_for_new, workspace_get
 from curation.choices import Intent, Language
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name, datasets_visible
 from curation.datasets.services import VersionError
@@ -443,7 +443,8 @@ def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     if dataset is None:
         choose = DatasetChoiceForm(request.GET if name else None, datasets=datasets_visible(user=request.user))
         return render(request, "judging/run_new.html", {"choose": choose}, status=400 if name else 200)
-    endpoints = list(endpoint_list(user=request.user))
+    # The dataset's workspace's endpoints: a run takes only those (names are unique there).
+    endpoints = list(in_workspace(endpoint_list(user=request.user), dataset.workspace_id))
     try:
         default_limits = default_endpoint_limits()
     except EndpointError:

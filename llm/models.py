@@ -19,7 +19,9 @@ env_var_name = RegexValidator(r"^[A-Z_][A-Z0-9_]*$", _("Name an environment vari
 class Endpoint(models.Model):
     """An OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, a gateway)."""
 
-    name = models.CharField(max_length=64, unique=True)
+    # Unique within its workspace (another team may use the same name); the environment's
+    # `default` endpoint is no row and is shared by every workspace.
+    name = models.CharField(max_length=64)
     # The workspace it belongs to (core/workspaces.py): only its members see it.
     workspace = models.ForeignKey(
         "core.Workspace", on_delete=models.PROTECT, related_name="+", default=default_workspace_id, blank=True
@@ -50,6 +52,7 @@ class Endpoint(models.Model):
         # The table keeps the name it had before the model moved here from judging.
         db_table = "judging_endpoint"
         constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="endpoint_name_unique_per_workspace"),
             models.CheckConstraint(
                 condition=Q(max_in_flight__isnull=True) | Q(max_in_flight__gte=1), name="endpoint_in_flight_positive"
             ),

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from core.roles import Role
-from core.workspaces import scoped
+from core.workspaces import NameInSeveralWorkspaces, named_one, scoped
 from llm.config import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, default_endpoint_config
 from llm.errors import EndpointError
 from llm.models import Endpoint
@@ -34,11 +34,16 @@ def endpoint_by_name(
     """The named endpoint (a row, not the default one); EndpointError naming the known ones when
     there is none of that name. The one lookup of an endpoint by name: pages, the API, commands.
     With a `user`, an endpoint of another workspace is unknown to them, as if it did not exist;
-    with a `workspace_id` (a run's or generation's), only that workspace's endpoints are known."""
+    with a `workspace_id` (a run's or generation's), only that workspace's endpoints are known.
+    Without either (the operator), a name several workspaces use is refused, asking for one."""
     endpoints = endpoint_list(user=user)
     if workspace_id is not None:
         endpoints = endpoints.filter(workspace_id=workspace_id)
-    row = endpoints.filter(name=name).first()
+    # Names are unique within a workspace: a name two of the person's workspaces use asks which.
+    try:
+        row = named_one(endpoints, user=user, role=Role.RESEARCHER.value, name=name)
+    except NameInSeveralWorkspaces as error:
+        raise EndpointError(error.message) from None
     if row is None:
         known = ", ".join(endpoints.values_list("name", flat=True))
         if not known:
@@ -57,7 +62,16 @@ def endpoint_config(name: str | None = None, *, workspace_id: int | None = None)
     calls' replies are cached for that workspace alone (the default endpoint's too)."""
     if name is None or name == "default":
         return replace(default_endpoint_config(), cache_workspace_id=workspace_id)
-    row = endpoint_by_name(name=name, workspace_id=workspace_id)
+    return endpoint_row_config(endpoint_by_name(name=name, workspace_id=workspace_id), cache_workspace_id=workspace_id)
+
+
+def endpoint_row_config(row: Endpoint | None, *, cache_workspace_id: int | None = None) -> EndpointConfig:
+    """The configuration of an endpoint row already at hand (a run's, a generation's); None is the
+    default endpoint. EndpointError as endpoint_config raises it. The calls' replies are cached
+    for `cache_workspace_id` (the work's workspace), else for the row's own workspace."""
+    if row is None:
+        return replace(default_endpoint_config(), cache_workspace_id=cache_workspace_id)
+    name = row.name
     if not row.base_url:
         raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
     # Checked here too, not only when the row is saved: a row written some other way (a fixture,
@@ -77,7 +91,7 @@ def endpoint_config(name: str | None = None, *, workspace_id: int | None = None)
         timeout_seconds=row.timeout_seconds,
         max_retries=row.max_retries,
         max_tokens=row.max_tokens,
-        cache_workspace_id=workspace_id,
+        cache_workspace_id=cache_workspace_id if cache_workspace_id is not None else row.workspace_id,
     )
 
 

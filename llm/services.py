@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record, audit_value
 from core.models import Workspace
-from core.workspaces import administers
+from core.workspaces import administers, in_workspace
 from llm.calls import ChatRequest
 from llm.config import EndpointConfig
 from llm.egress import egress_refusal
@@ -36,6 +36,11 @@ KEY_ROUTE_FIELDS = ("base_url", "api_key_env")
 
 class EndpointChangeRefused(EndpointError):
     """A change to an endpoint this person may not make; nothing was changed."""
+
+
+class EndpointNameTaken(EndpointError):
+    """Another endpoint of the same workspace has the name; nothing was changed. Names are unique
+    within a workspace only, so what other workspaces named is never consulted (nor told)."""
 
 
 def endpoint_change_record(*, actor: AbstractBaseUser | None, action: str, endpoint: Endpoint, changes: dict) -> None:
@@ -95,6 +100,16 @@ def endpoint_save(
         )
     for field, value in values.items():
         setattr(endpoint, field, value)
+    if (
+        in_workspace(Endpoint.objects.all(), endpoint.workspace_id)
+        .filter(name=endpoint.name)
+        .exclude(pk=endpoint.pk)
+        .exists()
+    ):
+        raise EndpointNameTaken(
+            _("An endpoint named %(name)s exists already in this workspace; choose another name.")
+            % {"name": repr(endpoint.name)}
+        )
     endpoint.full_clean()
     endpoint.save()
     changes = {

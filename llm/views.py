@@ -12,8 +12,14 @@ from core.workspaces import workspace_get
 from llm.errors import EndpointError
 from llm.forms import ENDPOINT_FIELDS, ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
-from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_config, endpoint_list, key_is_set
-from llm.services import EndpointChangeRefused, endpoint_connection_test, endpoint_save, endpoint_test_record
+from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_list, endpoint_row_config, key_is_set
+from llm.services import (
+    EndpointChangeRefused,
+    EndpointNameTaken,
+    endpoint_connection_test,
+    endpoint_save,
+    endpoint_test_record,
+)
 
 researcher_required = role_required(Role.RESEARCHER)
 
@@ -50,6 +56,8 @@ def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None) -> HttpR
             )
         except EndpointChangeRefused as error:
             form.add_error(None, str(error))
+        except EndpointNameTaken as error:
+            form.add_error("name", str(error))
         else:
             messages.success(request, _("Endpoint %(name)s saved.") % {"name": saved.name})
             return redirect("llm:endpoint-edit", endpoint_id=saved.pk)
@@ -85,7 +93,7 @@ def endpoint_test(request: AuthenticatedHttpRequest) -> HttpResponse:
     try:
         if name != "default":
             row = endpoint_by_name(name=name, user=request.user)  # its page is where the result is shown
-        config = endpoint_config(name)
+        config = endpoint_row_config(row)
     except EndpointError as error:
         messages.error(request, _("Connection test of %(name)s: %(error)s") % {"name": name, "error": error})
     else:

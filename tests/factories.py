@@ -4,6 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign, ComparisonPair, Vote, Winner
+from core.models import Workspace, default_workspace_id
 from core.workspaces import membership_set
 from curation.choices import Intent
 from curation.models import Case, Dataset, Item, Study, Submission
@@ -33,7 +34,8 @@ class StudyFactory(factory.django.DjangoModelFactory):
         model = Study
 
     slug = factory.Sequence(lambda n: f"study-{n}")
-    title_en = "A study"
+    # Titles are unique within a workspace: each study's its own.
+    title_en = factory.LazyAttribute(lambda study: f"A study ({study.slug})")
     title_zh = "一项研究"
 
 
@@ -77,9 +79,11 @@ class ItemFactory(factory.django.DjangoModelFactory):
 class CandidateModelFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = CandidateModel
-        django_get_or_create = ["name"]
+        django_get_or_create = ["name", "workspace"]
 
     name = factory.Sequence(lambda n: f"model-{n}")
+    # Names are unique within a workspace: the default one unless a test names another.
+    workspace = factory.LazyFunction(lambda: Workspace.objects.get(pk=default_workspace_id()))
 
 
 class AnswerFactory(factory.django.DjangoModelFactory):
@@ -124,7 +128,7 @@ class CampaignFactory(factory.django.DjangoModelFactory):
         model = Campaign
 
     slug = factory.Sequence(lambda n: f"campaign-{n}")
-    title = "A campaign"
+    title = factory.LazyAttribute(lambda campaign: f"A campaign ({campaign.slug})")
     dataset = factory.SubFactory(DatasetFactory)
 
 

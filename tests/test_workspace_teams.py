@@ -3,15 +3,27 @@ entirely through the API, once entirely through the pages. Neither team reaches 
 403, nothing changed); the audit stays home; the current workspace is chosen by a POST (pages) or
 a header (API); revoked tokens are tombstones; the admin is for superusers."""
 
+import io
+import json
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotation.models import Campaign
 from core.models import ApiToken, AuditEvent, Membership, Workspace
 from core.tokens import api_token_create, api_token_revoke
 from core.workspaces import membership_set
+from curation.datasets.llm_steps import curation_model_for
 from curation.models import Dataset, Study
+from judging.models import Answer, AnswerGeneration, CandidateModel, JudgeRun, JudgeTemplate
+from llm.errors import EndpointError
+from llm.models import Endpoint
+from llm.selectors import endpoint_config
 from tests.factories import DatasetFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -358,3 +370,179 @@ def test_an_invitation_names_the_workspace_it_joins(client):
     _invitation, token = invitation_create(roles=["annotator"], actor=ann, workspace=lab)
     page = client.get(reverse("invitation-accept"), {"token": token}).text
     assert "You join the workspace Lab A (lab-a)." in page
+
+
+# What each team names `pilot`, made through its pages and its API token (tests below).
+URS_ITEMS = (
+    "question,reference_ans,user_intent,language\nWhat is 2+2?,4.,Factual_QA,EN\nName a colour.,Red.,Factual_QA,EN\n"
+)
+PILOT_ENDPOINT = {"name": "pilot", "api_key_env": "", "default_model": "m", "max_retries": "1"}
+PILOT_STUDY = {
+    "slug": "pilot", "title_en": "pilot", "min_cases": "1", "max_cases": "2", "intents": ["factual_qa"],
+    "attention_answer": "2", "completion_code": "C1", "screenout_code": "S1", "is_open": "on",
+    "services_text": "ChatGPT", "age_groups_text": "18-30",
+}  # fmt: skip
+FREE_SLUG = re.compile(r"pilot-[a-z2-9]{6}")
+
+
+def _answers(*lines: str):
+    upload = io.BytesIO("".join(json.dumps({"question": q, "response": r}) + "\n" for q, r in lines).encode())
+    upload.name = "answers.jsonl"
+    return upload
+
+
+def _pilots(page: Client, api: Client, slug: str, port: int) -> list:
+    """Team `slug` names an endpoint, a dataset, two candidate models, a template copy, a study and a
+    campaign `pilot`, through its pages and API; returns everything it was told, a taken link's
+    free proposal written as <free>, so that what two teams are told can be compared."""
+    said: list = []
+    endpoint = {**PILOT_ENDPOINT, "base_url": f"http://127.0.0.1:{port}/v1", "default_model": f"model-{slug}"}
+    said.append(page.post(reverse("llm:endpoint-new"), endpoint).status_code)
+    clash = page.post(reverse("llm:endpoint-new"), endpoint)
+    said.append((clash.status_code, clash.context["form"].errors["name"]))
+    imported = {
+        "name": "pilot",
+        "format": "urs",
+        "description": slug,
+        "file": SimpleUploadedFile("p.csv", URS_ITEMS.encode()),
+    }
+    said.append(page.post(reverse("curation:review-import"), imported).status_code)
+    imported["file"] = SimpleUploadedFile("p.csv", URS_ITEMS.encode())
+    clash = page.post(reverse("curation:review-import"), imported)
+    said.append((clash.status_code, clash.context["form"].errors["name"]))
+    for model in ("gpt-4o", "other"):
+        file = _answers(("What is 2+2?", f"{slug} {model}"), ("Name a colour.", "Blue"))
+        said.append(api.post(reverse("api-dataset-answers", args=["pilot"]), {"model": model, "file": file}).json())
+    call_command("describe_model", "gpt-4o", "--family", f"family-{slug}", "--workspace", slug, stdout=io.StringIO())
+    builtin = JudgeTemplate.objects.filter(workspace=None).order_by("name", "version").first()
+    said.append(page.post(reverse("judging:template-copy", args=[builtin.pk])).status_code)
+    # The study's link: /study/pilot/ is the first team's; the second is offered a free one.
+    study = page.post(reverse("curation:study-new"), PILOT_STUDY)
+    if study.status_code != 302:
+        proposal = study.context["form"]["slug"].value()
+        assert FREE_SLUG.fullmatch(proposal) and not Study.objects.filter(slug=proposal).exists()
+        said.append(("study", [e.replace(proposal, "<free>") for e in study.context["form"].errors["slug"]]))
+        study = page.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": proposal})
+    said.append(study.status_code)
+    clash = page.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": f"{slug}-2"})
+    said.append(clash.context["form"].errors["title_en"])
+    # The campaign's link likewise, through the API.
+    campaign = {"slug": "pilot", "title": "pilot", "dataset": "pilot", "models": ["gpt-4o", "other"]}
+    made = api.post(reverse("api-campaigns"), campaign, content_type="application/json")
+    if made.status_code == 400:
+        proposal = made.json()["proposed_slug"]
+        said.append(("campaign", made.json()["detail"].replace(proposal, "<free>")))
+        made = api.post(reverse("api-campaigns"), {**campaign, "slug": proposal}, content_type="application/json")
+    said.append(made.status_code)
+    clash = api.post(reverse("api-campaigns"), {**campaign, "slug": f"{slug}-2"}, content_type="application/json")
+    said.append((clash.status_code, clash.json()))
+    return said
+
+
+@pytest.mark.parametrize("first", ["lab-a", "lab-b"])
+def test_each_team_names_its_own_pilot_and_uses_only_its_own(first, settings):
+    settings.TASKS = {
+        "default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "judging"]}
+    }
+    settings.LLM_ALLOWED_INTERNAL_HOSTS = ["127.0.0.1"]
+    teams = {slug: Workspace.objects.create(slug=slug, name=slug.upper()) for slug in ("lab-a", "lab-b")}
+    people = {
+        slug: UserFactory(username=f"r-{slug}", roles=["researcher", "annotator"], roles__workspace=teams[slug])
+        for slug in teams
+    }
+    pages = {slug: Client() for slug in teams}
+    for slug, client in pages.items():
+        client.force_login(people[slug])
+    apis = {slug: _api(person) for slug, person in people.items()}
+    ports = {"lab-a": 9001, "lab-b": 9002}
+    second = "lab-b" if first == "lab-a" else "lab-a"
+    said = {slug: _pilots(pages[slug], apis[slug], slug, ports[slug]) for slug in (first, second)}
+
+    # The second team was told what the first was, bar the free link it was offered.
+    offered = [entry for entry in said[second] if isinstance(entry, tuple) and entry[0] in ("study", "campaign")]
+    assert [entry for entry in said[second] if entry not in offered] == said[first]
+    assert offered == [
+        ("study", ["The link name 'pilot' is taken. <free> is free: keep it or choose another."]),
+        ("campaign", "The link name 'pilot' is taken. <free> is free: keep it or choose another."),
+    ]
+    # A clash in one's own workspace is named as such, the same for both teams.
+    assert said[first][1] == (400, ["An endpoint named 'pilot' exists already in this workspace; choose another name."])
+    assert said[first][3] == (400, ["A dataset named 'pilot' exists already in this workspace; choose another name."])
+    assert said[first][-3] == ["A study titled 'pilot' exists already in this workspace; choose another title."]
+    assert said[first][-1] == (
+        400,
+        {"detail": "A campaign titled 'pilot' exists already in this workspace; choose another title."},
+    )
+    # A taken link in one's own workspace gets the very words another team's gets.
+    own = (
+        apis[first]
+        .post(
+            reverse("api-campaigns"),
+            {"slug": "pilot", "title": "pilot again", "dataset": "pilot", "models": ["gpt-4o", "other"]},
+            content_type="application/json",
+        )
+        .json()
+    )
+    assert own["detail"].replace(own["proposed_slug"], "<free>") == offered[1][1]
+
+    # Each team's pilot is its own object; each name resolves in its own workspace.
+    for slug, team in teams.items():
+        mine = {"workspace": team}
+        assert Endpoint.objects.get(name="pilot", **mine).base_url == f"http://127.0.0.1:{ports[slug]}/v1"
+        assert Dataset.objects.get(name="pilot", **mine).description == slug
+        assert CandidateModel.objects.get(name="gpt-4o", **mine).family == f"family-{slug}"
+        assert Study.objects.get(title_en="pilot", **mine) and Campaign.objects.get(title="pilot", **mine)
+        assert JudgeTemplate.objects.filter(**mine).count() == 1
+        listed = apis[slug].get(reverse("api-datasets")).json()["results"]
+        assert [(row["name"], row["description"]) for row in listed] == [("pilot", slug)]
+        mine = Answer.objects.filter(item__dataset__workspace=team, model__name="gpt-4o")
+        assert {a.text for a in mine} == {f"{slug} gpt-4o", "Blue"} and {a.model.workspace for a in mine} == {team}
+        assert "lab-" not in pages[slug].get(reverse("llm:endpoints")).text.replace(slug, "")
+    assert Campaign.objects.get(slug="pilot").workspace.slug == first
+    assert Study.objects.get(slug="pilot").workspace.slug == first
+
+    # Using `pilot`: a run of team A takes A's dataset, models and endpoint; its manifest names A's URL.
+    body = {"dataset": "pilot", "mode": "pointwise", "judge_model": "j", "models": ["gpt-4o"], "endpoint": "pilot"}
+    started = apis["lab-a"].post(reverse("api-runs"), body, content_type="application/json")
+    assert started.status_code == 201, started.json()
+    run = JudgeRun.objects.get(pk=started.json()["id"])
+    assert (run.workspace, run.dataset.workspace, run.endpoint.workspace) == (teams["lab-a"],) * 3
+    assert {m.workspace for m in run.candidates.all()} == {teams["lab-a"]}
+    manifest = apis["lab-a"].get(reverse("api-run-manifest", args=[run.pk])).json()
+    assert manifest["endpoint"] == {"name": "pilot", "base_url": "http://127.0.0.1:9001/v1"}
+    # A generation, a curation step and a command take `pilot` in the dataset's workspace too.
+    generations = reverse("api-dataset-generations", args=["pilot"])
+    generated = apis["lab-a"].post(generations, {"model": "gen", "endpoint": "pilot"}, content_type="application/json")
+    assert AnswerGeneration.objects.get(pk=generated.json()["id"]).endpoint.workspace == teams["lab-a"]
+    for slug, team in teams.items():
+        assert curation_model_for(kind="reference", endpoint_name="pilot", workspace_id=team.pk) == f"model-{slug}"
+        assert endpoint_config("pilot", workspace_id=team.pk).base_url == f"http://127.0.0.1:{ports[slug]}/v1"
+    with pytest.raises(EndpointError, match=r"'pilot' is used in several workspaces \(lab-a, lab-b\)"):
+        endpoint_config("pilot")
+    # Changing `pilot`: A's deletion of its gpt-4o answers and archiving of its dataset leave B's.
+    answers_of = lambda api, **headers: api.get(  # noqa: E731
+        reverse("api-model-answers", args=["pilot", "gpt-4o"]), headers=headers
+    )
+    assert apis["lab-a"].delete(reverse("api-dataset-answers", args=["pilot"]) + "?model=gpt-4o").status_code == 204
+    assert answers_of(apis["lab-a"]).status_code == 404 and answers_of(apis["lab-b"]).json()["answers"] == 2
+    assert apis["lab-a"].post(reverse("api-dataset-archive", args=["pilot"])).status_code == 200
+    assert Dataset.objects.get(workspace=teams["lab-b"], name="pilot").archived_at is None
+    assert apis["lab-b"].get(reverse("api-run-detail", args=[run.pk])).status_code == 404
+    # A person in both teams works in one at a time: `pilot` asks which until one is named.
+    membership_set(user=people["lab-a"], workspace=teams["lab-b"], roles=["researcher"])
+    both = _api(people["lab-a"])
+    ambiguous = both.get(reverse("api-dataset-answers", args=["pilot"]))
+    assert ambiguous.status_code == 400 and "more than one of your workspaces" in ambiguous.json()["detail"]
+    assert answers_of(both, **{"X-Userbench-Workspace": "lab-b"}).json()["answers"] == 2
+    assert answers_of(both, **{"X-Userbench-Workspace": "lab-a"}).status_code == 404
+
+
+def test_a_participant_link_ending_in_a_hyphen_gets_a_random_end(client):
+    client.force_login(UserFactory(username="rita", roles=["researcher"]))
+    made = client.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": "pilot-"})
+    study = Study.objects.get()
+    assert FREE_SLUG.fullmatch(study.slug) and made["Location"] == reverse("curation:study-detail", args=[study.slug])
+    again = client.post(reverse("curation:study-new"), {**PILOT_STUDY, "slug": "pilot-", "title_en": "Second"})
+    assert again.status_code == 302 and len({s.slug for s in Study.objects.all()}) == 2
+    client.cookies["django_language"] = "zh-hans"
+    assert "以连字符结尾（如 pilot-）" in client.get(reverse("curation:study-new")).text

@@ -466,6 +466,39 @@ def test_a_researcher_in_no_workspace_sees_an_empty_dashboard_and_nothing_else(c
         assert client.get(reverse(name)).status_code == 403, name
 
 
+def test_b_names_its_own_objects_as_a_does_and_reaches_only_its_own(client, world, settings):
+    """Names belong to a workspace: B makes a dataset and an endpoint with A's names (the name is
+    free in B), and every route taking those names answers with B's, never A's."""
+    settings.LLM_ALLOWED_INTERNAL_HOSTS = ["127.0.0.1"]
+    dataset = DatasetFactory(name=world.dataset.name, workspace=world.beta, description="B's own data")
+    item = ItemFactory(dataset=dataset, question="B question")
+    for name in ("b-model-1", "b-model-2"):
+        AnswerFactory(item=item, model=CandidateModelFactory(name=name, workspace=world.beta), text="B answer")
+    client.force_login(world.bob)
+    endpoint = {"name": world.endpoint.name, "base_url": "http://127.0.0.1:9/v1", "api_key_env": "", "max_retries": "0"}
+    assert client.post(reverse("llm:endpoint-new"), endpoint).status_code == 302
+    assert Endpoint.objects.get(workspace=world.beta).name == world.endpoint.name == "alpha-endpoint"
+    for name, mark in (
+        ("curation:dataset-detail", "B&#x27;s own data"),
+        ("judging:dataset-answers", "b-model-1"),
+        ("api-dataset-answers", "b-model-1"),
+        ("api-dataset-generations", "[]"),
+    ):
+        response = client.get(reverse(name, kwargs={"name": dataset.name}))
+        assert response.status_code == 200 and mark in _body(response), name
+        _nothing_of_a(response, name)
+    tested = client.post(reverse("llm:endpoint-test"), {"endpoint": world.endpoint.name}, follow=True)
+    # The connection test took B's endpoint (its page is where the result is shown).
+    own = Endpoint.objects.get(workspace=world.beta)
+    assert tested.redirect_chain[-1][0] == reverse("llm:endpoint-edit", args=[own.pk])
+    _nothing_of_a(tested, "llm:endpoint-test")
+    # Changing by name changes B's: archiving `alpha-data` archives B's, never A's.
+    assert client.post(reverse("api-dataset-archive", kwargs={"key": dataset.name})).status_code == 200
+    world.dataset.refresh_from_db()
+    dataset.refresh_from_db()
+    assert dataset.archived_at is not None and world.dataset.archived_at is None
+
+
 def test_derived_objects_stay_in_their_parents_workspace(world):
     from annotation.campaigns import campaign_create
     from curation.datasets.services import dataset_freeze, dataset_working_copy, study_dataset_build
@@ -485,7 +518,7 @@ def test_derived_objects_stay_in_their_parents_workspace(world):
     assert version.workspace == world.beta
     copy, _made = dataset_working_copy(dataset=version, name="beta-copy", created_by=world.bob)
     assert copy.workspace == world.beta
-    models = [CandidateModelFactory(name="b1"), CandidateModelFactory(name="b2")]
+    models = [CandidateModelFactory(name=name, workspace=world.beta) for name in ("b1", "b2")]
     for model in models:
         AnswerFactory(item=version.items.get(), model=model)
     run = run_create(

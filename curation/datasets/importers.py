@@ -11,11 +11,12 @@ from typing import BinaryIO, TextIO, cast
 
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
 from core.import_checks import unstorable
-from core.models import Workspace
+from core.models import Workspace, default_workspace_id
 from curation.datasets.public_formats import FormatError, ItemRecord
 from curation.models import Dataset, Item
 from curation.registry import formats
@@ -48,7 +49,7 @@ class DatasetNameError(DataImportError):
     """The name given to a new dataset cannot be used (empty, too long, taken); nothing was written."""
 
 
-def validate_dataset_name(name: str) -> str:
+def validate_dataset_name(name: str, workspace: Workspace | None) -> str:
     name = name.strip()
     if not name:
         raise DatasetNameError("Give the dataset a name with --name.")
@@ -56,8 +57,12 @@ def validate_dataset_name(name: str) -> str:
         name = checked_name(name, "dataset name", Dataset, "name")
     except DataImportError as error:
         raise DatasetNameError(str(error)) from None
-    if Dataset.objects.filter(name=name).exists():
-        raise DatasetNameError(f"A dataset named {name!r} exists already; choose another name.")
+    # Names are unique within a workspace: what other workspaces hold is never consulted.
+    workspace_id = workspace.pk if workspace is not None else default_workspace_id()
+    if Dataset.objects.filter(name=name, workspace_id=workspace_id).exists():
+        raise DatasetNameError(
+            _("A dataset named %(name)s exists already in this workspace; choose another name.") % {"name": repr(name)}
+        )
     return name
 
 
@@ -72,6 +77,7 @@ def dataset_check(
     name: str,
     select: Callable[[list], list] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    workspace: Workspace | None = None,
 ) -> tuple[str, list[ItemRecord]]:
     """A public file read and checked one record at a time, writing nothing: the first line that
     cannot be stored stops the reading there, so an error on line 2 of a large file answers at
@@ -82,7 +88,7 @@ def dataset_check(
     known = formats()
     if fmt not in known:
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(known)}.")
-    name = validate_dataset_name(name)
+    name = validate_dataset_name(name, workspace)
     records: list[ItemRecord] = []
     try:
         for record in known[fmt].read(stream, columns=item_columns()):
@@ -110,7 +116,7 @@ def dataset_store(
 ) -> Dataset:
     """Checked records stored as a new frozen dataset, in one transaction, and audited
     (`created_by` None: the command line). DatasetNameError: the name was taken meanwhile."""
-    name = validate_dataset_name(name)
+    name = validate_dataset_name(name, workspace)
     try:
         with transaction.atomic():
             dataset = Dataset.objects.create(
@@ -172,7 +178,7 @@ def dataset_import(
     import page or the API goes to a worker instead (curation/datasets/uploads.py), through the
     same two steps.
     """
-    name, records = dataset_check(fmt=fmt, stream=stream, name=name, select=select)
+    name, records = dataset_check(fmt=fmt, stream=stream, name=name, select=select, workspace=workspace)
     return dataset_store(
         fmt=fmt, name=name, records=records, description=description, created_by=created_by, workspace=workspace
     )

@@ -60,7 +60,7 @@ def _previous_drafts(job: CurationJob, rows) -> dict[int, str]:
     return dict(found)  # later rows win: the latest draft of each item
 
 
-def curation_model_for(*, kind: str, chosen: str = "", endpoint_name: str = "") -> str:
+def curation_model_for(*, kind: str, chosen: str = "", endpoint_name: str = "", workspace_id: int | None = None) -> str:
     """The model a curation step sends: the one chosen on the form or command line, else the
     setting for that step (CURATION_REFERENCE_MODEL, CURATION_TRANSLATION_MODEL, empty unless set),
     else the endpoint's own default model (OPENAI_MODEL for the default endpoint). VersionError
@@ -72,7 +72,7 @@ def curation_model_for(*, kind: str, chosen: str = "", endpoint_name: str = "") 
     if model:
         return model
     try:
-        model = endpoint_config(endpoint_name or None).default_model.strip()
+        model = endpoint_config(endpoint_name or None, workspace_id=workspace_id).default_model.strip()
     except EndpointError:
         model = ""
     if not model:
@@ -85,10 +85,10 @@ def curation_model_for(*, kind: str, chosen: str = "", endpoint_name: str = "") 
     return model
 
 
-def curation_model_or_none(*, kind: str, endpoint_name: str = "") -> str | None:
+def curation_model_or_none(*, kind: str, endpoint_name: str = "", workspace_id: int | None = None) -> str | None:
     """curation_model_for with nothing chosen, or None when no model is known (for the page)."""
     try:
-        return curation_model_for(kind=kind, endpoint_name=endpoint_name)
+        return curation_model_for(kind=kind, endpoint_name=endpoint_name, workspace_id=workspace_id)
     except VersionError:
         return None
 
@@ -108,7 +108,9 @@ def reference_job_create(
     items = list(items)
     if not items:
         raise VersionError(_("No item needs a reference draft."))
-    model = curation_model_for(kind=CurationJob.Kind.REFERENCE, chosen=model, endpoint_name=endpoint_name)
+    model = curation_model_for(
+        kind=CurationJob.Kind.REFERENCE, chosen=model, endpoint_name=endpoint_name, workspace_id=dataset.workspace_id
+    )
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.REFERENCE,
         dataset=dataset,
@@ -135,7 +137,9 @@ def translation_job_create(
     )
     if not items:
         raise VersionError(_("No English item needs translating."))
-    model = curation_model_for(kind=CurationJob.Kind.TRANSLATION, chosen=model, endpoint_name=endpoint_name)
+    model = curation_model_for(
+        kind=CurationJob.Kind.TRANSLATION, chosen=model, endpoint_name=endpoint_name, workspace_id=dataset.workspace_id
+    )
     job = CurationJob.objects.create(
         kind=CurationJob.Kind.TRANSLATION,
         dataset=dataset,
@@ -230,7 +234,7 @@ def curation_job_restart(*, job_id: int, endpoint_name: str | None = None) -> tu
     if endpoint_name is not None:
         job.endpoint_name = endpoint_name.strip()
     # Checked before anything changes: a restart on an endpoint that cannot be used would only fail again.
-    endpoint_config(job.endpoint_name or None)
+    endpoint_config(job.endpoint_name or None, workspace_id=job.dataset.workspace_id)
     now = timezone.now()
     rows = list(
         _rows_of(job)
@@ -276,7 +280,8 @@ def curation_job_endpoint_set(*, job_id: int, endpoint_name: str) -> CurationJob
     """Point an unfinished job at another endpoint ("" is the default one), for the rows it has
     not sent yet. Raises EndpointError, changing nothing, when that endpoint cannot be used."""
     endpoint_name = endpoint_name.strip()
-    endpoint_config(endpoint_name or None)
+    job = CurationJob.objects.select_related("dataset").get(pk=job_id)
+    endpoint_config(endpoint_name or None, workspace_id=job.dataset.workspace_id)
     CurationJob.objects.filter(pk=job_id).update(endpoint_name=endpoint_name)
     return CurationJob.objects.get(pk=job_id)
 
@@ -366,12 +371,13 @@ def curation_job_run(
     calls at once. The job returned says how it ended: `stopped` is "signal", "unusable"
     (every call failed the same way; `last_error` says how) or "".
     """
-    job = CurationJob.objects.get(pk=job_id)
+    job = CurationJob.objects.select_related("dataset").get(pk=job_id)
     CurationJob.objects.filter(pk=job.pk).update(
         status=CurationJob.Status.RUNNING, runs=job.runs + 1, heartbeat_at=timezone.now()
     )
     try:
-        # In the dataset's workspace, whose cache the replies go to.
+        # Looked up in the dataset's workspace (another team's endpoint of the same name is never
+        # used), whose cache the replies go to.
         endpoint = endpoint_config(job.endpoint_name or None, workspace_id=job.dataset.workspace_id)
         if timeout_seconds:
             endpoint = replace(endpoint, timeout_seconds=timeout_seconds)

@@ -7,7 +7,7 @@ from core.archiving import ArchivableQuerySet
 from core.counting import count_of
 from core.errors import UserbenchError
 from core.roles import Role
-from core.workspaces import scoped
+from core.workspaces import NameInSeveralWorkspaces, named_one, scoped
 from curation.models import CurationJob, Dataset, Item, ReviewTask
 
 
@@ -24,13 +24,19 @@ def dataset_by_name(
     *, name: str, user=None, role: str | None = Role.RESEARCHER.value, workspace_id: int | None = None
 ) -> Dataset:
     """The dataset of this name, for commands, services and APIs that are given one by name;
-    DatasetNotFound naming it otherwise. With a `user`, a dataset of another workspace is not
-    found either (the operator, `user` None, finds every one); with a `workspace_id` (a command's
-    --workspace), only that workspace's."""
-    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
-    if workspace_id is not None:
-        datasets = datasets.filter(workspace_id=workspace_id)
-    found = datasets.filter(name=name).first() if name else None
+    DatasetNotFound naming it otherwise. Names are unique within a workspace: with a `user`, it
+    is looked up in their workspaces (the current one, when set), so a dataset of another
+    workspace is not found, whatever it is named; with a `workspace_id`, in that workspace; the
+    operator (neither) finds any, and is asked for --workspace when several workspaces use the
+    name (core.workspaces.named_one)."""
+    try:
+        found = (
+            named_one(Dataset.objects.all(), user=user, role=role, workspace_id=workspace_id, name=name)
+            if name
+            else None
+        )
+    except NameInSeveralWorkspaces as error:
+        raise DatasetNotFound(error.message) from None
     if found is None:
         raise DatasetNotFound(_("No dataset named %(name)r.") % {"name": name})
     return found
@@ -70,17 +76,13 @@ ITEM_STATUSES = ("included", "excluded", "in_review", "no_reference")
 
 
 def dataset_get(*, name: str, user=None, role: str | None = Role.RESEARCHER.value) -> Dataset | None:
-    """The dataset of this name (in the person's workspaces) with what its page shows beside it, or None."""
-    datasets = Dataset.objects.all() if user is None else datasets_visible(user=user, role=role)
-    return (
-        datasets.select_related("study", "previous_version", "frozen_from", "created_by")
-        .annotate(
-            item_count=count_of(Item.objects.all(), to="dataset"),
-            excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
-        )
-        .filter(name=name)
-        .first()
+    """The dataset of this name (in the person's workspaces, the current one when set) with what
+    its page shows beside it, or None; WorkspaceUnknown when two of their workspaces use the name."""
+    datasets = Dataset.objects.select_related("study", "previous_version", "frozen_from", "created_by").annotate(
+        item_count=count_of(Item.objects.all(), to="dataset"),
+        excluded_count=count_of(Item.objects.filter(excluded=True), to="dataset"),
     )
+    return named_one(datasets, user=user, role=role, name=name)
 
 
 def dataset_related_versions(*, dataset: Dataset) -> dict:

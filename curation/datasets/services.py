@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from core.archiving import refuse_if_archived
 from core.erasure import WITHDRAWN, erase_item_copies
 from core.errors import UserbenchError
+from core.workspaces import in_workspace
 from curation import reasons
 from curation.datasets.maths import ITEM_FIELDS, difficulty_cut, items_diff
 from curation.events import review_event_record
@@ -55,14 +56,14 @@ def study_dataset_build(*, study: Study, name: str, created_by: User | None = No
     is not a duplicate of the same participant's earlier case. Existing items are left as they
     are (they may carry reviewers' work); returns the dataset and how many items were added.
     """
-    dataset, _created = Dataset.objects.get_or_create(
+    # Looked up in the study's workspace only: a namesake of another workspace is another dataset.
+    dataset, _created = in_workspace(Dataset.objects.all(), study.workspace_id).get_or_create(
         name=name,
         defaults={
+            "workspace_id": study.workspace_id,
             "source": Dataset.Source.STUDY,
             "study": study,
             "created_by": created_by,
-            # A dataset built from a study stays in the study's workspace.
-            "workspace_id": study.workspace_id,
         },
     )
     refuse_if_archived(study)
@@ -134,12 +135,13 @@ def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User |
     name = (name or working_copy_name(dataset)).strip()
     if not name or len(name) > 90 or "@" in name:
         raise VersionError(_("A working dataset's name has 1 to 90 characters and no @."))
-    existing = Dataset.objects.filter(name=name).first()
+    existing = in_workspace(Dataset.objects.all(), dataset.workspace_id).filter(name=name).first()
     if existing is not None:
         if existing.frozen_at is None and existing.previous_version_id == dataset.pk:
             return existing, False
         raise VersionError(
-            _("A dataset named %(name)s already exists; choose another name for the copy.") % {"name": name}
+            _("A dataset named %(name)s exists already in this workspace; choose another name for the copy.")
+            % {"name": repr(name)}
         )
     copy = Dataset.objects.create(
         name=name,

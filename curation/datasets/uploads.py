@@ -28,7 +28,7 @@ def dataset_upload_queue(
     (DataImportError, DatasetNameError), the file by the worker."""
     if fmt not in formats():
         raise DataImportError(f"Unknown format {fmt!r}; choose one of: {', '.join(formats())}.")
-    name = validate_dataset_name(name)
+    name = validate_dataset_name(name, workspace)
     upload = stored.upload_file_store(
         DatasetUpload,
         file=file,
@@ -70,7 +70,9 @@ def dataset_upload_discard(*, upload: DatasetUpload, actor) -> None:
 
 def _check(upload: DatasetUpload, stream, progress):
     # The name is checked again when the dataset is stored: here only its file.
-    _, records = dataset_check(fmt=upload.file_format, stream=stream, name=upload.name, on_progress=progress)
+    _, records = dataset_check(
+        fmt=upload.file_format, stream=stream, name=upload.name, on_progress=progress, workspace=upload.workspace
+    )
     return records
 
 

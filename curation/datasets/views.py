@@ -18,7 +18,7 @@ from core.errors import UserbenchError
 from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
-from core.workspaces import scoped, workspace_get
+from core.workspaces import in_workspace, scoped, workspace_get
 from curation.access import researcher_required
 from curation.choices import Intent, Language
 from curation.datasets.llm_steps import (
@@ -102,7 +102,8 @@ def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> Http
         raise Http404
     try:
         if endpoint:
-            endpoint_by_name(name=endpoint, user=request.user)  # another workspace's endpoint is unknown here
+            # Only the person's endpoints of the dataset's workspace; another team's namesake is unknown here.
+            endpoint_by_name(name=endpoint, user=request.user, workspace_id=dataset.workspace_id)
         # An empty model is the endpoint's default (curation_model_for); the job records which.
         job = starters[kind](dataset=dataset, model=model, endpoint_name=endpoint, created_by=request.user)
     except VersionError as exc:
@@ -132,7 +133,7 @@ def dataset_job_restart_view(request: HttpRequest, dataset_id: int, job_id: int)
     )
     try:
         if request.POST.get("endpoint", ""):
-            endpoint_by_name(name=request.POST["endpoint"], user=request.user)  # only this person's endpoints
+            endpoint_by_name(name=request.POST["endpoint"], user=request.user, workspace_id=job.dataset.workspace_id)
         job, count = curation_job_restart_enqueue(job_id=job.pk, endpoint_name=request.POST.get("endpoint", ""))
     except UserbenchError as exc:
         messages.error(request, str(exc))
@@ -167,7 +168,9 @@ def dataset_page(request: HttpRequest, dataset_id: int) -> HttpResponse:
             ),
             "versions": versions,
             "jobs": dataset_jobs(dataset=dataset),
-            "endpoints": endpoint_list(user=request.user).values_list("name", flat=True),
+            "endpoints": in_workspace(endpoint_list(user=request.user), dataset.workspace_id).values_list(
+                "name", flat=True
+            ),
             # What an empty model field sends, shown before a job starts.
             "default_models": {kind: curation_model_or_none(kind=kind) for kind in CurationJob.Kind.values},
             "filters": dataset.difficulty_filters.order_by("-created_at"),

@@ -384,7 +384,10 @@ class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
             "is_open": _("Open to new participants"),
         }
         help_texts = {
-            "slug": _("Letters, digits and hyphens; the participant link is /study/ followed by it."),
+            "slug": _(
+                "Letters, digits and hyphens; the participant link is /study/ followed by it. End it with a "
+                "hyphen (pilot-) and six random letters and digits are added: a link no one guesses."
+            ),
             "title_zh": _("Participants reading in Chinese see the English title while this is empty."),
             "consent_zh": _("Participants reading in Chinese see the English notice while this is empty."),
             "instructions_zh": _("Participants reading in Chinese see the English instructions while this is empty."),
@@ -429,6 +432,12 @@ class StudyForm(ErrorSummary, WorkspaceChoice, forms.ModelForm):
         if low is not None and low < 1:
             self.add_error("min_cases", _("At least one case is needed."))
         return data
+
+    def validate_unique(self):
+        """Left to curation.studies.services.study_save (the slug is a study's only unique field,
+        the title unique within its workspace): a taken slug is answered there with a free
+        proposal in words that do not say whose it is, where Django's own "Study with this Slug
+        already exists." would confirm it is someone's."""
 
     def study_values(self) -> dict:
         values = {name: self.cleaned_data[name] for name in self.Meta.fields}

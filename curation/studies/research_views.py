@@ -1,7 +1,9 @@
 """The researcher's study pages: figures of a study and its set-up."""
 
+from typing import cast
+
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -12,6 +14,7 @@ from core.archive_views import archive_allowed, archive_page_action
 from core.archiving import ArchivedError, refuse_if_archived
 from core.params import ParameterError, int_param
 from core.roles import AuthenticatedHttpRequest, Role
+from core.slugs import SlugTaken
 from core.workspaces import workspace_get
 from curation.access import researcher_required
 from curation.models import Study
@@ -187,6 +190,11 @@ def study_edit(request: AuthenticatedHttpRequest, slug: str | None = None) -> Ht
             saved = services.study_save(
                 values=form.study_values(), study=study, user=request.user, workspace=form.workspace_chosen()
             )
+        except SlugTaken as error:
+            # The free proposal fills the field: saving again takes it.
+            form.data = proposed = cast(QueryDict, form.data).copy()
+            proposed["slug"] = error.proposal
+            form.add_error("slug", error.message)
         except services.StudyError as error:
             for field, errors in error.fields.items() or {None: error.messages}.items():
                 form.add_error(field if field in form.fields else None, errors)

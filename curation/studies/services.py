@@ -17,6 +17,8 @@ from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record, audit_value
 from core.errors import UserbenchError
 from core.models import Workspace
+from core.slugs import slug_asked, slug_check_free
+from core.workspaces import in_workspace
 from curation import reasons
 from curation.datasets.services import items_withdraw
 from curation.models import Case, Item, Study, StudyStep, Submission
@@ -266,6 +268,8 @@ def submission_finish(*, submission: Submission, language: str) -> Submission:
     return submission
 
 
+# The participant link's slug field's length (Django's SlugField).
+STUDY_SLUG_LENGTH = 50
 # Words the researcher's pages use after /studies/: a study with such a slug could not be opened.
 RESERVED_STUDY_SLUGS = frozenset({"new", "edit"})
 
@@ -295,7 +299,9 @@ def study_save(
 ) -> Study:
     """Create a study or update its set-up from the researcher's form values (audited, with each
     changed field's value before and after). A new study goes to `workspace` (the default one
-    when None); a study never moves to another. An archived study: ArchivedError."""
+    when None); a study never moves to another. An archived study: ArchivedError.
+    A slug (the participant link) taken by any study: SlugTaken with a free proposal, worded the
+    same whoever holds it; a title another study of this workspace has: StudyError."""
     refuse_if_archived(study)
     if values.get("slug") in RESERVED_STUDY_SLUGS:
         reserved = _("“%(slug)s” is reserved for a page; choose another slug.") % {"slug": values["slug"]}
@@ -305,6 +311,16 @@ def study_save(
         study = Study(created_by=user if user and user.is_authenticated else None)
         if workspace is not None:
             study.workspace = workspace
+    if "slug" in values and values["slug"] != study.slug:
+        values = {**values, "slug": slug_asked(Study, values["slug"], max_length=STUDY_SLUG_LENGTH)}
+        slug_check_free(Study, values["slug"], max_length=STUDY_SLUG_LENGTH, exclude_pk=study.pk)
+    title = values.get("title_en", study.title_en)
+    # Titles are unique within the workspace only: what other workspaces hold is never consulted.
+    if in_workspace(Study.objects.all(), study.workspace_id).filter(title_en=title).exclude(pk=study.pk).exists():
+        taken = _("A study titled %(title)s exists already in this workspace; choose another title.") % {
+            "title": repr(title)
+        }
+        raise StudyError(taken, fields={"title_en": [taken]})
     _codes_check(study, values)
     changed = sorted(name for name, value in values.items() if created or getattr(study, name) != value)
     before = {name: audit_value(getattr(study, name)) for name in changed} if not created else {}

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.upload_api import BackgroundUploadSerializer
+from core.workspaces import in_workspace
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
@@ -179,6 +180,7 @@ class DatasetAnswersApi(APIView):
             return Response(UploadSerializer(queued).data, status=status.HTTP_202_ACCEPTED)
         count = answers_import(
             dataset_name=dataset.name,
+            workspace_id=dataset.workspace_id,
             model_name=given.validated_data["model"],
             stream=upload,
             file_format=answer_format(upload.name or ""),
@@ -186,7 +188,9 @@ class DatasetAnswersApi(APIView):
             replace=given.validated_data["replace"],
         )
         model = given.validated_data["model"].strip()
-        current = answer_set_current(dataset=dataset, model=CandidateModel.objects.get(name=model))
+        current = answer_set_current(
+            dataset=dataset, model=in_workspace(CandidateModel.objects.all(), dataset.workspace_id).get(name=model)
+        )
         return Response(
             {"model": model, "imported": count, "version": current.version if current else None},
             status.HTTP_201_CREATED,
@@ -291,7 +295,7 @@ class GenerationListApi(APIView):
         given.is_valid(raise_exception=True)
         data = given.validated_data
         endpoint = (
-            endpoint_by_name(name=data["endpoint"], user=request.user)
+            endpoint_by_name(name=data["endpoint"], user=request.user, workspace_id=dataset.workspace_id)
             if data["endpoint"] not in (None, "", "default")
             else None
         )

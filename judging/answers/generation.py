@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from core.errors import UserbenchError
+from core.workspaces import in_workspace
 from curation.models import Dataset
 from judging.answers.versions import answers_new_version
 from judging.benchmarks.registry import DEFAULT_TEMPERATURE, GenerationPreset, generation_presets
@@ -271,7 +272,10 @@ def answers_generate(
     what came back is saved, and "cancelled" is then True."""
     chosen = generation_preset(preset, default_temperature=default_temperature)
     max_tokens = max_tokens if max_tokens is not None else chosen.max_tokens
-    model, _ = CandidateModel.objects.get_or_create(name=model_name)
+    # The model of this name in the dataset's workspace: another team's namesake is another model.
+    model, _ = in_workspace(CandidateModel.objects.all(), dataset.workspace_id).get_or_create(
+        name=model_name, defaults={"workspace_id": dataset.workspace_id}
+    )
     items, answered = _unanswered(dataset, model_name)
     limit = max_tokens_for(CallKind.GENERATION, endpoint=endpoint, override=max_tokens)
     requests = [generation_request(item, model_name=model_name, preset=chosen, max_tokens=limit) for item in items]

@@ -24,7 +24,7 @@ from judging.models import Answer, AnswerGeneration, BatchJob
 from llm.calls import ChatRequest, Outcome
 from llm.config import CallKind, max_tokens_for
 from llm.errors import EndpointError
-from llm.selectors import endpoint_config
+from llm.selectors import endpoint_row_config
 
 # How many failure reasons a generation keeps for the page (each names its item).
 MAX_ERRORS_KEPT = 10
@@ -40,9 +40,7 @@ class GenerationBatches:
     def __init__(self, generation: AnswerGeneration):
         self.generation = generation
         # In the dataset's workspace, whose cache its replies go to.
-        self.endpoint = endpoint_config(
-            generation.endpoint.name if generation.endpoint else None, workspace_id=generation.dataset.workspace_id
-        )
+        self.endpoint = endpoint_row_config(generation.endpoint, cache_workspace_id=generation.dataset.workspace_id)
         self.preset = generation_preset(generation.preset or None)
         asked = generation.max_tokens if generation.max_tokens is not None else self.preset.max_tokens
         self.max_tokens = max_tokens_for(CallKind.GENERATION, endpoint=self.endpoint, override=asked)

@@ -28,7 +28,7 @@ from judging.models import Answer, AnswerGeneration, CandidateModel, stale_after
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
 from llm.models import Endpoint
-from llm.selectors import endpoint_config
+from llm.selectors import endpoint_row_config
 
 # How many failure reasons a generation keeps for the page (each names its item).
 MAX_ERRORS_SHOWN = 10
@@ -36,11 +36,8 @@ MAX_ERRORS_SHOWN = 10
 
 def generation_endpoint(generation: AnswerGeneration):
     """The generation's endpoint configuration (the default one when it names none);
-    EndpointError when it cannot be used. Looked up in the dataset's workspace, whose cache its
-    replies go to."""
-    return endpoint_config(
-        generation.endpoint.name if generation.endpoint else None, workspace_id=generation.dataset.workspace_id
-    )
+    EndpointError when it cannot be used. Its replies go to the dataset's workspace's cache."""
+    return endpoint_row_config(generation.endpoint, cache_workspace_id=generation.dataset.workspace_id)
 
 
 def generation_is_stale(generation: AnswerGeneration) -> bool:
@@ -82,7 +79,7 @@ def generation_create(
     `generation_start` to also queue it. An archived dataset: ArchivedError."""
     refuse_if_archived(dataset)
     if batch:
-        batch_api_check(endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id))
+        batch_api_check(endpoint_row_config(endpoint, cache_workspace_id=dataset.workspace_id))
     return _generation_write(
         dataset=dataset,
         model_name=model_name,
@@ -100,8 +97,8 @@ def _generation_write(*, dataset, model_name, endpoint, preset, max_tokens, crea
     if not name:
         raise GenerationError(_("Name the model whose answers to generate."))
     generation_preset(preset)
-    endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id)
-    model, _created = CandidateModel.objects.get_or_create(name=name)
+    endpoint_row_config(endpoint, cache_workspace_id=dataset.workspace_id)
+    model, _created = CandidateModel.objects.get_or_create(name=name, workspace_id=dataset.workspace_id)
     if AnswerGeneration.objects.filter(dataset=dataset, model=model, status__in=AnswerGeneration.ACTIVE).exists():
         raise GenerationError(
             _("%(model)s is already being generated on %(dataset)s: wait for it or cancel it.")

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
 from core.import_checks import FormatError, csv_cells, csv_rows, describe, id_field, json_objects, text_field
+from core.workspaces import in_workspace
 from curation.datasets.importers import DataImportError, checked_name, item_columns
 from curation.datasets.public_formats import NO_LIMITS, column_limit
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
@@ -154,8 +155,8 @@ def answers_check(
     """Read a file of one model's answers and match each line to its item as it is read,
     writing nothing: the first line that cannot be stored stops the reading there, so an error
     on line 2 of a million-line file answers at once. DataImportError names the line.
-    `on_progress(lines)` is called every PROGRESS_EVERY_LINES lines (a worker's progress). With a
-    `workspace_id` (a command's --workspace), the dataset is looked up in that workspace only."""
+    `on_progress(lines)` is called every PROGRESS_EVERY_LINES lines (a worker's progress).
+    `workspace_id`: the dataset's workspace (dataset names are unique only there)."""
     try:
         dataset = dataset_by_name(name=dataset_name, workspace_id=workspace_id)
     except DatasetNotFound as error:
@@ -242,7 +243,11 @@ def _item_of(record: AnswerRecord, dataset_name: str, by_external_id, by_questio
 def answers_store(checked: CheckedAnswers, *, actor=None) -> int:
     """Store checked answers in one transaction (all or nothing); returns how many. An answer the
     model was given meanwhile (another upload) is refused and nothing is stored."""
-    model, _ = CandidateModel.objects.get_or_create(name=checked.model_name)
+    # The model of this name in the dataset's workspace: another team's namesake is another model.
+    workspace_id = checked.dataset.workspace_id
+    model, _ = in_workspace(CandidateModel.objects.all(), workspace_id).get_or_create(
+        name=checked.model_name, defaults={"workspace_id": workspace_id}
+    )
     try:
         with transaction.atomic():
             new = old = None

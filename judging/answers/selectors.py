@@ -5,6 +5,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from core.errors import UserbenchError
+from core.workspaces import in_workspace
 from curation.models import Dataset
 from judging.models import AnswerGeneration, AnswerUpload, CandidateModel
 
@@ -22,7 +23,7 @@ def answer_counts(*, dataset: Dataset) -> QuerySet[CandidateModel]:
     with `answer_count`, `cut_off_count` (those cut off at max_tokens) and `answer_version` (the
     current version's number), by name."""
     return (
-        CandidateModel.objects.filter(is_probe=False)
+        in_workspace(CandidateModel.objects.filter(is_probe=False), dataset.workspace_id)
         .annotate(
             answer_count=Count(
                 "answers", filter=Q(answers__item__dataset=dataset, answers__is_current=True), distinct=True

@@ -85,6 +85,7 @@ def upload_discard(*, upload: AnswerUpload, actor) -> None:
 def _check(upload: AnswerUpload, stream, progress):
     return answers_check(
         dataset_name=upload.dataset.name,
+        workspace_id=upload.dataset.workspace_id,
         model_name=upload.model_name,
         stream=stream,
         file_format=upload.file_format,

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.roles import AuthenticatedHttpRequest
+from core.workspaces import in_workspace
 from curation.datasets.importers import DataImportError
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
@@ -51,7 +52,7 @@ from judging.answers.versions import answers_delete
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
-from llm.selectors import endpoint_config, endpoint_list, endpoint_prices
+from llm.selectors import endpoint_list, endpoint_prices, endpoint_row_config
 
 
 def _dataset(name: str, user) -> Dataset:
@@ -78,7 +79,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
     preview, and the generations started so far with their progress."""
     dataset = _dataset(name, request.user)
     action = request.POST.get("action", "") if request.method == "POST" else ""
-    endpoints = list(endpoint_list(user=request.user))
+    # The dataset's workspace's endpoints (names are unique there, not across the server).
+    endpoints = list(in_workspace(endpoint_list(user=request.user), dataset.workspace_id))
     # Both forms have a `model` field: their own id prefixes keep the page's ids unique.
     upload = AnswerUploadForm(
         request.POST if action == "upload" else None, request.FILES if action == "upload" else None, auto_id="upload_%s"
@@ -116,7 +118,7 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
             if action == "start":
                 messages.info(request, _("The settings changed since the preview: check these numbers, then start."))
             endpoint = data["endpoint"]
-            config = endpoint_config(endpoint.name if endpoint else None, workspace_id=dataset.workspace_id)
+            config = endpoint_row_config(endpoint, cache_workspace_id=dataset.workspace_id)
             plan = generation_plan(
                 dataset=dataset,
                 model_name=settings["model_name"],
@@ -254,6 +256,7 @@ def _upload(request: AuthenticatedHttpRequest, dataset: Dataset, upload: AnswerU
             return redirect(_page_url(dataset) + f"#upload-{queued.pk}")
         count = answers_import(
             dataset_name=dataset.name,
+            workspace_id=dataset.workspace_id,
             model_name=model_name,
             stream=file,
             file_format=answer_format(file.name or ""),

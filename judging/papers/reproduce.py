@@ -22,7 +22,7 @@ from django.utils import timezone
 from core import __version__
 from core.errors import UserbenchError
 from core.models import Workspace
-from core.workspaces import workspace_for_command
+from core.workspaces import named_one, workspace_for_command
 from curation.datasets.importers import dataset_import
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
@@ -126,16 +126,9 @@ def reproduction_dataset(
         )
     entry = file_entry(path, data_dir, "items")
     name = f"{benchmark.name}-{entry['sha256'][:12]}" + (f"-{limit}-items" if limit else "")
-    # The workspace's own import of this file first; while dataset names are unique across the
-    # server, another workspace's import of it is refused by name.
-    same = Dataset.objects.filter(name=name)
-    existing = (same.filter(workspace=workspace).first() if workspace is not None else None) or same.first()
+    # Imported before: in the workspace named, else in the one workspace that holds the name.
+    existing = named_one(Dataset.objects.all(), workspace_id=workspace.pk if workspace else None, name=name)
     if existing is not None:
-        if workspace is not None and existing.workspace_id != workspace.pk:
-            raise ReproduceError(
-                f"This file was imported before as dataset {name!r} in workspace {existing.workspace.slug!r}, "
-                f"not {workspace.slug!r}."
-            )
         return existing, [entry], False
     # Where the new dataset goes: named, or the only workspace there is.
     workspace = workspace or workspace_for_command(None, required=True)
@@ -167,8 +160,8 @@ def reproduction_endpoint_check(*, endpoint_name: str | None, workspace: Workspa
         return
     try:
         endpoint_by_name(name=endpoint_name, workspace_id=workspace.pk)
-    except EndpointError:
-        raise ReproduceError(f"No endpoint {endpoint_name!r} in workspace {workspace.slug!r}.") from None
+    except EndpointError as error:
+        raise ReproduceError(f"Workspace {workspace.slug!r}: {error}") from None
 
 
 def published_checks(*, benchmark: Benchmark, data_dir: Path | None) -> list[dict]:
@@ -225,10 +218,10 @@ def reproduction_answers(
             with path.open("rb") as stream:
                 entry["imported"] = answers_import(
                     dataset_name=dataset.name,
+                    workspace_id=dataset.workspace_id,
                     model_name=name,
                     stream=stream,
                     only_known=True,
-                    workspace_id=dataset.workspace_id,
                 )
             entry["imported_from"] = file_entry(path, data_dir, f"answers of {name}")
         if had + entry["imported"] < total and batch:
@@ -237,6 +230,7 @@ def reproduction_answers(
             counts = answers_generate(
                 dataset=dataset,
                 model_name=name,
+                # The dataset's workspace's endpoint of that name (or the shared default).
                 endpoint=endpoint_config(endpoint_name, workspace_id=dataset.workspace_id),
                 concurrency=concurrency,
                 preset=benchmark.generation_preset.name,

@@ -18,6 +18,7 @@ from typing import cast
 from django.db.models import BooleanField, ExpressionWrapper
 from django.db.models.functions import Length
 
+from core.workspaces import in_workspace
 from judging.answers.versions import run_answers
 from judging.models import CUT_OFF, PARSE_FAILURE, CandidateModel, JudgeMode, JudgeRun, Judgment
 from judging.results.human_votes import human_verdicts
@@ -104,7 +105,12 @@ def judge_lineage(*, run: JudgeRun) -> tuple[str, str]:
     model named like the judge model (so a family given later still counts)."""
     provider, family = run.judge_provider.strip(), run.judge_family.strip()
     if not (provider and family):
-        namesake = CandidateModel.objects.filter(name=run.judge_model).values_list("provider", "family").first()
+        # Only the run's workspace's models: another team's description of a namesake says nothing here.
+        namesake = (
+            in_workspace(CandidateModel.objects.filter(name=run.judge_model), run.workspace_id)
+            .values_list("provider", "family")
+            .first()
+        )
         if namesake:
             provider, family = provider or namesake[0].strip(), family or namesake[1].strip()
     return provider, family

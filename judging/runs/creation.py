@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from core.workspaces import in_workspace
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from judging.answers.candidates import probe_answers_ensure
 from judging.answers.versions import current_answer_sets
@@ -182,7 +183,9 @@ def run_spec_by_names(
     except DatasetNotFound as error:
         raise RunError(str(error), parameter="dataset") from None
     names = [name.strip() for name in models if name.strip()]
-    candidates = list(CandidateModel.objects.filter(name__in=names))
+    # The dataset's workspace's models: names are unique there, not across the server.
+    models_here = in_workspace(CandidateModel.objects.all(), found.workspace_id)
+    candidates = list(models_here.filter(name__in=names))
     unknown = sorted(set(names) - {c.name for c in candidates})
     if unknown:
         raise RunError(
@@ -191,7 +194,7 @@ def run_spec_by_names(
         )
     reference = None
     if reference_model:
-        reference = CandidateModel.objects.filter(name=reference_model).first()
+        reference = models_here.filter(name=reference_model).first()
         if reference is None:
             raise RunError(
                 _("Unknown reference model %(name)s.") % {"name": repr(reference_model)}, parameter="reference_model"

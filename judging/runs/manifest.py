@@ -22,7 +22,7 @@ from core import __version__
 from curation.models import Dataset
 from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun, JudgeTemplate
 from llm.errors import EndpointError
-from llm.selectors import endpoint_config
+from llm.selectors import endpoint_row_config
 
 FORMAT = "userbench-run-manifest/1"
 # What a dataset item is, for its content hash: its content, never its database row (ids,
@@ -164,7 +164,8 @@ def endpoint_entry(run: JudgeRun) -> dict:
     """The endpoint by name and base URL: no key, no key variable, no header."""
     name = run.endpoint.name if run.endpoint is not None else "default"
     try:
-        base_url = endpoint_config(None if name == "default" else name).base_url
+        # The run's own endpoint row (of its workspace), never another team's of the same name.
+        base_url = endpoint_row_config(run.endpoint).base_url
     except EndpointError:
         base_url = None
     return {"name": name, "base_url": base_url}

@@ -21,7 +21,8 @@ def build_campaign(db):
                 AnswerFactory(item=item, model=model, text=f"Answer by the model to {item.external_id}.")
         people = [UserFactory(username=f"annotator{k}", roles=["annotator"]) for k in range(annotators)]
         options.setdefault("slug", "blind")
-        options.setdefault("title", "Blind test")
+        # Titles are unique within a workspace: a second campaign of a test gets its own.
+        options.setdefault("title", "Blind test" if options["slug"] == "blind" else f"Blind test ({options['slug']})")
         campaign = campaign_create(
             dataset=dataset,
             candidates=candidates,

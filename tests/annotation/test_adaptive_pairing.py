@@ -46,7 +46,7 @@ def adaptive(dataset, models, people, slug="adaptive", **options):
     options.setdefault("budget", 10)
     return campaign_create(
         slug=slug,
-        title="Adaptive",
+        title="Adaptive" if slug == "adaptive" else f"Adaptive ({slug})",
         dataset=dataset,
         candidates=models,
         annotators=people,

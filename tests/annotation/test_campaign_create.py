@@ -1,11 +1,21 @@
 """Creating campaigns: the command, the researcher's page and the API, and bad input that changes nothing."""
 
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Assignment, Campaign, ComparisonPair
-from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
+from core.models import Workspace
+from tests.factories import (
+    AnswerFactory,
+    CampaignFactory,
+    CandidateModelFactory,
+    DatasetFactory,
+    ItemFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -119,7 +129,7 @@ def test_command_refuses_bad_input_and_creates_nothing(world, args, message):
 
 def test_command_refuses_a_slug_in_use(world):
     call_command("campaign_create", "--dataset", "mini", "--slug", "c1", "--models", "alpha,beta", "--questions", "2")
-    with pytest.raises(CommandError, match="A campaign with the slug c1 already exists."):
+    with pytest.raises(CommandError, match=r"The link name 'c1' is taken\. c1-[a-z2-9]{6} is free"):
         call_command("campaign_create", "--dataset", "mini", "--slug", "c1", "--models", "alpha,gamma")
     assert Campaign.objects.count() == 1 and ComparisonPair.objects.count() == 2
 
@@ -179,6 +189,27 @@ def test_researcher_page_shows_why_a_design_is_refused(world, client, changes, m
     assert response.status_code == 400
     assert message in response.content.decode().replace("&#x27;", "'")
     assert nothing_created()
+
+
+def test_researcher_page_offers_a_free_link_and_names_a_title_in_use(world, client):
+    """A taken slug (whoever holds it) puts a free one in the field; sending again takes it. A
+    title another campaign of this workspace has is named beside the title."""
+    other = Workspace.objects.create(slug="other-team", name="Other team")
+    CampaignFactory(slug="page-1", title="Theirs", dataset=DatasetFactory(name="theirs", workspace=other))
+    client.force_login(UserFactory(username="res", roles=["researcher"]))
+    response = client.post(reverse("annotation:campaign-new"), form_data())
+    proposal = response.context["form"]["slug"].value()
+    assert response.status_code == 400 and re.fullmatch(r"page-1-[a-z2-9]{6}", proposal)
+    assert response.context["form"].errors["slug"] == [
+        f"The link name 'page-1' is taken. {proposal} is free: keep it or choose another."
+    ]
+    assert "Theirs" not in response.text and "other-team" not in response.text
+    assert client.post(reverse("annotation:campaign-new"), form_data(slug=proposal)).status_code == 302
+    again = client.post(reverse("annotation:campaign-new"), form_data(slug="page-2"))
+    assert again.context["form"].errors["title"] == [
+        "A campaign titled 'From the page' exists already in this workspace; choose another title."
+    ]
+    assert Campaign.objects.count() == 2
 
 
 def test_only_researchers_create_campaigns(world, client):
@@ -244,7 +275,12 @@ def test_api_creates_a_campaign_and_refuses_bad_input(world, client):
         "annotators": ["ann1", "ann2"],
     }
     again = client.post(url, good, content_type="application/json")
-    assert (again.status_code, again.json()) == (400, {"detail": "A campaign with the slug api-1 already exists."})
+    proposed = again.json()["proposed_slug"]
+    assert re.fullmatch(r"api-1-[a-z2-9]{6}", proposed) and not Campaign.objects.filter(slug=proposed).exists()
+    assert (again.status_code, again.json()["detail"]) == (
+        400,
+        f"The link name 'api-1' is taken. {proposed} is free: keep it or choose another.",
+    )
     assert Campaign.objects.count() == 1 and ComparisonPair.objects.count() == 3 and Assignment.objects.count() == 0
     listed = client.get(url).json()
     rows = listed["results"] if isinstance(listed, dict) else listed

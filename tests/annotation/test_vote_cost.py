@@ -52,7 +52,7 @@ def world(questions, models, annotators, answered=None, prefix="cost"):
 def adaptive(dataset, models, people, slug="adaptive", **options):
     return campaign_create(
         slug=slug,
-        title="Adaptive",
+        title="Adaptive" if slug == "adaptive" else f"Adaptive ({slug})",
         dataset=dataset,
         candidates=models,
         annotators=people,

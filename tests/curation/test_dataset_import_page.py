@@ -96,7 +96,12 @@ def test_a_taken_name_is_an_error_on_the_name(client_as, researcher):
     client = client_as(researcher)
     send(client)
     response = send(client, content=URS_CSV.replace("Paris.", "Lyon?"))
-    assert response.context["form"].errors == {"name": ["A dataset named 'pilot' exists already; choose another name."]}
+    assert response.context["form"].errors == {
+        "name": ["A dataset named 'pilot' exists already in this workspace; choose another name."]
+    }
+    client.cookies["django_language"] = "zh-hans"
+    response = send(client, content=URS_CSV.replace("Paris.", "Lyon?"))
+    assert response.context["form"].errors == {"name": ["此工作区已有名为 'pilot' 的数据集；请另选名称。"]}
     assert Item.objects.filter(reference="Lyon?").count() == 0
 
 

@@ -87,7 +87,9 @@ def test_bad_jsonl_names_the_line(tmp_path):
 
 def test_a_taken_name_and_a_missing_file_are_refused(tmp_path):
     DatasetFactory(name="taken")
-    with pytest.raises(CommandError, match="A dataset named 'taken' exists already; choose another name."):
+    with pytest.raises(
+        CommandError, match="A dataset named 'taken' exists already in this workspace; choose another name."
+    ):
         import_file(write(tmp_path, "urs.csv", URS_SAMPLE), "urs", "taken")
     with pytest.raises(CommandError, match="No such file"):
         import_file(tmp_path / "missing.csv", "urs", "new")

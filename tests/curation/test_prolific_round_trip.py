@@ -155,7 +155,7 @@ def test_an_open_study_saved_before_the_rule_keeps_its_codes_but_cannot_stay_ope
     response = client.post(reverse("curation:study-edit", args=["coded"]), {**STUDY_FORM, "title_en": "Renamed"})
     assert list(response.context["form"].errors) == ["screenout_code"]
     study = Study.objects.get(slug="coded")
-    assert (study.title_en, study.screenout_code) == ("A study", "")
+    assert (study.title_en, study.screenout_code) == ("A study (coded)", "")
 
 
 def screened_out(client, study, pid="p-screen"):

@@ -47,7 +47,10 @@ def test_working_copy_takes_every_item_and_leaves_the_frozen_dataset_alone(resea
     with pytest.raises(VersionError, match="Dataset ab-import-work is already a working dataset."):
         dataset_working_copy(dataset=copy)
     DatasetFactory(name="taken")
-    with pytest.raises(VersionError, match="A dataset named taken already exists; choose another name for the copy."):
+    with pytest.raises(
+        VersionError,
+        match="A dataset named 'taken' exists already in this workspace; choose another name for the copy.",
+    ):
         dataset_working_copy(dataset=frozen, name="taken")
     with pytest.raises(VersionError, match="no @"):
         dataset_working_copy(dataset=frozen, name="x@v1")

@@ -184,7 +184,7 @@ def test_restore_is_refused_after_archive_days(client_as, researcher, work, sett
 def test_an_archived_name_is_not_taken_by_a_new_object(client_as, researcher, work):
     client = client_as(researcher)
     client.post(api("campaign", "archive", "archcamp"))
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(Exception, match="The link name .archcamp. is taken"):
         _check_design(
             workspace_id=work["dataset"].workspace_id,
             slug="archcamp",

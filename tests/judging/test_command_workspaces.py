@@ -18,10 +18,6 @@ from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory
 pytestmark = pytest.mark.django_db
 
 TEMPLATE = "Judge: {question}\nReference: {reference}\nAnswer: {answer}\nEnd with {{'Final Score': n}}.\n"
-# Item 3 of the issue makes dataset names unique per workspace; until then a name is in one only.
-NAMES_GLOBAL = Dataset._meta.get_field("name").unique
-
-
 def run(*args):
     out, err = StringIO(), StringIO()
     call_command(*map(str, args), stdout=out, stderr=err)
@@ -145,8 +141,7 @@ def test_a_dataset_of_another_workspace_than_the_endpoint_runs_on_none_of_them(f
     assert fake_llm.count == 0
 
 
-@pytest.mark.skipif(NAMES_GLOBAL, reason="dataset names become unique per workspace with item 3 of issue 36")
-def test_a_dataset_name_used_in_two_workspaces_is_refused_until_one_is_named(team_b):  # pragma: no cover
+def test_a_dataset_name_used_in_two_workspaces_is_refused_until_one_is_named(team_b):
     for workspace, question in ((Workspace.objects.get(slug="default"), "A's?"), (team_b, "B's?")):
         ItemFactory(dataset=DatasetFactory(name="pilot", workspace=workspace), question=question)
     with pytest.raises(CommandError) as failed:

@@ -71,7 +71,9 @@ def test_the_page_refuses_it_and_a_spec_cannot_hold_it(client_as, setup):
         "action": "preview",
     }
     page = client_as(rita).post(reverse("judging:run-new"), form)
-    assert page.status_code == 400 and page.context["form"].non_field_errors() == [REFUSED]
+    # The run form offers only the dataset's workspace's endpoints: B's is no choice there.
+    assert page.status_code == 400 and "endpoint" in page.context["form"].errors
+    assert 'value="b-endpoint"' not in page.content.decode()
     assert "b-secret" not in page.content.decode()
     assert not JudgeRun.objects.exists()
     with pytest.raises(RunError, match="Unknown endpoint 'b-endpoint'"):

@@ -75,7 +75,7 @@ class Command(BaseCommand):
             self._batch(target, model, endpoint, preset, max_tokens)
             return
         try:
-            # Only the dataset's workspace's endpoints answer its generations.
+            # The dataset's workspace's endpoint of that name (or the shared default).
             config = endpoint_config(endpoint, workspace_id=target.workspace_id)
         except EndpointError as error:
             raise CommandError(str(error)) from None
