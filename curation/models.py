@@ -227,8 +227,7 @@ class Dataset(Archivable):
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="frozen_versions"
     )
     version = models.PositiveIntegerField(null=True, blank=True)
-    # A frozen version changes only when a participant withdraws: their items become tombstones,
-    # and the version says when and how many (README, "Security").
+    # A frozen version changes only when a participant withdraws (tombstones; README, "Security").
     amended_at = models.DateTimeField(null=True, blank=True)
     withdrawn_items = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(

@@ -74,9 +74,11 @@ def judge(dataset):
 
 
 def test_a_judge_run_of_one_team_is_not_answered_from_anothers_cache(fake_llm, teams):
-    model = CandidateModelFactory(name="m1")
+    # Each team's own model named m1 (a model's name belongs to its workspace).
+    models = {workspace.pk: CandidateModelFactory(name="m1", workspace=workspace) for workspace in teams}
     for name in ("a-data", "b-data", "b-again"):
-        AnswerFactory(item=Item.objects.get(dataset__name=name), model=model, text="The same answer.")
+        item = Item.objects.select_related("dataset").get(dataset__name=name)
+        AnswerFactory(item=item, model=models[item.dataset.workspace_id], text="The same answer.")
     judge("b-data")
     assert fake_llm.count == 1
     judge("a-data")

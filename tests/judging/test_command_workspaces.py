@@ -108,7 +108,7 @@ def test_a_new_template_needs_the_workspace_once_there_are_several(tmp_path, tea
 
 def test_campaign_create_and_bt_work_in_the_datasets_workspace(b_data, team_b):
     for name in ("alpha", "beta"):
-        model = CandidateModelFactory(name=name)
+        model = CandidateModelFactory(name=name, workspace=team_b)
         for item in b_data.items.all():
             AnswerFactory(item=item, model=model)
     out, err = run("campaign_create", "--dataset", "b-data", "--slug", "b-camp", "--models", "alpha,beta")
