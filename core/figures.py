@@ -35,6 +35,16 @@ from django.utils import timezone
 FIGURES_VERSION = 1
 INPUTS_VERSION_KEY = "figures_version"
 
+# The priority of every figures refresh task: below every other task (django.tasks' default is 0).
+# django-tasks-db's worker takes the ready task of highest priority, then the smallest `run_after`,
+# and stores a task queued to run at once with a `run_after` of 9999-01-01. A debounced refresh is
+# queued to run later, so once due it came before every task queued to run at once, however long
+# that one had waited; while votes or judgments arrive some refresh is always due, and a judge
+# run queued beside a voting crowd got no worker for minutes. A refresh loses nothing by waiting
+# for other work: it is coalesced (one waiting per stored row) and computes from the inputs as
+# they are when it starts.
+REFRESH_TASK_PRIORITY = -10
+
 
 def versioned_inputs(inputs: dict) -> dict:
     """A stored row's inputs with the version of the code computing its figures."""
