@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import cast
 
-from django.db.models import Count, Max, Q
+from django.db import connection
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.design import design_compute
@@ -146,13 +147,28 @@ def figures_votes_changed(*, campaign_id: int) -> int:
     current when it is next opened. Rows never stored are left to the first read, which
     computes them at once. Returns how many refreshes were queued.
 
-    One query when every row already has a refresh queued (the common case in a burst)."""
-    recent = timezone.now() - 6 * debounce()
-    rows = StoredFigures.objects.filter(
-        Q(campaign_id=campaign_id)
-        | Q(campaign__isnull=True, dataset_id__in=Campaign.objects.filter(pk=campaign_id).values("dataset_id"))
-    ).filter(Q(refresh_queued_at__isnull=True) | Q(refresh_queued_at__lt=recent))
-    return sum(figures_schedule(figures) for figures in rows.only("pk", "computed_at"))
+    Runs after every vote, so it is one statement: the rows without a refresh queued (or whose
+    refresh never ran, refresh_claim's rule) are marked and returned by the same UPDATE, and a
+    task is queued for each; in a burst, when every row has one queued, it changes nothing."""
+    # The service <-> task loop of a queued app: annotation/tasks.py imports this module.
+    from annotation.tasks import figures_task
+
+    now = timezone.now()
+    quote = connection.ops.quote_name
+    figures, campaigns = quote(StoredFigures._meta.db_table), quote(Campaign._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE {figures} SET refresh_queued_at = %s
+            WHERE (campaign_id = %s
+                   OR (campaign_id IS NULL AND dataset_id = (SELECT dataset_id FROM {campaigns} WHERE id = %s)))
+              AND (refresh_queued_at IS NULL OR refresh_queued_at < %s)
+            RETURNING id, computed_at""",
+            [now, campaign_id, campaign_id, now - 6 * debounce()],
+        )
+        claimed = cursor.fetchall()
+    for figures_id, computed_at in claimed:
+        enqueue_later(figures_task, figures_id, at_once=computed_at is None)
+    return len(claimed)
 
 
 def figures_read(
