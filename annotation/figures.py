@@ -8,6 +8,7 @@ newer votes asks for them to be computed again (debounced)."""
 
 from __future__ import annotations
 
+import time
 from typing import cast
 
 from django.db import connection
@@ -119,13 +120,31 @@ def figures_refresh(*, figures_id: int) -> StoredFigures | None:
     figures = StoredFigures.objects.select_related("dataset").filter(pk=figures_id).first()
     if figures is None:
         return None
+    began = time.monotonic()
     inputs = figures_inputs(figures)  # read first: a vote cast meanwhile makes them stale, not wrong
     payload = json_safe(figures_compute(figures))
     StoredFigures.objects.filter(pk=figures.pk).update(
-        payload=payload, inputs=inputs, computed_at=timezone.now(), refresh_queued_at=None
+        payload=payload,
+        inputs=inputs,
+        computed_at=timezone.now(),
+        refresh_queued_at=None,
+        compute_seconds=time.monotonic() - began,
     )
     figures.refresh_from_db()
     return figures
+
+
+def figures_refresh_queued(*, figures_id: int) -> StoredFigures | None:
+    """What a queued refresh does: compute the row's figures, unless they were already computed
+    from the inputs as they are now (a refresh asked for again while this one waited, a worker
+    busy with a long run meanwhile: the first to run did the work, the others only say so)."""
+    figures = StoredFigures.objects.filter(pk=figures_id).first()
+    if figures is None:
+        return None
+    if figures.computed_at is not None and figures.inputs == figures_inputs(figures):
+        StoredFigures.objects.filter(pk=figures.pk).update(refresh_queued_at=None)
+        return figures
+    return figures_refresh(figures_id=figures_id)
 
 
 def figures_schedule(figures: StoredFigures) -> bool:
@@ -135,7 +154,9 @@ def figures_schedule(figures: StoredFigures) -> bool:
     from annotation.tasks import figures_task
 
     if refresh_claim(StoredFigures.objects.filter(pk=figures.pk)):
-        enqueue_later(figures_task, figures.pk, at_once=figures.computed_at is None)
+        enqueue_later(
+            figures_task, figures.pk, at_once=figures.computed_at is None, compute_seconds=figures.compute_seconds
+        )
         return True
     return False
 
@@ -162,12 +183,12 @@ def figures_votes_changed(*, campaign_id: int) -> int:
             WHERE (campaign_id = %s
                    OR (campaign_id IS NULL AND dataset_id = (SELECT dataset_id FROM {campaigns} WHERE id = %s)))
               AND (refresh_queued_at IS NULL OR refresh_queued_at < %s)
-            RETURNING id, computed_at""",
+            RETURNING id, computed_at, compute_seconds""",
             [now, campaign_id, campaign_id, now - 6 * debounce()],
         )
         claimed = cursor.fetchall()
-    for figures_id, computed_at in claimed:
-        enqueue_later(figures_task, figures_id, at_once=computed_at is None)
+    for figures_id, computed_at, compute_seconds in claimed:
+        enqueue_later(figures_task, figures_id, at_once=computed_at is None, compute_seconds=compute_seconds)
     return len(claimed)
 
 

@@ -60,6 +60,22 @@ def debounce() -> timedelta:
     return timedelta(seconds=float(settings.FIGURES_DEBOUNCE_SECONDS))
 
 
+# A row's next refresh waits at least this many times as long as its last computation took, so
+# that figures recomputed while votes keep coming (BT with 1,000 bootstrap rounds over a growing
+# campaign takes seconds) hold a worker at most about a quarter of the time, not all of it...
+REFRESH_SPACING = 3
+# ...but never more than this many debounce windows: refresh_claim takes a refresh still waiting
+# after six windows for one that never ran, and would queue a second.
+REFRESH_DELAY_CAP = 5
+
+
+def refresh_delay(compute_seconds: float) -> timedelta:
+    """How long after being asked a refresh runs: one debounce window, or longer for figures
+    whose last computation was long (REFRESH_SPACING)."""
+    window = debounce()
+    return min(max(window, timedelta(seconds=REFRESH_SPACING * max(compute_seconds, 0.0))), REFRESH_DELAY_CAP * window)
+
+
 def refresh_claim(queryset) -> bool:
     """Mark the figures row in `queryset` as having a refresh queued, unless one was queued in
     the last few debounce windows and has not run yet. True: the caller enqueues the task."""
@@ -73,12 +89,13 @@ def refresh_claim(queryset) -> bool:
     )
 
 
-def enqueue_later(task, *args, at_once: bool = False) -> None:
-    """Enqueue `task(*args)` to run one debounce window from now (figures never computed: at
-    once; so too on a backend that cannot defer, such as the immediate backend of tests)."""
+def enqueue_later(task, *args, at_once: bool = False, compute_seconds: float = 0.0) -> None:
+    """Enqueue `task(*args)` to run one debounce window from now, or later for figures whose last
+    computation took `compute_seconds` (refresh_delay); figures never computed: at once, and so
+    too on a backend that cannot defer, such as the immediate backend of tests."""
     backend = task_backends[task.backend]
     if not at_once and backend.supports_defer and settings.FIGURES_DEBOUNCE_SECONDS > 0:
-        task = task.using(run_after=timezone.now() + debounce())
+        task = task.using(run_after=timezone.now() + refresh_delay(compute_seconds))
     task.enqueue(*args)
 
 
