@@ -9,6 +9,7 @@ newer votes asks for them to be computed again (debounced)."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import cast
 
 from django.db import connection
@@ -144,6 +145,14 @@ def figures_refresh_queued(*, figures_id: int) -> StoredFigures | None:
     if figures.computed_at is not None and figures.inputs == figures_inputs(figures):
         StoredFigures.objects.filter(pk=figures.pk).update(refresh_queued_at=None)
         return figures
+    # While it computes, no vote queues another refresh of the row: refresh_claim takes a refresh
+    # asked for six debounce windows ago for one that never ran, and a computation that lasts
+    # minutes (the reliability fit over a large campaign) was queued again and again, every
+    # worker computing the same row. Marked as asked for until twice its last computation from
+    # now, so a worker that dies mid-way leaves the row to be asked for again after that.
+    StoredFigures.objects.filter(pk=figures.pk).update(
+        refresh_queued_at=timezone.now() + timedelta(seconds=2 * figures.compute_seconds)
+    )
     return figures_refresh(figures_id=figures_id)
 
 

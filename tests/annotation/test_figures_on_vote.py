@@ -117,3 +117,42 @@ def test_a_refresh_that_took_long_is_asked_again_later_and_one_already_done_is_n
     assert computed.compute_seconds != 4  # measured again
     figures_task.call(row.pk)  # the same refresh asked for twice
     assert StoredFigures.objects.get(pk=row.pk).computed_at == computed.computed_at
+
+
+def test_votes_cast_while_a_long_refresh_computes_queue_no_second_one(
+    build_campaign, client_as, researcher, django_capture_on_commit_callbacks, settings, monkeypatch
+):
+    """A refresh that computes for minutes is not queued again by the votes cast meanwhile, even
+    once six debounce windows have passed (the rule for a refresh that never ran): otherwise
+    every worker ends up computing the same row. Once it is done, the next vote asks again."""
+    import annotation.figures as figures_module
+    from annotation.tasks import figures_task
+
+    campaign, _models, _items, (first, second) = build_campaign(questions=6, models=2)
+    get_computed(client_as(researcher), reverse("annotation:results", args=[campaign.slug]))
+    row = StoredFigures.objects.get(campaign=campaign, what="campaign")
+    StoredFigures.objects.filter(pk=row.pk).update(compute_seconds=100)
+    # Six windows pass within the computation below (a vote takes longer than 0.6 ms).
+    settings.FIGURES_DEBOUNCE_SECONDS = 0.0001
+
+    def vote(person):
+        with django_capture_on_commit_callbacks(execute=True):
+            assignment = assignment_next(campaign=campaign, annotator=person)
+            vote_cast(token=assignment.token, annotator=person, choice="left")
+
+    vote(first)
+    queued_refreshes().delete()
+    real_compute = figures_module.figures_compute
+    during = []
+
+    def computing(figures):
+        vote(second)  # cast while the row is being computed
+        during.append(queued_refreshes().filter(args_kwargs__args__0=row.pk).count())
+        return real_compute(figures)
+
+    monkeypatch.setattr(figures_module, "figures_compute", computing)
+    figures_task.call(row.pk)
+    assert during == [0]
+    monkeypatch.setattr(figures_module, "figures_compute", real_compute)
+    vote(first)
+    assert queued_refreshes().filter(args_kwargs__args__0=row.pk).count() == 1
