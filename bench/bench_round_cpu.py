@@ -113,7 +113,11 @@ def main() -> None:
     options = parser.parse_args()
 
     name = f"ub_bench_round_cpu_{os.getpid()}"
-    admin(f'CREATE DATABASE "{name}"')
+    try:
+        admin(f'CREATE DATABASE "{name}"')
+    except Exception as error:  # noqa: BLE001
+        print(f"PostgreSQL not reachable at {postgres_admin_url()} ({type(error).__name__}): benchmark skipped.")
+        return
     os.environ.update(
         {
             "DATABASE_URL": database_url(name),
