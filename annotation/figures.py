@@ -18,7 +18,16 @@ from django.utils import timezone
 
 from annotation.design import design_compute
 from annotation.models import Campaign, StoredFigures, Vote
-from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read, versioned_inputs
+from core.figures import (
+    debounce,
+    enqueue_later,
+    json_safe,
+    refresh_claim,
+    refresh_delay,
+    refresh_due_note,
+    stored_figures_read,
+    versioned_inputs,
+)
 from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
@@ -163,9 +172,7 @@ def figures_schedule(figures: StoredFigures) -> bool:
     from annotation.tasks import figures_task
 
     if refresh_claim(StoredFigures.objects.filter(pk=figures.pk)):
-        enqueue_later(
-            figures_task, figures.pk, at_once=figures.computed_at is None, compute_seconds=figures.compute_seconds
-        )
+        _queue(figures_task, figures.pk, figures.computed_at, figures.compute_seconds)
         return True
     return False
 
@@ -197,8 +204,17 @@ def figures_votes_changed(*, campaign_id: int) -> int:
         )
         claimed = cursor.fetchall()
     for figures_id, computed_at, compute_seconds in claimed:
-        enqueue_later(figures_task, figures_id, at_once=computed_at is None, compute_seconds=compute_seconds)
+        _queue(figures_task, figures_id, computed_at, compute_seconds)
     return len(claimed)
+
+
+def _queue(figures_task, figures_id: int, computed_at, compute_seconds: float) -> None:
+    """Queue the refresh of a row just claimed: at once if never computed, else after its delay
+    (core.figures.refresh_delay), noted on the row when longer than a debounce window."""
+    delay = refresh_delay(compute_seconds)
+    if computed_at is not None:
+        refresh_due_note(StoredFigures.objects.filter(pk=figures_id), delay)
+    enqueue_later(figures_task, figures_id, at_once=computed_at is None, delay=delay)
 
 
 def figures_read(

@@ -61,19 +61,26 @@ def debounce() -> timedelta:
 
 
 # A row's next refresh waits at least this many times as long as its last computation took, so
-# that figures recomputed while votes keep coming (BT with 1,000 bootstrap rounds over a growing
-# campaign takes seconds) hold a worker at most about a quarter of the time, not all of it...
+# that figures recomputed while votes keep coming hold a worker at most about a quarter of the
+# time, not all of it (the reliability-aware BT of a few thousand votes takes over a minute).
 REFRESH_SPACING = 3
-# ...but never more than this many debounce windows: refresh_claim takes a refresh still waiting
-# after six windows for one that never ran, and would queue a second.
-REFRESH_DELAY_CAP = 5
+# ...and never longer than this: figures a page shows as stale are computed within ten minutes.
+REFRESH_DELAY_CAP = timedelta(minutes=10)
 
 
 def refresh_delay(compute_seconds: float) -> timedelta:
     """How long after being asked a refresh runs: one debounce window, or longer for figures
-    whose last computation was long (REFRESH_SPACING)."""
-    window = debounce()
-    return min(max(window, timedelta(seconds=REFRESH_SPACING * max(compute_seconds, 0.0))), REFRESH_DELAY_CAP * window)
+    whose last computation was long (REFRESH_SPACING, at most REFRESH_DELAY_CAP)."""
+    spaced = timedelta(seconds=REFRESH_SPACING * max(compute_seconds, 0.0))
+    return min(max(debounce(), spaced), max(debounce(), REFRESH_DELAY_CAP))
+
+
+def refresh_due_note(queryset, delay: timedelta) -> None:
+    """Record on a row just claimed (refresh_claim) that its refresh is due only `delay` from now,
+    when that is longer than a debounce window: refresh_claim takes a refresh still waiting six
+    windows after it was due for one that never ran, and would otherwise queue a second."""
+    if delay > debounce():
+        queryset.update(refresh_queued_at=timezone.now() + delay)
 
 
 def refresh_claim(queryset) -> bool:
@@ -89,13 +96,13 @@ def refresh_claim(queryset) -> bool:
     )
 
 
-def enqueue_later(task, *args, at_once: bool = False, compute_seconds: float = 0.0) -> None:
-    """Enqueue `task(*args)` to run one debounce window from now, or later for figures whose last
-    computation took `compute_seconds` (refresh_delay); figures never computed: at once, and so
-    too on a backend that cannot defer, such as the immediate backend of tests."""
+def enqueue_later(task, *args, at_once: bool = False, delay: timedelta | None = None) -> None:
+    """Enqueue `task(*args)` to run one debounce window from now, or `delay` from now (figures
+    never computed: at once, and so too on a backend that cannot defer, such as the immediate
+    backend of tests)."""
     backend = task_backends[task.backend]
     if not at_once and backend.supports_defer and settings.FIGURES_DEBOUNCE_SECONDS > 0:
-        task = task.using(run_after=timezone.now() + refresh_delay(compute_seconds))
+        task = task.using(run_after=timezone.now() + (delay if delay is not None else debounce()))
     task.enqueue(*args)
 
 
