@@ -8,14 +8,26 @@ newer votes asks for them to be computed again (debounced)."""
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from typing import cast
 
-from django.db.models import Count, Max, Q
+from django.db import connection
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.design import design_compute
 from annotation.models import Campaign, StoredFigures, Vote
-from core.figures import debounce, enqueue_later, json_safe, refresh_claim, stored_figures_read, versioned_inputs
+from core.figures import (
+    debounce,
+    enqueue_later,
+    json_safe,
+    refresh_claim,
+    refresh_delay,
+    refresh_due_note,
+    stored_figures_read,
+    versioned_inputs,
+)
 from judging.models import JudgeRun
 
 DEFAULT_ROUNDS = 1000
@@ -118,13 +130,39 @@ def figures_refresh(*, figures_id: int) -> StoredFigures | None:
     figures = StoredFigures.objects.select_related("dataset").filter(pk=figures_id).first()
     if figures is None:
         return None
+    began = time.monotonic()
     inputs = figures_inputs(figures)  # read first: a vote cast meanwhile makes them stale, not wrong
     payload = json_safe(figures_compute(figures))
     StoredFigures.objects.filter(pk=figures.pk).update(
-        payload=payload, inputs=inputs, computed_at=timezone.now(), refresh_queued_at=None
+        payload=payload,
+        inputs=inputs,
+        computed_at=timezone.now(),
+        refresh_queued_at=None,
+        compute_seconds=time.monotonic() - began,
     )
     figures.refresh_from_db()
     return figures
+
+
+def figures_refresh_queued(*, figures_id: int) -> StoredFigures | None:
+    """What a queued refresh does: compute the row's figures, unless they were already computed
+    from the inputs as they are now (a refresh asked for again while this one waited, a worker
+    busy with a long run meanwhile: the first to run did the work, the others only say so)."""
+    figures = StoredFigures.objects.filter(pk=figures_id).first()
+    if figures is None:
+        return None
+    if figures.computed_at is not None and figures.inputs == figures_inputs(figures):
+        StoredFigures.objects.filter(pk=figures.pk).update(refresh_queued_at=None)
+        return figures
+    # While it computes, no vote queues another refresh of the row: refresh_claim takes a refresh
+    # asked for six debounce windows ago for one that never ran, and a computation that lasts
+    # minutes (the reliability fit over a large campaign) was queued again and again, every
+    # worker computing the same row. Marked as asked for until twice its last computation from
+    # now, so a worker that dies mid-way leaves the row to be asked for again after that.
+    StoredFigures.objects.filter(pk=figures.pk).update(
+        refresh_queued_at=timezone.now() + timedelta(seconds=2 * figures.compute_seconds)
+    )
+    return figures_refresh(figures_id=figures_id)
 
 
 def figures_schedule(figures: StoredFigures) -> bool:
@@ -134,7 +172,7 @@ def figures_schedule(figures: StoredFigures) -> bool:
     from annotation.tasks import figures_task
 
     if refresh_claim(StoredFigures.objects.filter(pk=figures.pk)):
-        enqueue_later(figures_task, figures.pk, at_once=figures.computed_at is None)
+        _queue(figures_task, figures.pk, figures.computed_at, figures.compute_seconds)
         return True
     return False
 
@@ -146,13 +184,37 @@ def figures_votes_changed(*, campaign_id: int) -> int:
     current when it is next opened. Rows never stored are left to the first read, which
     computes them at once. Returns how many refreshes were queued.
 
-    One query when every row already has a refresh queued (the common case in a burst)."""
-    recent = timezone.now() - 6 * debounce()
-    rows = StoredFigures.objects.filter(
-        Q(campaign_id=campaign_id)
-        | Q(campaign__isnull=True, dataset_id__in=Campaign.objects.filter(pk=campaign_id).values("dataset_id"))
-    ).filter(Q(refresh_queued_at__isnull=True) | Q(refresh_queued_at__lt=recent))
-    return sum(figures_schedule(figures) for figures in rows.only("pk", "computed_at"))
+    Runs after every vote, so it is one statement: the rows without a refresh queued (or whose
+    refresh never ran, refresh_claim's rule) are marked and returned by the same UPDATE, and a
+    task is queued for each; in a burst, when every row has one queued, it changes nothing."""
+    # The service <-> task loop of a queued app: annotation/tasks.py imports this module.
+    from annotation.tasks import figures_task
+
+    now = timezone.now()
+    quote = connection.ops.quote_name
+    figures, campaigns = quote(StoredFigures._meta.db_table), quote(Campaign._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE {figures} SET refresh_queued_at = %s
+            WHERE (campaign_id = %s
+                   OR (campaign_id IS NULL AND dataset_id = (SELECT dataset_id FROM {campaigns} WHERE id = %s)))
+              AND (refresh_queued_at IS NULL OR refresh_queued_at < %s)
+            RETURNING id, computed_at, compute_seconds""",
+            [now, campaign_id, campaign_id, now - 6 * debounce()],
+        )
+        claimed = cursor.fetchall()
+    for figures_id, computed_at, compute_seconds in claimed:
+        _queue(figures_task, figures_id, computed_at, compute_seconds)
+    return len(claimed)
+
+
+def _queue(figures_task, figures_id: int, computed_at, compute_seconds: float) -> None:
+    """Queue the refresh of a row just claimed: at once if never computed, else after its delay
+    (core.figures.refresh_delay), noted on the row when longer than a debounce window."""
+    delay = refresh_delay(compute_seconds)
+    if computed_at is not None:
+        refresh_due_note(StoredFigures.objects.filter(pk=figures_id), delay)
+    enqueue_later(figures_task, figures_id, at_once=computed_at is None, delay=delay)
 
 
 def figures_read(

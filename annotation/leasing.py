@@ -36,6 +36,7 @@ from annotation.models import (
     ComparisonPair,
     ModelPairSlots,
 )
+from core.raw_rows import raw_first
 from curation.models import Item
 from judging.models import Answer
 
@@ -90,10 +91,17 @@ def _statements(vendor: str) -> dict[str, str]:
     # A many-to-many field always has its through model once the models are loaded.
     membership = connection.ops.quote_name(cast(type[Model], annotators.remote_field.through)._meta.db_table)
     of_campaign, of_user = annotators.m2m_column_name(), annotators.m2m_reverse_name()
+    # Every column but the manifest (a JSON document the annotator's path never reads, decoded on
+    # every request otherwise); read on access, as a deferred field, where something asks for it.
+    campaign_columns = ", ".join(
+        f"c.{connection.ops.quote_name(field.column)}"
+        for field in Campaign._meta.concrete_fields
+        if field.name != "manifest" and field.column
+    )
     return {
         # The campaign with this slug, open or closed, if the annotator was added to it.
         "campaign": f"""
-            SELECT c.* FROM {table["campaign"]} c
+            SELECT {campaign_columns} FROM {table["campaign"]} c
             WHERE c.slug = %s
               AND EXISTS (SELECT 1 FROM {membership} m WHERE m.{of_campaign} = c.id AND m.{of_user} = %s)""",
         # The annotator's open lease in a campaign; an item taken back by undo comes first.
@@ -250,14 +258,14 @@ def _attach_pair(instance, pair_id: int) -> ComparisonPair:
 
 def annotator_campaign(*, slug: str, annotator_id: int) -> Campaign | None:
     """The campaign with this slug (open or closed) if the annotator was added to it, else None."""
-    return next(iter(Campaign.objects.raw(_sql("campaign"), [slug, annotator_id])), None)
+    return raw_first(Campaign, _sql("campaign"), [slug, annotator_id])
 
 
 def held_lease(*, campaign_id: int, annotator_id: int) -> Assignment | None:
     """The annotator's open lease in the campaign, row-locked, with its pair, question and both
     answers' texts (`answer_a_text`, `answer_b_text`); None when they hold none.
     Call inside a transaction."""
-    found = next(iter(Assignment.objects.raw(_sql("held"), [campaign_id, annotator_id])), None)
+    found = raw_first(Assignment, _sql("held"), [campaign_id, annotator_id])
     if found is not None:
         found.pair = _attach_pair(found, found.pair_id)
     return found
@@ -268,7 +276,7 @@ def free_pair(*, campaign_id: int, annotator_id: int, now, votes_per_pair: int, 
     than `votes_per_pair` slots taken at `now`, row-locked (pairs locked by others are skipped),
     with its question and both answers' texts; None when there is none. Call inside a transaction."""
     params = [campaign_id, after_id, annotator_id, now, votes_per_pair]
-    found = next(iter(ComparisonPair.objects.raw(_sql("free"), params)), None)
+    found = raw_first(ComparisonPair, _sql("free"), params)
     return None if found is None else _attach_pair(found, found.pk)
 
 
@@ -286,7 +294,7 @@ def assignment_to_vote_on(*, token: str, annotator_id: int) -> Assignment | None
     `pair_model_a_id`, `pair_model_b_id`, `pair_campaign_id`, `pair_is_gold` and the
     campaign's `votes_per_pair`. None when no such assignment is theirs.
     Call inside a transaction."""
-    return next(iter(Assignment.objects.raw(_sql("mine"), [token, annotator_id])), None)
+    return raw_first(Assignment, _sql("mine"), [token, annotator_id])
 
 
 def pair_lock(*, pair_id: int) -> None:

@@ -370,6 +370,9 @@ class StoredFigures(models.Model):
     inputs = models.JSONField(default=dict)
     computed_at = models.DateTimeField(null=True, blank=True)
     refresh_queued_at = models.DateTimeField(null=True, blank=True)
+    # Seconds the last computation took: the next refresh waits a few times that
+    # (core.figures.refresh_delay), so a long one never holds a worker without pause.
+    compute_seconds = models.FloatField(default=0)
 
     class Meta:
         verbose_name_plural = "stored figures"

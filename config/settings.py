@@ -486,6 +486,9 @@ SPECTACULAR_SETTINGS = {
 # country is suggested from their address at consent; the address itself is never stored.
 GEOIP_COUNTRY_DB = os.environ.get("GEOIP_COUNTRY_DB", "")
 
+# Django's database sessions, read with one plain query on every signed-in request (core/sessions.py).
+SESSION_ENGINE = "core.sessions"
+
 # Security: strict whenever DEBUG is off (`manage.py check --deploy` is clean).
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = not DEBUG

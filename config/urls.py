@@ -27,6 +27,9 @@ api_docs = csp_override(docs_csp)(
 handler500 = "core.views.server_error"
 
 api_patterns: list[URLPattern | URLResolver] = [
+    # First: the annotators' next and vote come twice a round from every annotator, and Django
+    # tries the patterns in turn (no other API route starts with campaigns/ or annotate/).
+    path("", include("annotation.api_urls")),
     path("", ApiRootApi.as_view(), name="api-root"),
     path("me/", MeApi.as_view(), name="api-me"),
     path("tokens/", TokenListApi.as_view(), name="api-tokens"),
@@ -34,7 +37,6 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("curation.api_urls")),
     path("", include("judging.api_urls")),
     path("", include("llm.api_urls")),
-    path("", include("annotation.api_urls")),
     path("", include(home_urls.api_urlpatterns)),
     # The schema and its docs describe every endpoint: signed-in people only.
     path("schema/", SpectacularAPIView.as_view(permission_classes=[IsAuthenticated]), name="api-schema"),
@@ -42,12 +44,13 @@ api_patterns: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
+    # First, for the same reason; nothing else starts with api/.
+    path("api/", include(api_patterns)),
     path("", include(home_urls.urlpatterns)),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
-    path("api/", include(api_patterns)),
     path("", include("llm.urls")),
     path("", include("core.urls")),
     # Before curation: judging's `datasets/<name>/answers/` would otherwise be read as a dataset

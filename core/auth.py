@@ -17,6 +17,7 @@ from rest_framework.authentication import SessionAuthentication
 
 from core.models import Membership
 from core.rate_counters import counter_hit, counter_peek
+from core.raw_rows import raw_first
 from core.roles import remember_roles
 from core.throttling import client_fingerprint
 from core.workspaces import FLAG_LETTERS, WorkspaceUnknown, api_current_bind, places_from_flags, remember_places
@@ -47,7 +48,7 @@ class RoleLoadingBackend(ModelBackend):
 
     def get_user(self, user_id):
         sql = _user_with_places_sql(connection.vendor)
-        user = next(iter(get_user_model()._default_manager.raw(sql, [user_id])), None)
+        user = raw_first(get_user_model(), sql, [user_id])
         if user is None or not self.user_can_authenticate(user):
             return None
         places = remember_places(user, places_from_flags(getattr(user, "userbench_places", None)))

@@ -35,6 +35,16 @@ from django.utils import timezone
 FIGURES_VERSION = 1
 INPUTS_VERSION_KEY = "figures_version"
 
+# The priority of every figures refresh task: below every other task (django.tasks' default is 0).
+# django-tasks-db's worker takes the ready task of highest priority, then the smallest `run_after`,
+# and stores a task queued to run at once with a `run_after` of 9999-01-01. A debounced refresh is
+# queued to run later, so once due it came before every task queued to run at once, however long
+# that one had waited; while votes or judgments arrive some refresh is always due, and a judge
+# run queued beside a voting crowd got no worker for minutes. A refresh loses nothing by waiting
+# for other work: it is coalesced (one waiting per stored row) and computes from the inputs as
+# they are when it starts.
+REFRESH_TASK_PRIORITY = -10
+
 
 def versioned_inputs(inputs: dict) -> dict:
     """A stored row's inputs with the version of the code computing its figures."""
@@ -50,6 +60,29 @@ def debounce() -> timedelta:
     return timedelta(seconds=float(settings.FIGURES_DEBOUNCE_SECONDS))
 
 
+# A row's next refresh waits at least this many times as long as its last computation took, so
+# that figures recomputed while votes keep coming hold a worker at most about a quarter of the
+# time, not all of it (the reliability-aware BT of a few thousand votes takes over a minute).
+REFRESH_SPACING = 3
+# ...and never longer than this: figures a page shows as stale are computed within ten minutes.
+REFRESH_DELAY_CAP = timedelta(minutes=10)
+
+
+def refresh_delay(compute_seconds: float) -> timedelta:
+    """How long after being asked a refresh runs: one debounce window, or longer for figures
+    whose last computation was long (REFRESH_SPACING, at most REFRESH_DELAY_CAP)."""
+    spaced = timedelta(seconds=REFRESH_SPACING * max(compute_seconds, 0.0))
+    return min(max(debounce(), spaced), max(debounce(), REFRESH_DELAY_CAP))
+
+
+def refresh_due_note(queryset, delay: timedelta) -> None:
+    """Record on a row just claimed (refresh_claim) that its refresh is due only `delay` from now,
+    when that is longer than a debounce window: refresh_claim takes a refresh still waiting six
+    windows after it was due for one that never ran, and would otherwise queue a second."""
+    if delay > debounce():
+        queryset.update(refresh_queued_at=timezone.now() + delay)
+
+
 def refresh_claim(queryset) -> bool:
     """Mark the figures row in `queryset` as having a refresh queued, unless one was queued in
     the last few debounce windows and has not run yet. True: the caller enqueues the task."""
@@ -63,12 +96,13 @@ def refresh_claim(queryset) -> bool:
     )
 
 
-def enqueue_later(task, *args, at_once: bool = False) -> None:
-    """Enqueue `task(*args)` to run one debounce window from now (figures never computed: at
-    once; so too on a backend that cannot defer, such as the immediate backend of tests)."""
+def enqueue_later(task, *args, at_once: bool = False, delay: timedelta | None = None) -> None:
+    """Enqueue `task(*args)` to run one debounce window from now, or `delay` from now (figures
+    never computed: at once, and so too on a backend that cannot defer, such as the immediate
+    backend of tests)."""
     backend = task_backends[task.backend]
     if not at_once and backend.supports_defer and settings.FIGURES_DEBOUNCE_SECONDS > 0:
-        task = task.using(run_after=timezone.now() + debounce())
+        task = task.using(run_after=timezone.now() + (delay if delay is not None else debounce()))
     task.enqueue(*args)
 
 

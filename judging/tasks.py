@@ -3,6 +3,8 @@
 
 from django.tasks import task
 
+from core.figures import REFRESH_TASK_PRIORITY
+
 # The one import loop judging keeps, as every queued Django app does: these tasks call the
 # engine, the figures, the generation service and large answers uploads, and those queue them
 # through judging/dispatch.py, which imports this module when it enqueues, inside the functions that do.
@@ -24,7 +26,7 @@ def batch_run_task(run_id: int) -> str:
     return run_batch_execute(run_id=run_id)
 
 
-@task(queue_name="default")
+@task(queue_name="default", priority=REFRESH_TASK_PRIORITY)
 def run_figures_task(run_id: int) -> str:
     from judging.results.figures import run_figures_refresh  # statistics modules load only when needed
 
