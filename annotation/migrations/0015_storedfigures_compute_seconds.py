@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0013_campaign_pins_answer_versions"),
+        ("annotation", "0014_campaign_title_unique_per_workspace"),
     ]
 
     operations = [
