@@ -233,10 +233,11 @@ def test_rows_touched_by_next_and_vote_do_not_grow_with_ten_times_the_pairs():
     }
     # The tallies are a few rows here, which the planner rightly reads whole; never the big tables.
     assert not [table for table in relevant["large"] if table.endswith("(seq scans)") and table.startswith(big)]
-    # The tables that grow with the campaign: the same rows (a few either way: which pairs the
-    # frontier holds differs with the draw), never ten times more.
+    # The tables that grow with the campaign: about the same rows (a quarter either way: which
+    # pairs the frontier holds, and how many other tests' rows share the tables, differ from run
+    # to run), never ten times more.
     sized = {name: sum(n for table, n in counts.items() if table.startswith(big)) for name, counts in relevant.items()}
-    assert sized["large"] <= sized["small"] + 6, relevant
+    assert sized["large"] <= 1.25 * sized["small"], relevant
     # About 80 rows a round, most of them the pairs being worked on now and their assignments, and
     # the tallies, read whole while they hold a few dozen rows (more here than in a database with
     # one campaign: both test campaigns' annotators are in them). The
