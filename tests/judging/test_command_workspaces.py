@@ -18,6 +18,8 @@ from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory
 pytestmark = pytest.mark.django_db
 
 TEMPLATE = "Judge: {question}\nReference: {reference}\nAnswer: {answer}\nEnd with {{'Final Score': n}}.\n"
+
+
 def run(*args):
     out, err = StringIO(), StringIO()
     call_command(*map(str, args), stdout=out, stderr=err)
