@@ -201,6 +201,10 @@ def campaign_create(
     title = title.strip()
     # The same model named twice is one candidate.
     candidates = sorted({model.pk: model for model in candidates}.values(), key=lambda model: model.pk)
+    for model in candidates:
+        # Another workspace's model, handed over by code: unknown here, as the pages would say.
+        if model.workspace_id != dataset.workspace_id:
+            raise AnnotationError(_("Unknown candidate model %(name)s.") % {"name": repr(model.name)})
     if len(candidates) < 2:
         raise AnnotationError(_("A campaign needs at least two candidate models."))
     answered = questions_answered(dataset=dataset, candidates=candidates)
