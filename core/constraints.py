@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 from django.db import IntegrityError, transaction
-from django.db.models import Model, UniqueConstraint
+from django.db.models import Field, Model, UniqueConstraint
 
 
 def violates(error: IntegrityError, model: type[Model], constraint_name: str) -> bool:
@@ -24,7 +25,7 @@ def violates(error: IntegrityError, model: type[Model], constraint_name: str) ->
     if diagnosis is not None:
         return diagnosis.constraint_name == constraint_name
     table = model._meta.db_table
-    columns = ", ".join(f"{table}.{model._meta.get_field(name).column}" for name in constraint.fields)
+    columns = ", ".join(f"{table}.{cast(Field, model._meta.get_field(name)).column}" for name in constraint.fields)
     return str(error) == f"UNIQUE constraint failed: {columns}"
 
 
