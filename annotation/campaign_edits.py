@@ -16,12 +16,13 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.campaigns import campaign_title_check
+from annotation.campaigns import TITLE_CONSTRAINT, campaign_title_check, campaign_title_taken
 from annotation.errors import AnnotationError
 from annotation.manifest import manifest_instructions_changed
 from annotation.models import Assignment, Campaign
 from annotation.selectors import annotator_choices
 from core.audit import AuditAction, audit_changes, audit_record
+from core.constraints import constraint_answered
 
 MAX_TITLE = 200
 MAX_INSTRUCTIONS = 5000
@@ -173,7 +174,9 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
         fields.append("manifest")
         campaign.manifest = locked.manifest
     if fields:
-        locked.save(update_fields=fields)
+        # The title taken meanwhile by another request: the same words as the check in _plan.
+        with constraint_answered(Campaign, TITLE_CONSTRAINT, lambda: campaign_title_taken(after.get("title", ""))):
+            locked.save(update_fields=fields)
     changed = audit_changes(before, after)
     audit_record(
         actor=actor,

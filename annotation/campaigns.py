@@ -21,6 +21,7 @@ from annotation.models import Campaign, ComparisonPair, ModelPairSlots, Winner
 from annotation.selectors import campaign_parts_by_name, questions_answered
 from core.archiving import ArchivedError, refuse_if_archived
 from core.audit import AuditAction, audit_record
+from core.constraints import constraint_answered
 from core.roles import Role
 from core.slugs import SlugTaken, slug_check_free
 from core.workspaces import holds, in_workspace
@@ -50,10 +51,17 @@ def campaign_title_check(*, title: str, workspace_id: int | None, exclude_pk: in
     if exclude_pk is not None:
         taken = taken.exclude(pk=exclude_pk)
     if taken.exists():
-        raise CampaignTitleTaken(
-            _("A campaign titled %(title)s exists already in this workspace; choose another title.")
-            % {"title": repr(title)}
-        )
+        raise campaign_title_taken(title)
+
+
+TITLE_CONSTRAINT = "campaign_title_unique_per_workspace"
+
+
+def campaign_title_taken(title: str) -> CampaignTitleTaken:
+    return CampaignTitleTaken(
+        _("A campaign titled %(title)s exists already in this workspace; choose another title.")
+        % {"title": repr(title)}
+    )
 
 
 def _names_free(*, slug: str, title: str, workspace_id: int | None) -> None:
@@ -193,6 +201,10 @@ def campaign_create(
     title = title.strip()
     # The same model named twice is one candidate.
     candidates = sorted({model.pk: model for model in candidates}.values(), key=lambda model: model.pk)
+    for model in candidates:
+        # Another workspace's model, handed over by code: unknown here, as the pages would say.
+        if model.workspace_id != dataset.workspace_id:
+            raise AnnotationError(_("Unknown candidate model %(name)s.") % {"name": repr(model.name)})
     if len(candidates) < 2:
         raise AnnotationError(_("A campaign needs at least two candidate models."))
     answered = questions_answered(dataset=dataset, candidates=candidates)
@@ -214,8 +226,8 @@ def campaign_create(
             % {"n": len(eligible)}
         )
     try:
-        # A savepoint: a campaign with the same slug created meanwhile becomes a clear error.
-        with transaction.atomic():
+        # A savepoint: a campaign with the same title or slug created meanwhile becomes a clear error.
+        with constraint_answered(Campaign, TITLE_CONSTRAINT, lambda: campaign_title_taken(title)):
             campaign = Campaign.objects.create(
                 slug=slug,
                 title=title,
@@ -239,7 +251,7 @@ def campaign_create(
                 uniform_share=uniform_share,
             )
     except IntegrityError:
-        # Taken meanwhile (a slug, or a title in this workspace): answered as the checks above answer.
+        # The slug taken meanwhile (a link, unique across the server): answered with a free proposal.
         _names_free(slug=slug, title=title, workspace_id=dataset.workspace_id)
         raise
     campaign.candidates.set(candidates)

@@ -3,9 +3,21 @@ from django.http import HttpRequest
 
 from core.admin import AuditedAdmin, ReadOnlyAdmin
 from core.audit import AuditAction
-from llm.forms import EndpointForm
+from llm.forms import ENDPOINT_FIELDS, EndpointForm
 from llm.models import Endpoint, LLMResponse
 from llm.services import endpoint_change_record
+
+
+class EndpointAdminForm(EndpointForm):
+    """The admin names the workspace an endpoint goes to (a superuser works in all of them); with
+    it on the form, a name taken in that workspace is an error on the form, not a server error."""
+
+    class Meta(EndpointForm.Meta):
+        fields = ["workspace", *ENDPOINT_FIELDS]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["workspace"].required = True
 
 
 @admin.register(Endpoint)
@@ -13,7 +25,7 @@ class EndpointAdmin(AuditedAdmin):
     audit_action, audit_kind = AuditAction.ENDPOINT_CHANGED, "endpoint"
     list_display = ["name", "base_url", "api_key_env", "default_model", "max_in_flight"]
     # The key variable may be left empty (no key sent), as on /endpoints/.
-    form = EndpointForm
+    form = EndpointAdminForm
 
     def save_model(self, request: HttpRequest, obj: Endpoint, form: EndpointForm, change: bool) -> None:
         # Recorded as /endpoints/ records it (llm.services.endpoint_save): every changed setting

@@ -52,7 +52,14 @@ class Endpoint(models.Model):
         # The table keeps the name it had before the model moved here from judging.
         db_table = "judging_endpoint"
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "name"], name="endpoint_name_unique_per_workspace"),
+            models.UniqueConstraint(
+                fields=["workspace", "name"],
+                name="endpoint_name_unique_per_workspace",
+                # What a form holding both fields (the admin's) says of a clash.
+                violation_error_message=_(
+                    "An endpoint of this name exists already in this workspace; choose another name."
+                ),
+            ),
             models.CheckConstraint(
                 condition=Q(max_in_flight__isnull=True) | Q(max_in_flight__gte=1), name="endpoint_in_flight_positive"
             ),

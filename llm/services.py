@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record, audit_value
+from core.constraints import constraint_answered
 from core.models import Workspace
 from core.workspaces import administers, in_workspace
 from llm.calls import ChatRequest
@@ -106,12 +107,13 @@ def endpoint_save(
         .exclude(pk=endpoint.pk)
         .exists()
     ):
-        raise EndpointNameTaken(
-            _("An endpoint named %(name)s exists already in this workspace; choose another name.")
-            % {"name": repr(endpoint.name)}
-        )
+        raise endpoint_name_taken(endpoint.name)
     endpoint.full_clean()
-    endpoint.save()
+    # Taken meanwhile by another request: the same words as the check above.
+    with constraint_answered(
+        Endpoint, "endpoint_name_unique_per_workspace", lambda: endpoint_name_taken(endpoint.name)
+    ):
+        endpoint.save()
     changes = {
         field: (None if created else before[field], value)
         for field, value in values.items()
@@ -122,6 +124,12 @@ def endpoint_save(
             actor=actor, action="created" if created else "changed", endpoint=endpoint, changes=changes
         )
     return endpoint
+
+
+def endpoint_name_taken(name: str) -> EndpointNameTaken:
+    return EndpointNameTaken(
+        _("An endpoint named %(name)s exists already in this workspace; choose another name.") % {"name": repr(name)}
+    )
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,12 @@ from the model fields here, so they are the database's.
 from collections.abc import Callable
 from typing import BinaryIO, TextIO, cast
 
-from django.db import IntegrityError, models, transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.audit import AuditAction, audit_record
+from core.constraints import constraint_answered
 from core.errors import UserbenchError
 from core.import_checks import unstorable
 from core.models import Workspace, default_workspace_id
@@ -60,10 +61,14 @@ def validate_dataset_name(name: str, workspace: Workspace | None) -> str:
     # Names are unique within a workspace: what other workspaces hold is never consulted.
     workspace_id = workspace.pk if workspace is not None else default_workspace_id()
     if Dataset.objects.filter(name=name, workspace_id=workspace_id).exists():
-        raise DatasetNameError(
-            _("A dataset named %(name)s exists already in this workspace; choose another name.") % {"name": repr(name)}
-        )
+        raise dataset_name_taken(name)
     return name
+
+
+def dataset_name_taken(name: str) -> DatasetNameError:
+    return DatasetNameError(
+        _("A dataset named %(name)s exists already in this workspace; choose another name.") % {"name": repr(name)}
+    )
 
 
 # How many records between two calls of a progress callback (a worker's progress).
@@ -117,19 +122,17 @@ def dataset_store(
     """Checked records stored as a new frozen dataset, in one transaction, and audited
     (`created_by` None: the command line). DatasetNameError: the name was taken meanwhile."""
     name = validate_dataset_name(name, workspace)
-    try:
-        with transaction.atomic():
-            dataset = Dataset.objects.create(
-                name=name,
-                description=description,
-                source=formats()[fmt].source,
-                frozen_at=timezone.now(),
-                created_by=created_by,
-                # The default workspace when none is named (a single team's install has only that one).
-                **({"workspace": workspace} if workspace is not None else {}),
-            )
-    except IntegrityError:
-        raise DatasetNameError(f"A dataset named {name!r} exists already; choose another name.") from None
+    # Taken meanwhile by another request: the same words as the check above.
+    with constraint_answered(Dataset, "dataset_name_unique_per_workspace", lambda: dataset_name_taken(name)):
+        dataset = Dataset.objects.create(
+            name=name,
+            description=description,
+            source=formats()[fmt].source,
+            frozen_at=timezone.now(),
+            created_by=created_by,
+            # The default workspace when none is named (a single team's install has only that one).
+            **({"workspace": workspace} if workspace is not None else {}),
+        )
     Item.objects.bulk_create(
         (
             Item(

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.archiving import refuse_if_archived
+from core.constraints import constraint_answered
 from core.erasure import WITHDRAWN, erase_item_copies
 from core.errors import UserbenchError
 from core.workspaces import in_workspace
@@ -120,6 +121,16 @@ def working_copy_name(dataset: Dataset) -> str:
     return f"{dataset.name.split('@', 1)[0]}-work"[:100]
 
 
+DATASET_NAME_CONSTRAINT = "dataset_name_unique_per_workspace"
+
+
+def _copy_name_taken(name: str) -> VersionError:
+    return VersionError(
+        _("A dataset named %(name)s exists already in this workspace; choose another name for the copy.")
+        % {"name": repr(name)}
+    )
+
+
 @transaction.atomic
 def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User | None = None) -> tuple[Dataset, bool]:
     """A working dataset with the items of a frozen one (an import or a version), in one step,
@@ -139,19 +150,18 @@ def dataset_working_copy(*, dataset: Dataset, name: str = "", created_by: User |
     if existing is not None:
         if existing.frozen_at is None and existing.previous_version_id == dataset.pk:
             return existing, False
-        raise VersionError(
-            _("A dataset named %(name)s exists already in this workspace; choose another name for the copy.")
-            % {"name": repr(name)}
+        raise _copy_name_taken(name)
+    # Taken meanwhile by another request: the same words as the check above.
+    with constraint_answered(Dataset, DATASET_NAME_CONSTRAINT, lambda: _copy_name_taken(name)):
+        copy = Dataset.objects.create(
+            name=name,
+            description=dataset.description,
+            source=dataset.source,
+            study=dataset.study,
+            previous_version=dataset,
+            created_by=created_by,
+            workspace_id=dataset.workspace_id,
         )
-    copy = Dataset.objects.create(
-        name=name,
-        description=dataset.description,
-        source=dataset.source,
-        study=dataset.study,
-        previous_version=dataset,
-        created_by=created_by,
-        workspace_id=dataset.workspace_id,
-    )
     originals = list(dataset.items.order_by("id"))
     Item.objects.bulk_create(
         [
@@ -256,19 +266,28 @@ def dataset_freeze(
     previous = dataset.frozen_versions.order_by("-version").first()
     # A frozen version always has its number.
     number = (cast(int, previous.version) if previous else 0) + 1
-    version = Dataset.objects.create(
-        name=f"{dataset.name}@v{number}",
-        description=dataset.description,
-        source=dataset.source,
-        study=dataset.study,
-        # A working copy's first version follows the frozen dataset it was copied from.
-        previous_version=previous or dataset.previous_version,
-        frozen_from=dataset,
-        version=number,
-        frozen_at=timezone.now(),
-        created_by=created_by,
-        workspace_id=dataset.workspace_id,
+    name = f"{dataset.name}@v{number}"
+    # Another dataset of the workspace may hold the version's name (one imported under it).
+    taken = VersionError(
+        _("A dataset named %(name)s exists already in this workspace; rename it before freezing.")
+        % {"name": repr(name)}
     )
+    if in_workspace(Dataset.objects.all(), dataset.workspace_id).filter(name=name).exists():
+        raise taken
+    with constraint_answered(Dataset, DATASET_NAME_CONSTRAINT, lambda: taken):
+        version = Dataset.objects.create(
+            name=name,
+            description=dataset.description,
+            source=dataset.source,
+            study=dataset.study,
+            # A working copy's first version follows the frozen dataset it was copied from.
+            previous_version=previous or dataset.previous_version,
+            frozen_from=dataset,
+            version=number,
+            frozen_at=timezone.now(),
+            created_by=created_by,
+            workspace_id=dataset.workspace_id,
+        )
     Item.objects.bulk_create([_item_copy(item, dataset=version, link={"working_item": item.pk}) for item in items])
     ReviewEvent.objects.bulk_create(
         [

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record, audit_value
+from core.constraints import constraint_answered
 from core.errors import UserbenchError
 from core.models import Workspace
 from core.slugs import slug_asked, slug_check_free
@@ -293,6 +294,13 @@ def _codes_check(study: Study, values: dict) -> None:
         raise StudyError(" ".join(message for messages in fields.values() for message in messages), fields=fields)
 
 
+def _title_taken(title: str) -> StudyError:
+    taken = _("A study titled %(title)s exists already in this workspace; choose another title.") % {
+        "title": repr(title)
+    }
+    return StudyError(taken, fields={"title_en": [taken]})
+
+
 @transaction.atomic
 def study_save(
     *, values: dict, study: Study | None = None, user: User | None = None, workspace: Workspace | None = None
@@ -317,10 +325,7 @@ def study_save(
     title = values.get("title_en", study.title_en)
     # Titles are unique within the workspace only: what other workspaces hold is never consulted.
     if in_workspace(Study.objects.all(), study.workspace_id).filter(title_en=title).exclude(pk=study.pk).exists():
-        taken = _("A study titled %(title)s exists already in this workspace; choose another title.") % {
-            "title": repr(title)
-        }
-        raise StudyError(taken, fields={"title_en": [taken]})
+        raise _title_taken(title)
     _codes_check(study, values)
     changed = sorted(name for name, value in values.items() if created or getattr(study, name) != value)
     before = {name: audit_value(getattr(study, name)) for name in changed} if not created else {}
@@ -331,7 +336,9 @@ def study_save(
     except ValidationError as error:
         # The model's own checks (Django's error class) become the house one, field by field.
         raise StudyError(" ".join(error.messages), fields=error.message_dict) from None
-    study.save()
+    # Taken meanwhile by another request: the same words as the check above.
+    with constraint_answered(Study, "study_title_unique_per_workspace", lambda: _title_taken(title)):
+        study.save()
     audit_record(
         actor=user,
         action=AuditAction.STUDY_CHANGED,

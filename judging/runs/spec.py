@@ -136,6 +136,15 @@ def run_spec_check(spec: RunSpec) -> None:
     if spec.endpoint is not None and spec.endpoint.workspace_id != spec.dataset.workspace_id:
         # Another workspace's endpoint is unknown to this run, whoever asks: named as given, nothing more.
         raise RunError(_("Unknown endpoint %(name)s.") % {"name": repr(spec.endpoint.name)}, parameter="endpoint")
+    # The same for models and templates handed over as objects (by code, not only by the pages,
+    # which look names up in the dataset's workspace): a built-in template (no workspace) is everyone's.
+    models = [("candidates", model) for model in spec.candidates]
+    for parameter, model in [*models, *([("reference_model", spec.reference_model)] if spec.reference_model else [])]:
+        if model.workspace_id != spec.dataset.workspace_id:
+            raise RunError(_("Unknown candidate model %(name)s.") % {"name": repr(model.name)}, parameter=parameter)
+    for template in spec.templates or ():
+        if template.workspace_id not in (None, spec.dataset.workspace_id):
+            raise RunError(_("Unknown judge template %(name)s.") % {"name": repr(template.name)}, parameter="templates")
 
 
 def temperature_check(temperature: float | None) -> None:

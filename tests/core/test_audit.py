@@ -131,6 +131,7 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     response = client.post(
         reverse("admin:llm_endpoint_add"),
         {
+            "workspace": default_workspace_id(),
             "name": "local",
             "base_url": "http://127.0.0.1:8001/v1",
             # No key for a local server: LOCAL_API_KEY is bound to no host (LLM_KEY_HOSTS).
@@ -145,6 +146,7 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
     refused = client.post(
         reverse("admin:llm_endpoint_add"),
         {
+            "workspace": default_workspace_id(),
             "name": "evil",
             "base_url": "https://collector.example/v1",
             "api_key_env": "SECRET_KEY",
@@ -182,6 +184,8 @@ def test_changes_to_studies_campaigns_endpoints_and_templates_are_audited(client
                     "max_retries": [None, 2],
                     "name": [None, "local"],
                     "timeout_seconds": [None, 30.0],
+                    # The admin names the workspace it goes to.
+                    "workspace": [None, "default"],
                 },
             },
         ),

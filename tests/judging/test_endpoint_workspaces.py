@@ -78,8 +78,8 @@ def test_the_page_refuses_it_and_a_spec_cannot_hold_it(client_as, setup):
     assert not JudgeRun.objects.exists()
     with pytest.raises(RunError, match="Unknown endpoint 'b-endpoint'"):
         RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
-    # In B's own dataset it is fine.
-    dataset.workspace = endpoint.workspace
+    # In B's own dataset, with B's own model, it is fine.
+    dataset.workspace = model.workspace = endpoint.workspace
     assert RunSpec(dataset=dataset, mode="pointwise", judge_model="j", candidates=[model], endpoint=endpoint)
 
 

@@ -46,7 +46,7 @@ def builtin(name: str = NAME) -> JudgeTemplate:
 def planned_template(workspace: Workspace) -> JudgeTemplate:
     """The template a run on a dataset of `workspace` would judge its one item with."""
     item = ItemFactory(dataset=DatasetFactory(workspace=workspace))
-    model = CandidateModelFactory(name=f"model-{workspace.slug}")
+    model = CandidateModelFactory(name=f"model-{workspace.slug}", workspace=workspace)
     AnswerFactory(item=item, model=model)
     plan = run_plan(spec=RunSpec(dataset=item.dataset, mode="pointwise", judge_model="j", candidates=[model]))
     return plan.templates[NAME]
