@@ -39,14 +39,14 @@ def test_the_switcher_changes_the_current_workspace(signed_in_page, live_server,
     page.goto(f"{live_server.url}/dashboard/")
     switcher = page.get_by_test_id("workspace-switch")
     expect(switcher).to_be_visible()
-    expect(page.get_by_text("study-of-a")).to_be_visible()
-    expect(page.get_by_text("study-of-b")).to_be_visible()
+    expect(page.get_by_text("study-of-a", exact=True)).to_be_visible()
+    expect(page.get_by_text("study-of-b", exact=True)).to_be_visible()
 
     switcher.get_by_label(words["menu"]).select_option("lab-b")
     switcher.get_by_role("button", name=words["button"]).click()
     expect(page.get_by_test_id("dashboard-workspace")).to_contain_text(words["named"])
-    expect(page.get_by_text("study-of-b")).to_be_visible()
-    expect(page.get_by_text("study-of-a")).to_have_count(0)
+    expect(page.get_by_text("study-of-b", exact=True)).to_be_visible()
+    expect(page.get_by_text("study-of-a", exact=True)).to_have_count(0)
     assert page.url == f"{live_server.url}/dashboard/"
 
     # Remembered for the session: the next page works in lab-b too.
@@ -59,5 +59,5 @@ def test_the_switcher_changes_the_current_workspace(signed_in_page, live_server,
     switcher = page.get_by_test_id("workspace-switch")
     switcher.get_by_label(words["menu"]).select_option(label=words["all"])
     switcher.get_by_role("button", name=words["button"]).click()
-    expect(page.get_by_text("study-of-a")).to_be_visible()
-    expect(page.get_by_text("study-of-b")).to_be_visible()
+    expect(page.get_by_text("study-of-a", exact=True)).to_be_visible()
+    expect(page.get_by_text("study-of-b", exact=True)).to_be_visible()
