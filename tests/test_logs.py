@@ -17,14 +17,19 @@ QUERY = "PROLIFIC_PID=5f1e0c2b9a8d7e6f5a4b3c2d&STUDY_ID=st&SESSION_ID=se"
 TOKEN = "Xq3v9Kz1_private-resume-token"
 
 
+def the_one(pattern: str) -> str:
+    """What README gives for a gunicorn option: each of its command lines and units gives the same."""
+    found = set(re.findall(pattern, README.read_text(encoding="utf-8")))
+    assert len(found) == 1, f"README gives {len(found)} different values for {pattern!r}: {sorted(found)}"
+    return found.pop()
+
+
 def recommended_format() -> str:
-    [fmt] = re.findall(r"--access-logformat '([^']+)'", README.read_text(encoding="utf-8"))
-    return fmt
+    return the_one(r"--access-logformat '([^']+)'")
 
 
 def recommended_logger_class() -> str:
-    [name] = re.findall(r"--logger-class (\S+)", README.read_text(encoding="utf-8"))
-    return name
+    return the_one(r"--logger-class (\S+)")
 
 
 def access_line(fmt: str, path: str, query: str, logger_class: str = "gunicorn.glogging.Logger") -> str:
