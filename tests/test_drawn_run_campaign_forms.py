@@ -26,7 +26,7 @@ def both(client):
     membership_set(user=person, workspace=lab_b, roles=["researcher"])
     UserFactory(username="ann", roles=["annotator"], roles__workspace=lab_a)
     dataset = DatasetFactory(name="data-a", workspace=lab_a)
-    models = [CandidateModelFactory(name=name) for name in ("alpha", "beta")]
+    models = [CandidateModelFactory(name=name, workspace=lab_a) for name in ("alpha", "beta")]
     for n in range(3):
         item = ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"Question {n}?")
         for model in models:

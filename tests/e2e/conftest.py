@@ -198,3 +198,37 @@ def requests_answered_before_the_flush(request, role_groups):
         context.close()
     if server is not None:
         server.thread.httpd.quiet.wait()
+
+
+def in_a_worker_thread(work):
+    """Run `work()` as a worker would, off the thread Playwright's event loop runs on, and give
+    back what it returned (or raise what it raised) in the test's thread.
+
+    The browser suite's database is SQLite in memory with a shared cache: the live server's
+    threads use the test's own connection, and this thread opens one of its own. Django never
+    closes a connection to an in-memory database (that would drop it), so a worker thread's
+    connection would outlive the thread, and a statement it left unfinished would keep a lock on
+    its tables: a later write there by a page's request, in this test or the next, is then
+    refused at once as "database table is locked". So the thread's connection is really closed
+    when the work is done; the database lives on in the test's connection."""
+    from django.db import connections
+
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
+            outcome["error"] = error
+        finally:
+            for connection in connections.all(initialized_only=True):
+                if connection.connection is not None:
+                    connection.connection.close()
+                    connection.connection = None
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

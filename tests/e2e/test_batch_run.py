@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from judging.engine.batch import run_batch_execute
 from judging.models import JudgeRun
 from llm.models import Endpoint
+from tests.e2e.conftest import in_a_worker_thread
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 from tests.judging.fake_batch import FakeBatchLLM
 
@@ -44,19 +45,7 @@ WORDS = {
 
 def in_a_thread(work) -> None:
     """The pass a worker would run, off the thread Playwright's event loop runs on."""
-    failure: list[BaseException] = []
-
-    def run():
-        try:
-            work()
-        except BaseException as error:  # noqa: BLE001 - raised again in the test's thread
-            failure.append(error)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
+    in_a_worker_thread(work)
 
 
 def passes_until_done(run_id: int) -> str:

@@ -2,15 +2,13 @@
 desktop and a phone: from /runs/new/ to the dataset's answers page, an upload refused naming its
 line and then taken, and a generation from a loopback endpoint after its preview."""
 
-import threading
-
 import pytest
-from django.db import connection
 from playwright.sync_api import expect
 
 from judging.answers.generation_jobs import generation_execute
 from judging.models import Answer, AnswerGeneration
 from llm.models import Endpoint
+from tests.e2e.conftest import in_a_worker_thread
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 from tests.judging.fake_llm import FakeLLM
 
@@ -128,18 +126,7 @@ def test_a_generation_is_followed_live_cancelled_and_resumed(browser, live_serve
 
     def work(generation_id):
         """What a worker does, in a thread of its own: Playwright's loop holds this one."""
-        results = []
-
-        def run():
-            try:
-                results.append(generation_execute(generation_id=generation_id))
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join(60)
-        return results[0] if results else None
+        return in_a_worker_thread(lambda: generation_execute(generation_id=generation_id))
 
     first = start("gen-m")
     article = page.locator(f"#generation-{first.pk}")
