@@ -41,10 +41,15 @@ from llm.pacing import credit_seconds
 STARVED_SECONDS = 0.25
 
 
+def account_key(base_url: str, api_key_env: str) -> str:
+    """One provider account: a base URL and the variable of its key (never the key itself)."""
+    return f"endpoint:{base_url.rstrip('/').lower()}|{api_key_env}"
+
+
 def endpoint_budget(endpoint: EndpointConfig) -> BudgetLimits:
     """The budget every worker and run on this endpoint shares: its base URL and key variable."""
     return BudgetLimits(
-        key=f"endpoint:{endpoint.base_url.rstrip('/').lower()}|{endpoint.api_key_env}",
+        key=account_key(endpoint.base_url, endpoint.api_key_env),
         in_flight=endpoint.max_in_flight,
         requests_per_minute=endpoint.requests_per_minute,
         tokens_per_minute=endpoint.tokens_per_minute,

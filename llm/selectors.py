@@ -14,6 +14,7 @@ from core.roles import Role
 from core.workspaces import NameInSeveralWorkspaces, named_one, scoped
 from llm.config import DEFAULT_ENDPOINT_LIMITS, EndpointConfig, default_endpoint_config
 from llm.errors import EndpointError
+from llm.gate import account_key
 from llm.models import Endpoint
 from llm.secrets import key_variable_problem
 
@@ -61,7 +62,7 @@ def endpoint_config(name: str | None = None, *, workspace_id: int | None = None)
     with a clear message when unknown or when the base URL is missing. With `workspace_id`, the
     calls' replies are cached for that workspace alone (the default endpoint's too)."""
     if name is None or name == "default":
-        return replace(default_endpoint_config(), cache_workspace_id=workspace_id)
+        return with_account_limits(replace(default_endpoint_config(), cache_workspace_id=workspace_id))
     return endpoint_row_config(endpoint_by_name(name=name, workspace_id=workspace_id), cache_workspace_id=workspace_id)
 
 
@@ -70,7 +71,7 @@ def endpoint_row_config(row: Endpoint | None, *, cache_workspace_id: int | None 
     default endpoint. EndpointError as endpoint_config raises it. The calls' replies are cached
     for `cache_workspace_id` (the work's workspace), else for the row's own workspace."""
     if row is None:
-        return replace(default_endpoint_config(), cache_workspace_id=cache_workspace_id)
+        return with_account_limits(replace(default_endpoint_config(), cache_workspace_id=cache_workspace_id))
     name = row.name
     if not row.base_url:
         raise EndpointError(_("Endpoint %(name)s has no base URL.") % {"name": repr(name)})
@@ -80,18 +81,55 @@ def endpoint_row_config(row: Endpoint | None, *, cache_workspace_id: int | None 
     problem = key_variable_problem(row.api_key_env) if row.api_key_env else ""
     if problem:
         raise EndpointError(_("Endpoint %(name)s: %(problem)s") % {"name": repr(name), "problem": problem})
-    return EndpointConfig(
-        name=row.name,
-        base_url=row.base_url,
-        api_key_env=row.api_key_env,
-        default_model=row.default_model,
-        max_in_flight=row.max_in_flight,
-        requests_per_minute=row.requests_per_minute,
-        tokens_per_minute=row.tokens_per_minute,
-        timeout_seconds=row.timeout_seconds,
-        max_retries=row.max_retries,
-        max_tokens=row.max_tokens,
-        cache_workspace_id=cache_workspace_id if cache_workspace_id is not None else row.workspace_id,
+    return with_account_limits(
+        EndpointConfig(
+            name=row.name,
+            base_url=row.base_url,
+            api_key_env=row.api_key_env,
+            default_model=row.default_model,
+            max_in_flight=row.max_in_flight,
+            requests_per_minute=row.requests_per_minute,
+            tokens_per_minute=row.tokens_per_minute,
+            timeout_seconds=row.timeout_seconds,
+            max_retries=row.max_retries,
+            max_tokens=row.max_tokens,
+            cache_workspace_id=cache_workspace_id if cache_workspace_id is not None else row.workspace_id,
+        )
+    )
+
+
+# The limits one provider account has, whoever states them.
+ACCOUNT_LIMITS = ("max_in_flight", "requests_per_minute", "tokens_per_minute")
+
+
+def with_account_limits(config: EndpointConfig) -> EndpointConfig:
+    """`config` with, for each limit, the lowest that any endpoint of the same provider account
+    states (its base URL and key variable: the shared budget's key, llm/gate.py). One account has
+    one limit: when two endpoints (two workspaces', say) state different limits for it, the
+    budget they share holds to the lower, whichever of them a run goes through."""
+    account = account_key(config.base_url, config.api_key_env)
+    stated: list = [
+        row
+        for row in Endpoint.objects.filter(api_key_env=config.api_key_env).only("base_url", *ACCOUNT_LIMITS)
+        if account_key(row.base_url, config.api_key_env) == account
+    ]
+    try:
+        default = default_endpoint_config()
+    except EndpointError:
+        pass  # no default endpoint is set up
+    else:
+        if account_key(default.base_url, default.api_key_env) == account:
+            stated.append(default)
+
+    def lowest(limit: str) -> int | None:
+        values = [value for value in (getattr(config, limit), *(getattr(one, limit) for one in stated)) if value]
+        return min(values) if values else None
+
+    return replace(
+        config,
+        max_in_flight=lowest("max_in_flight"),
+        requests_per_minute=lowest("requests_per_minute"),
+        tokens_per_minute=lowest("tokens_per_minute"),
     )
 
 

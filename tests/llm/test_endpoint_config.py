@@ -11,6 +11,10 @@ from llm.selectors import endpoint_config
 from llm.stream import chat_one
 from tests.judging.fake_llm import FakeLLM
 
+# The default endpoint's limits are also held to the lowest any named endpoint of the same
+# account states (llm/selectors.py, with_account_limits): reading them reads the endpoints.
+pytestmark = pytest.mark.django_db
+
 
 def test_default_endpoint_limits_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
