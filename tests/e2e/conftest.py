@@ -232,3 +232,20 @@ def in_a_worker_thread(work):
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+def upload_followed_to_its_end(article, upload, execute, words: dict, imported: int) -> None:
+    """A large upload's article follows its worker without a reload: part-way (its lines and
+    bytes read), then the worker's real pass (`execute`) to the end, `imported` records stored."""
+    rows = type(upload).objects.filter(pk=upload.pk)
+    expect(article.locator('[data-field="status_label"]')).to_have_text(words["queued"])
+    # A worker part-way through the file.
+    rows.update(status="running", lines_read=6, bytes_read=upload.size // 2)
+    expect(article.locator('[data-field="status_label"]')).to_have_text(words["reading"])
+    expect(article.locator('[data-field="lines_read"]')).to_have_text("6")
+    expect(article.locator("progress")).to_have_attribute("value", str(upload.size // 2 * 100 // upload.size))
+    rows.update(status="queued")
+    assert execute(upload_id=upload.pk) == "finished"
+    expect(article.locator('[data-field="status_label"]')).to_have_text(words["finished"])
+    expect(article.locator('[data-field="imported"]')).to_have_text(str(imported))
+    expect(article.locator("progress")).to_have_attribute("value", "100")

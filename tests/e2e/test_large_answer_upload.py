@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from judging.answers.uploads import upload_execute
 from judging.models import Answer, AnswerUpload
+from tests.e2e.conftest import upload_followed_to_its_end
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -82,16 +83,6 @@ def test_a_large_upload_shows_its_progress_then_its_result(
     page.get_by_role("button", name=words["upload"], exact=True).click()
     upload = AnswerUpload.objects.latest("pk")
     article = page.locator(f"#upload-{upload.pk}")
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["queued"])
-    # A worker part-way through the file: the page follows it without a reload.
-    AnswerUpload.objects.filter(pk=upload.pk).update(status="running", lines_read=6, bytes_read=upload.size // 2)
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["reading"])
-    expect(article.locator('[data-field="lines_read"]')).to_have_text("6")
-    expect(article.locator("progress")).to_have_attribute("value", str(upload.size // 2 * 100 // upload.size))
-    AnswerUpload.objects.filter(pk=upload.pk).update(status="queued")
-    assert upload_execute(upload_id=upload.pk) == "finished"
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["finished"])
-    expect(article.locator('[data-field="imported"]')).to_have_text(str(ITEMS))
-    expect(article.locator("progress")).to_have_attribute("value", "100")
+    upload_followed_to_its_end(article, upload, upload_execute, words, ITEMS)
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     assert Answer.objects.filter(model__name="alpha").count() == ITEMS

@@ -13,6 +13,7 @@ from curation.datasets.uploads import dataset_upload_execute
 from curation.models import Dataset, DatasetUpload, Item
 from judging.answers.uploads import upload_execute
 from judging.models import AnswerUpload
+from tests.e2e.conftest import upload_followed_to_its_end
 from tests.factories import DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,17 +107,7 @@ def test_a_large_import_shows_its_progress_its_refusal_and_is_discarded(
     page.get_by_role("button", name=words["import"], exact=True).click()
     upload = DatasetUpload.objects.latest("pk")
     article = page.locator(f"#upload-{upload.pk}")
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["queued"])
-    # A worker part-way through the file: the page follows it without a reload.
-    DatasetUpload.objects.filter(pk=upload.pk).update(status="running", lines_read=6, bytes_read=upload.size // 2)
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["reading"])
-    expect(article.locator('[data-field="lines_read"]')).to_have_text("6")
-    expect(article.locator("progress")).to_have_attribute("value", str(upload.size // 2 * 100 // upload.size))
-    DatasetUpload.objects.filter(pk=upload.pk).update(status="queued")
-    assert dataset_upload_execute(upload_id=upload.pk) == "finished"
-    expect(article.locator('[data-field="status_label"]')).to_have_text(words["finished"])
-    expect(article.locator('[data-field="imported"]')).to_have_text(str(ITEMS))
-    expect(article.locator("progress")).to_have_attribute("value", "100")
+    upload_followed_to_its_end(article, upload, dataset_upload_execute, words, ITEMS)
     expect(article.get_by_role("link", name=words["open"])).to_have_attribute("href", "/datasets/large-set/")
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     assert Item.objects.filter(dataset__name="large-set").count() == ITEMS
