@@ -151,3 +151,28 @@ class VoteFactory(factory.django.DjangoModelFactory):
     model_b = factory.SubFactory(CandidateModelFactory)
     winner = Winner.MODEL_A
     annotator_label = "outside-annotator"
+
+
+def two_model_judge_run(endpoint, *, dataset_name: str, items: int, shard_size: int, concurrency: int) -> JudgeRun:
+    """A pointwise run of models m1 and m2 over `items` questions on `endpoint`: each answer holds
+    a marker `<<model:n>>`, so what the provider was asked can be told apart by unit."""
+    # Imported here: the run's services are not needed by the other factories' users.
+    from judging.runs.creation import run_create
+    from judging.runs.spec import RunSpec
+
+    dataset = DatasetFactory(name=dataset_name)
+    models = [CandidateModelFactory(name="m1"), CandidateModelFactory(name="m2")]
+    for n in range(items):
+        item = ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}")
+        for model in models:
+            AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
+    spec = RunSpec(
+        dataset=dataset,
+        mode="pointwise",
+        judge_model="j",
+        candidates=models,
+        endpoint=endpoint,
+        concurrency=concurrency,
+        shard_size=shard_size,
+    )
+    return run_create(spec=spec)

@@ -20,10 +20,8 @@ from django_tasks_db.models import DBTaskResult
 
 from judging.dispatch import run_enqueue
 from judging.models import JudgeRun, RunWorker
-from judging.runs.creation import run_create
-from judging.runs.spec import RunSpec
 from llm.models import Endpoint
-from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
+from tests.factories import two_model_judge_run
 from tests.pgcluster import private_cluster  # noqa: F401 - a fixture
 from tests.processes import ROOT, log_tail, process_env, start_worker, stop, wait_for
 
@@ -86,22 +84,8 @@ def test_postgresql_restarted_mid_run_every_worker_reconnects_and_the_run_finish
     fake_llm.latency = 1.0
     with this_process_on(private_cluster):
         endpoint = Endpoint.objects.create(name="provider", base_url=fake_llm.base_url, max_in_flight=CONCURRENCY)
-        dataset = DatasetFactory(name="restarted")
-        models = [CandidateModelFactory(name="m1"), CandidateModelFactory(name="m2")]
-        for n in range(ITEMS):
-            item = ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}")
-            for model in models:
-                AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
-        run = run_create(
-            spec=RunSpec(
-                dataset=dataset,
-                mode="pointwise",
-                judge_model="j",
-                candidates=models,
-                endpoint=endpoint,
-                concurrency=CONCURRENCY,
-                shard_size=10,
-            ),
+        run = two_model_judge_run(
+            endpoint, dataset_name="restarted", items=ITEMS, shard_size=10, concurrency=CONCURRENCY
         )
         total = 2 * ITEMS
         run_enqueue(run=run)

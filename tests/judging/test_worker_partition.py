@@ -16,10 +16,8 @@ from django_tasks_db.models import DBTaskResult
 
 from judging.dispatch import run_enqueue
 from judging.models import JudgeRun, RunWorker
-from judging.runs.creation import run_create
-from judging.runs.spec import RunSpec
 from llm.models import Endpoint
-from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
+from tests.factories import two_model_judge_run
 from tests.judging.fake_llm import FakeLLM
 from tests.nethosts import DB_LINK, HTTP_LINK, Forwarder, net_host  # noqa: F401 - a fixture
 from tests.processes import log_tail, shared_database, start_worker, stop, wait_for  # noqa: F401 - a fixture
@@ -69,23 +67,7 @@ def test_a_worker_cut_off_from_postgresql_pays_for_at_most_its_calls_in_flight_t
     db = connection.settings_dict
     far_database = f"postgres://{db['USER']}@{DB_LINK[0]}:{forwarder.port}/{db['NAME']}"
     endpoint = Endpoint.objects.create(name="provider", base_url=provider.base_url, max_in_flight=CONCURRENCY)
-    dataset = DatasetFactory(name="partitioned")
-    models = [CandidateModelFactory(name="m1"), CandidateModelFactory(name="m2")]
-    for n in range(ITEMS):
-        item = ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}")
-        for model in models:
-            AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
-    run = run_create(
-        spec=RunSpec(
-            dataset=dataset,
-            mode="pointwise",
-            judge_model="j",
-            candidates=models,
-            endpoint=endpoint,
-            concurrency=CONCURRENCY,
-            shard_size=10,
-        ),
-    )
+    run = two_model_judge_run(endpoint, dataset_name="partitioned", items=ITEMS, shard_size=10, concurrency=CONCURRENCY)
     total = 2 * ITEMS
     run_enqueue(run=run)
     near = start_worker(shared_database, "near", **SETTINGS)

@@ -13,10 +13,8 @@ from django.core.management import call_command
 
 from judging.dispatch import run_enqueue
 from judging.models import JudgeRun, Judgment
-from judging.runs.creation import run_create
-from judging.runs.spec import RunSpec
 from llm.models import Endpoint
-from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory
+from tests.factories import two_model_judge_run
 from tests.processes import kill, shared_database, start_worker, stop, wait_for  # noqa: F401 - a fixture
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
@@ -26,22 +24,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.processes]
 def big_run(fake_llm, fast_retries, shared_database):
     def make(items=150, shard_size=500, concurrency=8):
         endpoint = Endpoint.objects.create(name="fake", base_url=fake_llm.base_url, max_in_flight=concurrency)
-        dataset = DatasetFactory(name="many")
-        models = [CandidateModelFactory(name="m1"), CandidateModelFactory(name="m2")]
-        for n in range(items):
-            item = ItemFactory(dataset=dataset, external_id=f"q{n}", question=f"question {n}")
-            for model in models:
-                AnswerFactory(item=item, model=model, text=f"<<{model.name}:{n}>>")
-        return run_create(
-            spec=RunSpec(
-                dataset=dataset,
-                mode="pointwise",
-                judge_model="j",
-                candidates=models,
-                endpoint=endpoint,
-                concurrency=concurrency,
-                shard_size=shard_size,
-            ),
+        return two_model_judge_run(
+            endpoint, dataset_name="many", items=items, shard_size=shard_size, concurrency=concurrency
         )
 
     return make
