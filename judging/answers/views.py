@@ -275,15 +275,20 @@ def _upload(request: AuthenticatedHttpRequest, dataset: Dataset, upload: AnswerU
     return redirect(_page_url(dataset))
 
 
+def _dataset_upload(request: AuthenticatedHttpRequest, name: str, upload_id: int):
+    """The dataset (of the person's workspaces) and its large upload; 404 for either unknown."""
+    dataset = _dataset(name, request.user)
+    try:
+        return dataset, upload_of_dataset(dataset=dataset, upload_id=upload_id)
+    except UploadNotFound:
+        raise Http404 from None
+
+
 @researcher_required
 @require_POST
 def upload_resume_view(request: AuthenticatedHttpRequest, name: str, upload_id: int) -> HttpResponse:
     """Queue again a large upload whose worker stopped."""
-    dataset = _dataset(name, request.user)
-    try:
-        upload = upload_of_dataset(dataset=dataset, upload_id=upload_id)
-    except UploadNotFound:
-        raise Http404 from None
+    dataset, upload = _dataset_upload(request, name, upload_id)
     try:
         upload_resume(upload=upload)
         messages.success(request, _("The upload is queued again; it is read from its first line."))
@@ -296,11 +301,7 @@ def upload_resume_view(request: AuthenticatedHttpRequest, name: str, upload_id: 
 @require_POST
 def upload_discard_view(request: AuthenticatedHttpRequest, name: str, upload_id: int) -> HttpResponse:
     """Discard a refused or stopped large upload and its stored file (confirmed on the page)."""
-    dataset = _dataset(name, request.user)
-    try:
-        upload = upload_of_dataset(dataset=dataset, upload_id=upload_id)
-    except UploadNotFound:
-        raise Http404 from None
+    dataset, upload = _dataset_upload(request, name, upload_id)
     try:
         upload_discard(upload=upload, actor=request.user)
         messages.success(
