@@ -87,15 +87,23 @@ def test_english_flow_from_a_prolific_link_with_errors_and_a_language_switch(
     expect(page.get_by_text("Please report at least 5 cases; you have 4 so far.")).to_be_visible()
 
     # Switch to Chinese half-way through typing the fifth case: the typed text survives.
+    page.wait_for_load_state("load")  # study.js (deferred) keeps a draft and has taken over the switcher
+    page.add_init_script(
+        "window.draftsAtStart = Object.keys(localStorage).filter(k => k.startsWith('userbench-case-draft:'))"
+    )
     page.get_by_label("Which AI assistant (LLM service) did you ask?").select_option("Kimi/Moonshot")
     page.get_by_label("Your question and the assistant's answer").fill("Question: 半句话\nAnswer: 还没写完")
-    page.wait_for_load_state("load")  # study.js (deferred) has taken over the switcher
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('userbench-case-draft:'))") != []
     page.get_by_label("Language").select_option("zh-hans")
     page.get_by_role("button", name="Switch").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     expect(page.get_by_role("heading", level=1)).to_have_text("您的案例")
     expect(page.get_by_label("您的问题和助手的回答")).to_have_value("Question: 半句话\nAnswer: 还没写完")
     expect(page.get_by_label("您向哪个 AI 助手（大语言模型服务）提问？")).to_have_value("Kimi/Moonshot")
+    # The switch handed the typing to the server: no stale copy was left in this browser to come
+    # back, before the page's script ran, over what is chosen next.
+    assert page.evaluate("window.draftsAtStart") == []
+    page.wait_for_load_state("load")
     page.get_by_label("您想达成什么目的？").select_option("seek_creativity")
     page.get_by_role("button", name="继续下一页").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("关于您")
@@ -145,6 +153,7 @@ def test_chinese_flow_with_a_failed_attention_check_ends_with_the_screen_out_cod
         add_case(page, "ERNIE Bot", "factual_qa", conversation="问题：长城有多长？\n回答：约两万公里。",
                  save="保存此案例", labels=labels)  # fmt: skip
         expect(page.locator("#case-count")).to_have_text(f"您已报告 {number + 1} 个案例。")
+    page.wait_for_load_state("load")  # study.js (deferred) asks before removing
     page.once("dialog", lambda dialog: dialog.accept())  # "删除案例 5？……"
     page.get_by_role("button", name="删除案例 5").click()
     expect(page.locator("#case-count")).to_have_text("您已报告 4 个案例。")

@@ -16,6 +16,9 @@
     field.name = "_language";
     field.value = select.value;
     studyForm.appendChild(field);
+    // form.submit() fires no submit event: tell the draft keeper below that the server now has
+    // the typing, or a stale draft would later overwrite what is chosen on the next page.
+    studyForm.dispatchEvent(new CustomEvent("study:handed-over"));
     studyForm.submit();
   });
 })();
@@ -225,4 +228,5 @@
   form.addEventListener("submit", function (event) {
     if (!event.defaultPrevented) { storage.removeItem(key); }
   });
+  form.addEventListener("study:handed-over", function () { storage.removeItem(key); });
 })();
