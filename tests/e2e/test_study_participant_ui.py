@@ -163,6 +163,7 @@ def test_participant_path_with_limits_errors_removal_and_the_grid(
 
     # Remove asks first: dismissed, nothing happens; accepted, the case goes.
     asked = []
+    page.wait_for_load_state("load")  # study.js (deferred) asks before removing
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.get_by_role("button", name=words["remove"]).click()
     expect(page.locator("#case-count")).to_have_text(words["saved_two"])
