@@ -141,8 +141,16 @@ def one(args, workers: int) -> dict:
     finally:
         for process in processes:
             process.terminate()
+        # A worker that does not stop within a minute of SIGTERM is a finding, not a crash of the
+        # benchmark: it is counted, then killed.
+        slow_to_stop = 0
         for process in processes:
-            process.wait(timeout=60)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                slow_to_stop += 1
+                process.kill()
+                process.wait()
         server.stop()
     lifetime = time.monotonic() - started
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -166,6 +174,7 @@ def one(args, workers: int) -> dict:
         "worker_cpu_s": worker_cpu,
         # Cores the workers kept busy over their lifetime (start-up included), per worker.
         "cores_per_worker": worker_cpu / lifetime / workers,
+        "slow_to_stop": slow_to_stop,
     }
 
 
@@ -198,16 +207,18 @@ def main(argv=None) -> int:
     )
     busy = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
-        rows = [one(args, int(part)) for part in args.workers.split(",")]
+        for part in args.workers.split(","):
+            row = one(args, int(part))
+            print(
+                f"{row['workers']:>7} {row['status']:>9} {row['requests']:>8} {100 * row['429_share']:>6.2f} "
+                f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f} "
+                f"{row['worker_cpu_s']:>12.1f} {row['cores_per_worker']:>12.2f}  load {os.getloadavg()[0]:.1f}"
+                + (f", {row['slow_to_stop']} worker(s) killed a minute after SIGTERM" if row["slow_to_stop"] else ""),
+                flush=True,
+            )
     finally:
         for process in busy:
             process.kill()
-    for row in rows:
-        print(
-            f"{row['workers']:>7} {row['status']:>9} {row['requests']:>8} {100 * row['429_share']:>6.2f} "
-            f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f} "
-            f"{row['worker_cpu_s']:>12.1f} {row['cores_per_worker']:>12.2f}"
-        )
     return 0
 
 

@@ -286,12 +286,21 @@ def deliver_chunked_sync(
             return
         interrupt.received.append(signum)
         if interrupt.stop is not None:
-            interrupt.stop(signum)
+            try:
+                interrupt.stop(signum)
+            except RuntimeError:  # the delivery's loop has closed: the signal is handed on below
+                pass
 
     for signum in previous:
         signal.signal(signum, on_signal)
     try:
-        return async_to_sync(deliver_chunked)(endpoint, requests, _interrupt=interrupt, **options)
+        delivered = async_to_sync(deliver_chunked)(endpoint, requests, _interrupt=interrupt, **options)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if interrupt.received and delivered.stopped != "signal":
+        # It came as the delivery ended (or after another stop), too late to stop any call: the
+        # handler that was there before gets it, as if it had come a moment later. Swallowed, a
+        # worker's SIGTERM would leave it running on until it was killed.
+        signal.raise_signal(interrupt.received[0])
+    return delivered

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The bucket's capacity as a fraction of the burst's share; the refill is the rest of the rate.
-# A tenth: a grant may then go up to a tenth of a burst late (credit_seconds) and still keep a
-# provider's two-burst windows; at a twentieth, workers on a loaded machine (load 19) dropped so
-# many late grants that a run took 1.77x the time the limits allow (1.20x at a tenth).
-BURST_FRACTION = 1 / 10
+# The bucket's capacity as a fraction of the burst's share; the refill is the rest of the rate,
+# so a run at its limit goes at 13/14 of it. A grant may then go up to f / (1 - f) of a burst late
+# (Pace.lateness) and still keep a provider's two-burst windows. The fraction trades those two:
+# at a tenth, two and four workers took 1.17x the time a 2-second provider allows (the refill's
+# 0.9 alone is 1.11x); at a fourteenth 1.13x on a quiet machine; at a twentieth, workers on a
+# loaded machine (load 19) dropped so many late grants that a run took 1.77x.
+BURST_FRACTION = 1 / 14
 REFILL_SHARE = 1 - BURST_FRACTION
 # How far ahead a worker books calls, as a fraction of the burst (a quarter second by default).
 BOOKING_FRACTION = 1 / 4
@@ -75,8 +77,8 @@ class Pace:
 
     def lateness(self, cost: float) -> float:
         """How late a grant may be sent and a window of two bursts still get no more than its
-        share: capacity + refill x (2 bursts + lateness) <= rate x 2 bursts. A tenth of a burst
-        for calls within the bucket's fraction, less for a call larger than that (down to
+        share: capacity + refill x (2 bursts + lateness) <= rate x 2 bursts. BURST_FRACTION of a
+        burst for calls within the bucket's fraction, less for a call larger than that (down to
         MIN_LATENESS_SECONDS, for a call larger than two bursts' share by itself)."""
         room = (2 * self.rate * self.burst - self.capacity(cost)) / self.refill - 2 * self.burst
         return min(self.burst * BURST_FRACTION, max(MIN_LATENESS_SECONDS, room))

@@ -369,6 +369,37 @@ def test_a_worker_asked_to_shut_down_gives_its_shards_back_at_once(many, fake_ll
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_a_signal_as_the_delivery_ends_still_reaches_the_worker(many, fake_llm, monkeypatch):
+    """SIGTERM landing after the calls' event loop closed, before the worker's handler is back:
+    the shard ends as it was, and the worker still hears it (it used to be swallowed by a
+    RuntimeError from the closed loop, and the worker ran on, deaf to the stop)."""
+    import asgiref.sync
+
+    import llm.delivery
+
+    real = asgiref.sync.async_to_sync
+
+    def closing_then_signalled(function):
+        def call(*args, **kwargs):
+            outcome = real(function)(*args, **kwargs)  # the loop is closed now
+            os.kill(os.getpid(), signal.SIGTERM)
+            return outcome
+
+        return call
+
+    received = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        dataset, model = many(items=3)
+        run = new_run(dataset, model, concurrency=2, shard_size=10)
+        monkeypatch.setattr(llm.delivery, "async_to_sync", closing_then_signalled)
+        assert shard_execute(shard_id=run.shards.get(index=0).pk, worker_id="w1") == "done"
+        assert received == [signal.SIGTERM]
+        assert run.judgments.count() == 3 and fake_llm.count == 3
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_ctrl_c_while_following_workers_stops_the_run(many, fake_llm, ctrl_c):
     """Without --inline the calls are the workers'; Ctrl-C in `judge` cancels the run (the
     workers stop at their next tick) and says how to continue."""

@@ -14,34 +14,34 @@ TPM = Pace(per_minute=480_000, minute=60, burst=1.0)  # 8,000 a second
 
 def test_a_bucket_refills_at_the_rest_of_the_rate_up_to_a_bursts_fraction():
     empty = Bucket(level=0.0, at=100.0)
-    assert BURST_FRACTION == 1 / 10
-    assert RPM.capacity(1) == 1  # a tenth of 10: one call
-    assert TPM.capacity(100) == 800  # a tenth of 8,000
+    assert BURST_FRACTION == 1 / 14
+    assert RPM.capacity(1) == 1  # a fourteenth of 10 is less than a call: one call
+    assert TPM.capacity(100) == pytest.approx(8000 / 14)  # a fourteenth of 8,000
     assert TPM.capacity(1000) == 1000  # one call more than that: the call
     half = bucket_fill(empty, pace=TPM, now=100.025, cost=100)
     assert half.level == pytest.approx(0.025 * 8000 * (1 - BURST_FRACTION))
-    assert bucket_fill(empty, pace=TPM, now=200.0, cost=100).level == 800
+    assert bucket_fill(empty, pace=TPM, now=200.0, cost=100).level == pytest.approx(8000 / 14)
     # A clock behind the bucket's (another host's) adds nothing and does not move it back.
     assert bucket_fill(empty, pace=TPM, now=99.0, cost=100) == empty
 
 
 def test_calls_go_in_order_while_every_bucket_holds_them_and_the_wait_is_for_the_next():
-    buckets = (Bucket(level=1.0, at=0.0), Bucket(level=800.0, at=0.0))
+    buckets = (Bucket(level=1.0, at=0.0), Bucket(level=500.0, at=0.0))
     take = buckets_take(buckets, paces=(RPM, TPM), now=0.0, costs=[(1, 100), (1, 100)])
     # One request in the bucket: the first call goes, the second when the next request is in.
     assert take.calls == 1
-    assert [bucket.level for bucket in take.buckets] == [0.0, 700.0]
+    assert [bucket.level for bucket in take.buckets] == [0.0, 400.0]
     assert take.wait == pytest.approx(1 / (10 * (1 - BURST_FRACTION)))
-    # Tokens short: the wait is for them (100 more at 7,200 a second).
+    # Tokens short: the wait is for them (100 more at the refill's 13/14 of 8,000 a second).
     take = buckets_take(
         (Bucket(level=5.0, at=0.0), Bucket(level=0.0, at=0.0)), paces=(RPM, TPM), now=0.0, costs=[(1, 100)]
     )
-    assert (take.calls, take.wait) == (0, pytest.approx(100 / 7200))
+    assert (take.calls, take.wait) == (0, pytest.approx(100 / (8000 * (1 - BURST_FRACTION))))
     assert buckets_take(buckets, paces=(RPM, TPM), now=0.0, costs=[]).calls == 0
 
 
 def test_calls_are_booked_ahead_up_to_the_horizon_at_the_moments_the_bucket_would_hold_them():
-    full = (Bucket(level=1.0, at=0.0),)  # one request in the bucket, 9 a second after it
+    full = (Bucket(level=1.0, at=0.0),)  # one request in the bucket, 10 x 13/14 a second after it
     take = buckets_take(full, paces=(RPM,), now=0.0, costs=[(1,)] * 8, horizon=0.25)
     step = 1 / (10 * (1 - BURST_FRACTION))
     assert take.calls == 3  # at once, then two more within the quarter second
