@@ -61,7 +61,9 @@ def lease_seconds() -> float:
 
 def text_tokens(text: str) -> int:
     """Tokens a text counts at most: a quarter per ASCII character, one per other character."""
-    ascii_chars = sum(1 for char in text if char < "\x80")
+    # Counted in C: a character loop in Python was a fifth of a waiting worker's CPU, as a
+    # stream estimates its next calls on every wake.
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + (len(text) - ascii_chars)
 
 

@@ -4,6 +4,7 @@ requests and tokens per minute, shared by every stream of every worker, and a pr
 enforces the limits with 429s (tests/judging/rate_limits.py)."""
 
 import asyncio
+import random
 import time
 from datetime import timedelta
 
@@ -236,3 +237,16 @@ def test_a_stream_the_provider_holds_back_waits_without_asking_again_and_again(s
     assert all(isinstance(outcome, ChatResult) for outcome in results)
     assert server.statuses[429] == 1  # the provider did say wait
     assert len(asks) <= asks_allowed(len(results), elapsed), len(asks)
+
+
+def test_a_texts_tokens_count_a_quarter_per_ascii_character_and_one_per_other():
+    from llm.budget import text_tokens
+
+    assert [text_tokens(text) for text in ("", "abcd", "abcde", "长城有多长", "a长b", "é" * 5 + "abcd")] == [
+        0, 1, 2, 5, 2, 6,
+    ]  # fmt: skip
+    rng = random.Random(7)
+    for _ in range(200):
+        text = "".join(rng.choice("ab \n，长€😀\x7f\x80") for _ in range(rng.randrange(40)))
+        ascii_chars = sum(1 for char in text if ord(char) < 128)
+        assert text_tokens(text) == -(-ascii_chars // 4) + len(text) - ascii_chars
