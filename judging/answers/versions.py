@@ -114,6 +114,14 @@ def run_answers(run: JudgeRun) -> QuerySet[Answer]:
     return Answer.all_versions.filter(answer_set__runs=run)
 
 
+def run_answers_of(run: JudgeRun, *, item_ids, model_ids) -> QuerySet[Answer]:
+    """The run's answers to a few items by a few models, through the (version, item) index: the
+    pinned versions' ids are read first. Joined to the run in one query, PostgreSQL read every
+    answer of each version for every shard (the whole data set, 1,200 rows for 10 items)."""
+    pinned = list(run.answer_sets.filter(model_id__in=model_ids).values_list("pk", flat=True))
+    return Answer.all_versions.filter(answer_set_id__in=pinned, item_id__in=item_ids)
+
+
 def run_answer_versions(run: JudgeRun) -> dict[str, int]:
     """{model name: version} of the answers the run judged."""
     return dict(run.answer_sets.order_by("model__name").values_list("model__name", "version"))

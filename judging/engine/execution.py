@@ -39,7 +39,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 
 from core.processes import worker_name
 from curation.models import Item
-from judging.answers.versions import run_answers
+from judging.answers.versions import run_answers_of
 from judging.dispatch import run_enqueue, run_watch_schedule
 from judging.engine.counters import run_counters_add
 from judging.engine.queue import (
@@ -154,10 +154,8 @@ def units_plan(run: JudgeRun, triples) -> list[Unit]:
     model_ids = {unit[1] for unit in todo} | ({run.reference_model_id} if run.reference_model_id else set())
     # The versions the run pinned when it was made, whatever replaced them since.
     answers, answer_sets = {}, {}
-    for a in (
-        run_answers(run)
-        .filter(item_id__in=items.keys(), model_id__in=model_ids)
-        .values("item_id", "model_id", "text", "answer_set_id")
+    for a in run_answers_of(run, item_ids=items.keys(), model_ids=model_ids).values(
+        "item_id", "model_id", "text", "answer_set_id"
     ):
         answers[(a["item_id"], a["model_id"])] = a["text"]
         answer_sets[a["model_id"]] = a["answer_set_id"]
