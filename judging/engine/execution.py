@@ -154,9 +154,7 @@ def units_plan(run: JudgeRun, triples) -> list[Unit]:
     model_ids = {unit[1] for unit in todo} | ({run.reference_model_id} if run.reference_model_id else set())
     # The versions the run pinned when it was made, whatever replaced them since.
     answers, answer_sets = {}, {}
-    for a in run_answers_of(run, item_ids=items.keys(), model_ids=model_ids).values(
-        "item_id", "model_id", "text", "answer_set_id"
-    ):
+    for a in run_answers_of(run, item_ids=items.keys(), model_ids=model_ids):
         answers[(a["item_id"], a["model_id"])] = a["text"]
         answer_sets[a["model_id"]] = a["answer_set_id"]
     templates = {t.name: t for t in run.templates.all()}
