@@ -8,7 +8,7 @@ New work (runs, generations, pages) reads the current version through `Answer.ob
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import transaction
@@ -115,7 +115,7 @@ def run_answers(run: JudgeRun) -> QuerySet[Answer]:
     return Answer.all_versions.filter(answer_set__runs=run)
 
 
-def run_answers_of(run: JudgeRun, *, item_ids, model_ids) -> list[dict[str, Any]]:
+def run_answers_of(run: JudgeRun, *, item_ids, model_ids) -> list[Mapping[str, Any]]:
     """The run's answers to a few items by a few models ({item_id, model_id, text, answer_set_id}),
     read through the item index: an item has a few answers (each model's versions), a version
     has one per item of its data set. Asked for the run's versions in SQL, PostgreSQL chose the
