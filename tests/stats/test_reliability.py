@@ -1,6 +1,7 @@
 """stats/reliability.py (Bradley-Terry with each annotator's reliability) and stats/separation.py."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from stats.reliability import (
 )
 from stats.separation import bt_information, votes_to_separate
 from tests.stats.simulated_votes import ADVERSARIAL as ADVERSE
-from tests.stats.simulated_votes import CAREFUL, RANDOM, as_annotator_votes, simulate
+from tests.stats.simulated_votes import CAREFUL, CARELESS, RANDOM, as_annotator_votes, simulate
 
 
 def exact_votes(theta, etas, per_cell=1000, gold=None):
@@ -142,6 +143,48 @@ def test_questions_are_resampled_whole():
     # Gaps possible: q1 twice (2 wins, 0 losses; the ridge keeps it finite), q1 + q2 (2-1), q2 twice.
     distinct = np.unique(np.round(fit.score_draws[:, 0] - fit.score_draws[:, 1], 6))
     assert len(distinct) == 3
+
+
+# Computed by the fit as it was before the etas were eliminated from each Newton step (a full
+# (models + annotators)-square system per round) and the decisive reliabilities were found by 60
+# bisections: the same maxima, within the optimiser's tolerance.
+KNOWN = {
+    "consistent": {
+        "scores": [1.4345886644346115, 0.650113499152641, 0.18361019277199464, -0.700468306713808, -1.5678440496454393],
+        "reliability": [0.7055783167621856, 1.0, 1.0, 0.3138413739635668, 1.0, 1.0],
+        "weights": [0.6494387394881255, 1.0, 1.0, 0.3652309301522526, 0.8813247240281192, 1.0],
+        "lower": [0.9603692402725019, 0.42028612759571415, -0.18669885861146596, -1.0162098066309726, -2.0812389065306136],
+        "r_lower": [0.5269902711854456, 1.0, 1.0, 0.07046411335886864, 0.9051886489174771, 0.998546360657881],
+    },
+    "gold": {
+        "scores": [1.421775330260705, 0.6505239369269615, 0.1777674471730764, -0.6931119205614239, -1.5569547937993191],
+        "reliability": [0.7179345416289322, 1.0, 1.0, 0.2982895845662301, 1.0, 1.0],
+        "weights": [0.6688282231628051, 1.0, 1.0, 0.3448979917908007, 0.8828777925227186, 1.0],
+        "lower": [0.2720871491028105, 0.1282472510597057, -0.4501060569623727, -1.056486768388842, -1.83482072714605],
+        "r_lower": [0.6011061356843697, 0.9971345109546321, 1.0, 0.08876756970811038, 0.8311212674152071, 0.9353783825532566],
+    },
+}  # fmt: skip
+
+
+def test_fits_and_rounds_match_known_values_with_and_without_gold():
+    theta = np.array([1.2, 0.5, 0.0, -0.6, -1.4])
+    kinds = (CARELESS, CAREFUL, CAREFUL, RANDOM, CAREFUL, CAREFUL)
+    votes = as_annotator_votes(simulate(theta, 360, kinds=kinds, seed=3, questions=60), 5, len(kinds))
+    gold = replace(
+        votes,
+        gold_annotator=np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 3]),
+        gold_correct=np.array([1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0], dtype=bool),
+    )
+    for kind, case in ((CONSISTENT, votes), (GOLD, gold)):
+        fit = reliability_fit(case, rounds=30, seed=1)
+        known = KNOWN[kind]
+        assert fit.anchor["kind"] == kind
+        assert fit.skipped_rounds == 0
+        assert np.allclose(fit.scores, known["scores"], rtol=0, atol=1e-8)
+        assert np.allclose(fit.reliability, known["reliability"], rtol=0, atol=1e-8)
+        assert np.allclose(fit.weights, known["weights"], rtol=0, atol=1e-8)
+        assert np.allclose(strength_intervals(fit)[0], known["lower"], rtol=0, atol=1e-8)
+        assert np.allclose(reliability_intervals(fit)[0], known["r_lower"], rtol=0, atol=1e-8)
 
 
 def test_no_votes_is_an_error():
