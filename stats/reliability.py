@@ -190,8 +190,17 @@ def _sums(cells: Cells, multiplicity: np.ndarray | None) -> tuple[np.ndarray, ..
     )
 
 
+def _gaps(t: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """2 p - 1 = tanh((t_first - t_second) / 2) of every round and cell: computed once per model
+    pair and round, then read per cell (tanh costs about ten multiplications, and cells repeat
+    the pairs)."""
+    n = t.shape[1]
+    per_pair = np.tanh(0.5 * (t[:, :, None] - t[:, None, :])).reshape(len(t), n * n)
+    return per_pair[:, first * n + second]
+
+
 def _probabilities(t: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * (t[:, first] - t[:, second])))
+    return 0.5 * (1.0 + _gaps(t, first, second))
 
 
 def _fit(
@@ -218,9 +227,11 @@ def _fit(
     eta = np.where(fixed[None, :], 1.0, np.array(eta0, dtype=float))
     converged = np.zeros(rounds, dtype=bool)
     active = np.arange(rounds)
+    layout = _Layout(cells, rounds)
     for _ in range(MAX_ITER):
         step = _scoring_step(
             cells,
+            layout,
             votes[active],
             score[active],
             gold_right[active],
@@ -246,8 +257,24 @@ def _fit(
     return t, eta, converged & np.all(np.isfinite(t), axis=1)
 
 
+class _Layout:
+    """Where each (round, cell) number goes in the per-round sums of a Newton step, for the first
+    `rounds` rounds (a step on m rounds uses the first m * cells entries of each)."""
+
+    def __init__(self, cells: Cells, rounds: int) -> None:
+        n, k_count, count = cells.n_models, cells.n_annotators, len(cells.annotator)
+        row = np.arange(rounds)[:, None]
+        self.count = count
+        # cells are (annotator, low, high): one pair per cell, first < second
+        self.pair = (row * n * n + cells.first * n + cells.second).ravel()
+        self.annotator = (row * k_count + cells.annotator).ravel()
+        self.first_eta = (row * n * k_count + cells.first * k_count + cells.annotator).ravel()
+        self.second_eta = (row * n * k_count + cells.second * k_count + cells.annotator).ravel()
+
+
 def _scoring_step(
     cells: Cells,
+    layout: _Layout,
     votes: np.ndarray,
     score: np.ndarray,
     gold_right: np.ndarray,
@@ -258,55 +285,50 @@ def _scoring_step(
     shrink: float,
 ) -> np.ndarray | None:
     """One Newton (or Fisher-scoring) step of every round given: (rounds, models + annotators),
-    or None when a round's information is singular."""
+    or None when a round's information is singular.
+
+    Per cell, with b = 2 p - 1 = tanh((t_i - t_j) / 2), c = 2 eta - 1 and s = p (1 - p) = (1 - b^2) / 4:
+    q = (1 + c b) / 2, dq/dt_i = -dq/dt_j = a = c s and dq/deta = b."""
     rounds, n, k_count = votes.shape[0], cells.n_models, cells.n_annotators
-    first, second, who = cells.first, cells.second, cells.annotator
-    row = np.arange(rounds)[:, None]
-    p = _probabilities(t, first, second)
-    e = eta[:, who]
-    q = np.clip(0.5 + (e - 0.5) * (2 * p - 1), _EPS, 1 - _EPS)
-    residual = score / q - (votes - score) / (1 - q)
-    a = (2 * e - 1) * p * (1 - p)
-    b = 2 * p - 1
-    centred = t - t.mean(axis=1, keepdims=True)
-    grad_t = (
-        np.bincount(
-            np.concatenate([(row * n + first).ravel(), (row * n + second).ravel()]),
-            np.concatenate([(residual * a).ravel(), -(residual * a).ravel()]),
-            rounds * n,
-        ).reshape(rounds, n)
-        - shrink * centred
-    )
-    grad_e = np.bincount((row * k_count + who).ravel(), (residual * b).ravel(), rounds * k_count)
-    grad_e = grad_e.reshape(rounds, k_count)
+    used = rounds * layout.count
+    pair, annotator = layout.pair[:used], layout.annotator[:used]
+    b = _gaps(t, cells.first, cells.second)
+    c = (2 * eta - 1)[:, cells.annotator]
+    q = np.clip(0.5 + 0.5 * c * b, _EPS, 1 - _EPS)
+    won, lost = score / q, (votes - score) / (1 - q)
+    residual = won - lost
+    s = 0.25 * (1 - b * b)
+    a = c * s
+    ra = residual * a
+
+    def per_pair(values: np.ndarray) -> np.ndarray:
+        return np.bincount(pair, values.ravel(), rounds * n * n).reshape(rounds, n, n)
+
+    def per_annotator(values: np.ndarray) -> np.ndarray:
+        return np.bincount(annotator, values.ravel(), rounds * k_count).reshape(rounds, k_count)
+
+    to_first = per_pair(ra)
+    grad_t = to_first.sum(axis=2) - to_first.sum(axis=1) - shrink * (t - t.mean(axis=1, keepdims=True))
+    grad_e = per_annotator(residual * b)
+
     # Newton's step with the observed information where it is positive definite (quadratic
     # convergence near the maximum), else Fisher scoring's with the expected one (always positive
-    # semi-definite). The information has three blocks: strengths x strengths (n x n), etas x etas
-    # (diagonal: an eta meets only its own annotator's cells) and strengths x etas (n x annotators),
-    # each gathered by one np.bincount over the cells.
-    curvature = score / q**2 + (votes - score) / (1 - q) ** 2
-    observed = (
-        curvature * a * a - residual * (2 * e - 1) * p * (1 - p) * (1 - 2 * p),
-        curvature * b * b,
-        curvature * a * b - residual * 2 * p * (1 - p),
-    )
-    at_tt = np.concatenate(
-        [
-            (row * n * n + r * n + c).ravel()
-            for r, c in ((first, first), (second, second), (first, second), (second, first))
-        ]
-    )
-    at_e = (row * k_count + who).ravel()
-    at_te = np.concatenate([(row * n * k_count + m * k_count + who).ravel() for m in (first, second)])
-
+    # semi-definite). The information has three blocks: strengths x strengths (a graph Laplacian
+    # of the pairs' sums), etas x etas (diagonal: an eta meets only its own annotator's cells) and
+    # strengths x etas (n x annotators), each gathered by np.bincount over the cells.
     def gathered(tt: np.ndarray, ee: np.ndarray, te: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        tt, te = tt.ravel(), te.ravel()
-        return (
-            np.bincount(at_tt, np.concatenate([tt, tt, -tt, -tt]), rounds * n * n).reshape(rounds, n, n),
-            np.bincount(at_e, ee.ravel(), rounds * k_count).reshape(rounds, k_count),
-            np.bincount(at_te, np.concatenate([te, -te]), rounds * n * k_count).reshape(rounds, n, k_count),
-        )
+        between = per_pair(tt)
+        between = between + between.transpose(0, 2, 1)
+        laplacian = -between
+        index = np.arange(n)
+        laplacian[:, index, index] += between.sum(axis=2)
+        te = te.ravel()
+        size = rounds * n * k_count
+        mixed = np.bincount(layout.first_eta[:used], te, size) - np.bincount(layout.second_eta[:used], te, size)
+        return laplacian, per_annotator(ee), mixed.reshape(rounds, n, k_count)
 
+    curvature = won / q + lost / (1 - q)
+    observed = (curvature * a * a + ra * b, curvature * b * b, curvature * a * b - 2 * residual * s)
     step = _solved(*gathered(*observed), grad_t, grad_e, gold_right, gold_all, fixed, eta, shrink)
     if step is None:
         weight = votes / (q * (1 - q))
@@ -355,6 +377,28 @@ def _solved(
     return np.concatenate([step_t, step_e], axis=1)
 
 
+def _eta_derivatives(
+    eta: np.ndarray,
+    slope: np.ndarray,
+    wins: np.ndarray,
+    losses: np.ndarray,
+    slot: np.ndarray,
+    right: np.ndarray,
+    wrong: np.ndarray,
+    second: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """First (and second, negated) derivatives in eta of the decisive votes' log-likelihood, for
+    unknowns `eta` (flat) whose entries (slope = 2 p - 1, wins, losses) sit in `slot`."""
+    q = np.clip(0.5 + (eta[slot] - 0.5) * slope, _EPS, 1 - _EPS)
+    wins_q, losses_q = wins / q, losses / (1 - q)
+    g = np.clip(eta, _EPS, 1 - _EPS)
+    first = np.bincount(slot, slope * (wins_q - losses_q), len(eta)) + right / g - wrong / (1 - g)
+    if not second:
+        return first, None
+    curvature = np.bincount(slot, slope * slope * (wins_q / q + losses_q / (1 - q)), len(eta))
+    return first, curvature + right / g**2 + wrong / (1 - g) ** 2
+
+
 def _decisive_reliability(
     cells: Cells,
     t: np.ndarray,
@@ -362,6 +406,7 @@ def _decisive_reliability(
     first_wins: np.ndarray,
     gold_right: np.ndarray,
     gold_all: np.ndarray,
+    start: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each annotator's eta from its decisive votes (and gold votes) at strengths t: the maximum
     of a concave function of one variable on [0, 1], every round and annotator at once.
@@ -369,47 +414,45 @@ def _decisive_reliability(
 
     On the boundary where the derivative does not change sign there; inside, Newton's method on
     the derivative within a bracket that each step narrows (a step leaving the bracket bisects
-    it instead), until the step is below DECISIVE_TOL (a few steps where 60 bisections were taken)."""
+    it instead), until the step is below DECISIVE_TOL (a dozen steps where 60 bisections were
+    taken), on the cells of those annotators only (most careful annotators' lie on the boundary),
+    from `start` (annotators: the full data's, for bootstrap rounds) where it is inside."""
     rounds, k_count = t.shape[0], cells.n_annotators
-    p = _probabilities(t, cells.first, cells.second)
-    slope = 2 * p - 1
-    row = np.arange(rounds)[:, None]
-    index = (row * k_count + cells.annotator).ravel()
-
-    def per_annotator(values: np.ndarray) -> np.ndarray:
-        return np.bincount(index, values.ravel(), rounds * k_count).reshape(rounds, k_count)
-
-    def derivatives(eta: np.ndarray, second: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-        e = eta[:, cells.annotator]
-        q = np.clip(0.5 + (e - 0.5) * slope, _EPS, 1 - _EPS)
-        wins_q, losses_q = first_wins / q, (decisive - first_wins) / (1 - q)
-        g = np.clip(eta, _EPS, 1 - _EPS)
-        first_order = per_annotator(slope * (wins_q - losses_q)) + gold_right / g - (gold_all - gold_right) / (1 - g)
-        if not second:
-            return first_order, None
-        curvature = per_annotator(slope * slope * (wins_q / q + losses_q / (1 - q)))
-        return first_order, curvature + gold_right / g**2 + (gold_all - gold_right) / (1 - g) ** 2
-
-    at_one = derivatives(np.ones((rounds, k_count)), second=False)[0] >= 0
-    at_zero = derivatives(np.zeros((rounds, k_count)), second=False)[0] <= 0
-    inside = ~(at_one | at_zero)
-    low = np.zeros((rounds, k_count))
-    high = np.ones((rounds, k_count))
-    eta = np.full((rounds, k_count), 0.5)
-    for _ in range(DECISIVE_MAX_ITER):
-        slope_now, curvature = derivatives(eta)
-        rising = slope_now > 0
-        low = np.where(rising, eta, low)
-        high = np.where(rising, high, eta)
+    shape = (rounds, k_count)
+    slope = _gaps(t, cells.first, cells.second).ravel()
+    wins = np.broadcast_to(first_wins, (rounds, len(cells.annotator))).ravel()
+    losses = np.broadcast_to(decisive, (rounds, len(cells.annotator))).ravel() - wins
+    slot = (np.arange(rounds)[:, None] * k_count + cells.annotator).ravel()
+    right = np.broadcast_to(gold_right, shape).ravel()
+    wrong = np.broadcast_to(gold_all, shape).ravel() - right
+    every = (slope, wins, losses, slot, right, wrong)
+    at_one = _eta_derivatives(np.ones(rounds * k_count), *every, second=False)[0] >= 0
+    at_zero = _eta_derivatives(np.zeros(rounds * k_count), *every, second=False)[0] <= 0
+    eta = np.where(at_zero, 0.0, 1.0)  # both: no decisive vote, read as 0 as before
+    unknown = np.flatnonzero(~(at_one | at_zero))
+    place = np.full(rounds * k_count, -1)
+    place[unknown] = np.arange(len(unknown))
+    kept = np.flatnonzero(place[slot] >= 0)
+    part = (slope[kept], wins[kept], losses[kept], place[slot[kept]], right[unknown], wrong[unknown])
+    low, high = np.zeros(len(unknown)), np.ones(len(unknown))
+    now = np.full(len(unknown), 0.5)
+    if start is not None:
+        begin = np.broadcast_to(start, shape).ravel()[unknown]
+        now = np.where((begin > 0) & (begin < 1), begin, now)
+    for _ in range(DECISIVE_MAX_ITER if len(unknown) else 0):
+        rate, curvature = _eta_derivatives(now, *part)
+        rising = rate > 0
+        low = np.where(rising, now, low)
+        high = np.where(rising, high, now)
         with np.errstate(divide="ignore", invalid="ignore"):
-            newton = eta + slope_now / curvature
+            newton = now + rate / curvature
         ahead = np.where((newton >= low) & (newton <= high), newton, 0.5 * (low + high))
-        moved = np.abs(ahead - eta)
-        eta = ahead
-        if not np.any(inside & (moved > DECISIVE_TOL)):
+        moved = np.abs(ahead - now)
+        now = ahead
+        if not np.any(moved > DECISIVE_TOL):
             break
-    eta = np.where(at_one, 1.0, eta)
-    eta = np.where(at_zero, 0.0, eta)
+    eta[unknown] = now
+    eta = eta.reshape(shape)
     # An annotator with no decisive vote nor gold vote says nothing: no reliability.
     said = np.bincount(cells.annotator, minlength=k_count) > 0
     return np.where(said[None, :] | (gold_all > 0), eta, np.nan)
@@ -529,7 +572,8 @@ def reliability_fit(
             fitted, _eta_draws, converged_part = _fit(
                 cells, boot[0], boot[1], right, total, fixed, np.repeat(t, count, 0), np.repeat(eta, count, 0), shrink
             )
-            parts.append((fitted, _decisive_reliability(cells, fitted, boot[2], boot[3], right, total), converged_part))
+            decisive = _decisive_reliability(cells, fitted, boot[2], boot[3], right, total, reliability)
+            parts.append((fitted, decisive, converged_part))
         score_draws = np.concatenate([part[0] for part in parts])
         reliability_draws = np.concatenate([part[1] for part in parts])
         done = np.concatenate([part[2] for part in parts])
