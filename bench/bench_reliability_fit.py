@@ -15,7 +15,9 @@ Side by side in one run, each in its own process with the same votes: the code o
 revision, exported with `git archive` to a temporary directory) and the working tree. What is
 timed is the process's CPU (time.process_time: all its threads, BLAS's included) of one fit with
 its bootstrap rounds, so the figure holds under load; the wall time is printed beside it. The
-two fits' point estimates and intervals are compared. --profile runs the working tree's fit under
+two fits' point estimates and intervals are compared. The code of --before is also run with
+OPENBLAS_NUM_THREADS=1: its 208 x 208 factorisations called threaded OpenBLAS, whose threads
+spin while they wait for a core on a busy machine. --profile runs the working tree's fit under
 cProfile and prints where the time goes.
 """
 
@@ -29,7 +31,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -100,9 +101,14 @@ def exported(revision: str, into: Path) -> Path:
     return into
 
 
-def measured(tree: Path, data: Path, rounds: int) -> dict:
+def measured(tree: Path, data: Path, rounds: int, one_thread: bool) -> dict:
+    env = {**os.environ, **({"OPENBLAS_NUM_THREADS": "1"} if one_thread else {})}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tree), str(data), str(rounds)], check=True, capture_output=True, text=True
+        [sys.executable, "-c", CHILD, str(tree), str(data), str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     return json.loads(out.stdout)
 
@@ -153,12 +159,22 @@ def main():
             f"{args.votes} votes, {len(THETA)} models, {args.annotators} annotators ({args.careless} careless), "
             f"{args.rounds} bootstrap rounds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
         )
+        threads = os.environ.get("OPENBLAS_NUM_THREADS", "OpenBLAS's default")
         results = {}
-        for name, tree in ((f"before ({args.before})", before_tree), ("after (working tree)", ROOT)):
-            results[name] = result = measured(tree, data, args.rounds)
-            print(f"{name:<22} CPU {result['cpu']:7.2f} s   wall {result['wall']:7.2f} s   skipped rounds {result['skipped']}")
-        before, after = results.values()
-        print(f"CPU ratio before / after: {before['cpu'] / after['cpu']:.1f}x; load average now {os.getloadavg()[0]:.1f}")
+        for name, tree, one in (
+            (f"before ({args.before})", before_tree, False),
+            ("before, 1 BLAS thread", before_tree, True),
+            ("after (working tree)", ROOT, False),
+        ):
+            results[name] = result = measured(tree, data, args.rounds, one)
+            print(
+                f"{name:<24} BLAS threads {'1' if one else threads:<18} CPU {result['cpu']:6.2f} s   "
+                f"wall {result['wall']:6.2f} s   skipped rounds {result['skipped']}"
+            )
+        before, _one_thread, after = results.values()
+        print(
+            f"CPU ratio before / after: {before['cpu'] / after['cpu']:.1f}x; load average now {os.getloadavg()[0]:.1f}"
+        )
         for key in ("scores", "reliability", "lower", "upper", "r_lower", "r_upper"):
             gap = np.nanmax(np.abs(np.array(before[key], dtype=float) - np.array(after[key], dtype=float)))
             print(f"largest difference in {key}: {gap:.2e}")
