@@ -17,6 +17,8 @@ import numpy as np
 from stats.bt_rounds import cholesky_solve
 
 MAX_ITER = 200
+# Rounds are stepped in blocks of at most this many (round, cell) numbers per array (see fit_rounds).
+BLOCK_NUMBERS = 32_768
 STEP_TOL = 1e-8
 MAX_STEP = 2.0
 EPS = 1e-12
@@ -75,7 +77,43 @@ def fit_rounds(
 
     votes, score: (rounds, cells); gold_right, gold_all: (rounds, annotators); fixed: annotators
     whose eta is held at 1 (bool, annotators); t0, eta0: starting values (rounds, ...).
-    Returns (strengths centred, eta, converged per round)."""
+    Returns (strengths centred, eta, converged per round).
+
+    The rounds are computed on in blocks of about BLOCK_NUMBERS (round, cell) numbers: a step
+    makes some forty passes over such arrays, and a block's stay in the processor's cache (with
+    200 annotators, 92 rounds at once took about a third more CPU than 7 at a time). Each round's steps
+    depend on its own numbers only, but for one choice: a block whose observed information is
+    not positive definite in some round takes Fisher scoring's step in all of its rounds."""
+    block = max(1, BLOCK_NUMBERS // max(1, len(cells.annotator)))
+    parts = [
+        _fit_block(
+            cells,
+            votes[start : start + block],
+            score[start : start + block],
+            gold_right[start : start + block],
+            gold_all[start : start + block],
+            fixed,
+            t0[start : start + block],
+            eta0[start : start + block],
+            shrink,
+        )
+        for start in range(0, votes.shape[0], block)
+    ]
+    t, eta, converged = (np.concatenate([part[k] for part in parts]) for k in range(3))
+    return t, eta, converged
+
+
+def _fit_block(
+    cells: Cells,
+    votes: np.ndarray,
+    score: np.ndarray,
+    gold_right: np.ndarray,
+    gold_all: np.ndarray,
+    fixed: np.ndarray,
+    t0: np.ndarray,
+    eta0: np.ndarray,
+    shrink: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rounds = votes.shape[0]
     t = np.array(t0, dtype=float)
     eta = np.where(fixed[None, :], 1.0, np.array(eta0, dtype=float))
