@@ -81,9 +81,10 @@ def fit_rounds(
 
     The rounds are computed on in blocks of about BLOCK_NUMBERS (round, cell) numbers: a step
     makes some forty passes over such arrays, and a block's stay in the processor's cache (with
-    200 annotators, 92 rounds at once took about a third more CPU than 7 at a time). Each round's steps
-    depend on its own numbers only, but for one choice: a block whose observed information is
-    not positive definite in some round takes Fisher scoring's step in all of its rounds."""
+    200 annotators, 92 rounds at once took about a third more CPU than 7 at a time). Each
+    round's steps depend on its own numbers only, but for one choice: a block whose observed
+    information is not positive definite in some round takes Fisher scoring's step in all of
+    its rounds."""
     block = max(1, BLOCK_NUMBERS // max(1, len(cells.annotator)))
     parts = [
         _fit_block(
