@@ -27,8 +27,9 @@ from stats.reliability import (
 )
 from stats.separation import votes_to_separate
 
-# The reliability fit refits strengths and reliabilities in every round (about 0.2 s for 200
-# rounds of 400 votes): the page and the API draw this many unless asked for fewer.
+# The reliability fit refits strengths and reliabilities in every round (200 rounds: about 0.1 s
+# of CPU at 400 votes, 1 s at 10,000 votes from 200 annotators, bench/bench_reliability_fit.py):
+# the page and the API draw this many unless asked for fewer.
 RELIABILITY_ROUNDS = 200
 ANCHOR_NOTES = {
     "gold": "gold pairs: each annotator's votes on pairs whose answer the researcher fixed pin their reliability",
