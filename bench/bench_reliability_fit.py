@@ -1,6 +1,6 @@
 """The CPU of one refresh of a campaign's reliability figures at the stress size, before and after.
 
-    .venv/bin/python bench/bench_reliability_fit.py [--before main] [--rounds 200] [--votes 10000]
+    .venv/bin/python bench/bench_reliability_fit.py [--before 648c64e] [--rounds 200] [--votes 10000]
         [--annotators 200] [--careless 10] [--seed 0] [--profile]
 
 The votes of the stress scenario (bench/_annotation_stress.py) part-way through: 8 models x 200
@@ -138,7 +138,11 @@ def profiled(columns: dict, rounds: int, top: int) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default="main", help="the git revision to compare with")
+    parser.add_argument(
+        "--before",
+        default="648c64e",
+        help="the git revision to compare with (default: the last with the former solver)",
+    )
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--votes", type=int, default=10_000)
     parser.add_argument("--annotators", type=int, default=200)
