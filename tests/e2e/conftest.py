@@ -234,17 +234,35 @@ def in_a_worker_thread(work):
     return outcome.get("value")
 
 
+def update_between_polls(rows, **values) -> None:
+    """`rows.update(**values)` from the test's thread, on the connection the live server's threads
+    share: while a page's progress poll is reading the same table, SQLite's shared cache refuses
+    the write at once ("database table is locked"; no busy timeout applies), so it is tried again
+    once the poll has been answered. An update is idempotent: trying again changes nothing else."""
+    from django.db import OperationalError
+
+    for _attempt in range(200):
+        try:
+            rows.update(**values)
+            return
+        except OperationalError as error:
+            if "locked" not in str(error):
+                raise
+            time.sleep(0.05)
+    rows.update(**values)
+
+
 def upload_followed_to_its_end(article, upload, execute, words: dict, imported: int) -> None:
     """A large upload's article follows its worker without a reload: part-way (its lines and
     bytes read), then the worker's real pass (`execute`) to the end, `imported` records stored."""
     rows = type(upload).objects.filter(pk=upload.pk)
     expect(article.locator('[data-field="status_label"]')).to_have_text(words["queued"])
     # A worker part-way through the file.
-    rows.update(status="running", lines_read=6, bytes_read=upload.size // 2)
+    update_between_polls(rows, status="running", lines_read=6, bytes_read=upload.size // 2)
     expect(article.locator('[data-field="status_label"]')).to_have_text(words["reading"])
     expect(article.locator('[data-field="lines_read"]')).to_have_text("6")
     expect(article.locator("progress")).to_have_attribute("value", str(upload.size // 2 * 100 // upload.size))
-    rows.update(status="queued")
+    update_between_polls(rows, status="queued")
     assert execute(upload_id=upload.pk) == "finished"
     expect(article.locator('[data-field="status_label"]')).to_have_text(words["finished"])
     expect(article.locator('[data-field="imported"]')).to_have_text(str(imported))
