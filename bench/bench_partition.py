@@ -31,7 +31,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-STALE_SECONDS = 6  # scaled down from a deployment's 30 s, as the test does
 
 
 def main(argv=None) -> int:
@@ -46,9 +45,9 @@ def main(argv=None) -> int:
     if os.geteuid() != 0:
         raise SystemExit("network namespaces need root and iproute2")
     sys.path.insert(0, str(ROOT))
-    from tests.nethosts import DB_LINK, HTTP_LINK
+    from tests.nethosts import DB_LINK, HTTP_LINK, PARTITION_SETTINGS
 
-    os.environ["LLM_ALLOWED_INTERNAL_HOSTS"] = f"127.0.0.0/8,::1,localhost,{HTTP_LINK[0]}/32"
+    os.environ["LLM_ALLOWED_INTERNAL_HOSTS"] = PARTITION_SETTINGS["LLM_ALLOWED_INTERNAL_HOSTS"]
     from bench._django import setup_django
 
     setup_django()
@@ -62,15 +61,8 @@ def main(argv=None) -> int:
     from tests.nethosts import Forwarder, NetHost
     from tests.processes import start_worker, stop, wait_for
 
-    settings = {
-        "LLM_ALLOWED_INTERNAL_HOSTS": os.environ["LLM_ALLOWED_INTERNAL_HOSTS"],
-        "JUDGING_STALE_SECONDS": str(STALE_SECONDS),
-        "JUDGING_HEARTBEAT_SECONDS": "1",
-        "LLM_BUDGET_LEASE_SECONDS": "4",
-        "DB_CONNECT_TIMEOUT": "3",
-        "DB_NETWORK_TIMEOUT": "3",
-        "LOG_LEVEL": "WARNING",
-    }
+    settings = {**PARTITION_SETTINGS, "LOG_LEVEL": "WARNING"}
+    stale = int(PARTITION_SETTINGS["JUDGING_STALE_SECONDS"])
     busy = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(args.busy)]
     host = NetHost()
     provider = FakeLLM(latency=args.latency, host=HTTP_LINK[0]).start()
@@ -121,7 +113,7 @@ def main(argv=None) -> int:
         paid = provider.count
         far_after_cut = provider.senders[cut_at:].count(HTTP_LINK[1])
         host.cut_database(False)
-        time.sleep(2 * STALE_SECONDS)  # the far worker hears its database again and records its task
+        time.sleep(2 * stale)  # the far worker hears its database again and records its task
         paid_after_heal = provider.count
         units = list(run.judgments.values_list("item_id", "model_id"))
         far_alive = far.poll() is None
@@ -146,7 +138,7 @@ def main(argv=None) -> int:
     )
     print(f"  judgments stored               : {len(units)}, distinct units {len(set(units))} of {total}")
     print(f"  sent after the run finished    : {paid_after_heal - paid} (link back included)")
-    print(f"  the run finished               : {finished_after:.1f} s after the cut (stale after {STALE_SECONDS} s)")
+    print(f"  the run finished               : {finished_after:.1f} s after the cut (stale after {stale} s)")
     print(f"  the cut-off worker outlived it : {'yes' if far_alive else 'NO'}")
     return 0
 

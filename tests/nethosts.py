@@ -19,6 +19,22 @@ DB_LINK = ("169.254.77.1", "169.254.77.2")
 HTTP_LINK = ("169.254.78.1", "169.254.78.2")
 
 
+# The settings a partition's workers run with (tests/judging/test_worker_partition.py and
+# bench/bench_partition.py): the provider is on this machine's end of the HTTP link, and a
+# deployment's 30 s of heartbeat staleness is scaled down so that the other worker takes the
+# shards over sooner and the cut-off worker's budget slots come back sooner. Its hold on new calls
+# is then at most a third of that (2 s); the bound on calls between two answers of the database
+# holds whatever the times.
+PARTITION_SETTINGS = {
+    "LLM_ALLOWED_INTERNAL_HOSTS": f"127.0.0.0/8,::1,localhost,{HTTP_LINK[0]}/32",
+    "JUDGING_STALE_SECONDS": "6",
+    "JUDGING_HEARTBEAT_SECONDS": "1",
+    "LLM_BUDGET_LEASE_SECONDS": "4",
+    "DB_CONNECT_TIMEOUT": "3",
+    "DB_NETWORK_TIMEOUT": "3",
+}
+
+
 def ip(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True)
 

@@ -19,7 +19,7 @@ from judging.models import JudgeRun, RunWorker
 from llm.models import Endpoint
 from tests.factories import two_model_judge_run
 from tests.judging.fake_llm import FakeLLM
-from tests.nethosts import DB_LINK, HTTP_LINK, Forwarder, net_host  # noqa: F401 - a fixture
+from tests.nethosts import DB_LINK, HTTP_LINK, PARTITION_SETTINGS, Forwarder, net_host  # noqa: F401 - a fixture
 from tests.processes import log_tail, shared_database, start_worker, stop, wait_for  # noqa: F401 - a fixture
 
 pytestmark = [
@@ -32,19 +32,6 @@ pytestmark = [
 
 ITEMS = 100  # two candidates each: 200 calls
 CONCURRENCY = 16  # the run's calls in flight, shared by the two workers (8 each)
-SETTINGS = {
-    # The provider is on this machine's end of the HTTP link, a link-local address.
-    "LLM_ALLOWED_INTERNAL_HOSTS": f"127.0.0.0/8,::1,localhost,{HTTP_LINK[0]}/32",
-    # Scaled down from a deployment's 30 s: the other worker takes the shards over sooner, and
-    # the cut-off worker's budget slots come back sooner. Its hold on new calls is then at most
-    # a third of that (2 s), and the bound on calls between two answers of the database holds
-    # whatever the times.
-    "JUDGING_STALE_SECONDS": "6",
-    "JUDGING_HEARTBEAT_SECONDS": "1",
-    "LLM_BUDGET_LEASE_SECONDS": "4",
-    "DB_CONNECT_TIMEOUT": "3",
-    "DB_NETWORK_TIMEOUT": "3",
-}
 
 
 def status(run) -> str:
@@ -70,8 +57,8 @@ def test_a_worker_cut_off_from_postgresql_pays_for_at_most_its_calls_in_flight_t
     run = two_model_judge_run(endpoint, dataset_name="partitioned", items=ITEMS, shard_size=10, concurrency=CONCURRENCY)
     total = 2 * ITEMS
     run_enqueue(run=run)
-    near = start_worker(shared_database, "near", **SETTINGS)
-    far = start_worker(far_database, "far", namespace=net_host.namespace, **SETTINGS)
+    near = start_worker(shared_database, "near", **PARTITION_SETTINGS)
+    far = start_worker(far_database, "far", namespace=net_host.namespace, **PARTITION_SETTINGS)
     workers = [near, far]
     far_marker = f":{far.pid}:"  # `ip netns exec` runs the worker in its own process: the same pid
     try:
