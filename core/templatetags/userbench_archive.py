@@ -19,4 +19,6 @@ def archive_block(context, obj, archive_url: str, restore_url: str):
         "restore_url": restore_url,
         "days": settings.ARCHIVE_DAYS,
         "csrf_token": context.get("csrf_token"),
+        # For the forms' drawn_workspace (templates/includes/drawn_workspace.html).
+        "workspace_current": context.get("workspace_current"),
     }
