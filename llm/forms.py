@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from core.forms import ErrorSummary, NoLabelSuffix, WorkspaceChoice
 from llm.config import max_tokens_problem
 from llm.models import Endpoint
+from llm.services import KEY_ROUTE_FIELDS
 
 ENDPOINT_FIELDS = [
     "name",
@@ -90,12 +91,32 @@ class EndpointForm(ErrorSummary, WorkspaceChoice, NoLabelSuffix, forms.ModelForm
             "api_key_env": forms.TextInput(attrs={"autocapitalize": "characters", "spellcheck": "false"}),
         }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, key_route_locked: bool = False, **kwargs: Any) -> None:
+        """`key_route_locked`: the person may not change where the endpoint sends its key (they
+        are not an admin of its workspace); its base URL and key variable are shown read-only."""
         super().__init__(*args, **kwargs)
         # Empty sends no key; a new endpoint starts with none rather than the organisation's.
         self.fields["api_key_env"].required = False
         if self.instance.pk is None:
             self.initial["api_key_env"] = ""
+        self.key_route_locked = key_route_locked
+        for name in KEY_ROUTE_FIELDS if key_route_locked else ():
+            # A page offers no change its viewer may not make (llm.services.endpoint_save refuses it).
+            self.fields[name].disabled = True
+            self.fields[name].help_text = _("Only an admin of workspace %(workspace)s changes this.") % {
+                "workspace": self.instance.workspace.slug
+            }
+
+    def values(self) -> dict[str, Any]:
+        """The settings to save, from the valid form. A browser never sends a read-only field, and
+        Django ignores one sent; a value sent anyway for the base URL or key variable (a script, a
+        forged post) is handed on, so that endpoint_save refuses it with its reason, as before."""
+        values = {name: self.cleaned_data[name] for name in ENDPOINT_FIELDS}
+        for name in KEY_ROUTE_FIELDS if self.key_route_locked else ():
+            posted = self.data.get(self.add_prefix(name))
+            if posted is not None:
+                values[name] = posted.strip()
+        return values
 
     def clean_api_key_env(self) -> str:
         return (self.cleaned_data.get("api_key_env") or "").strip()

@@ -8,9 +8,9 @@ from django.views.decorators.http import require_POST
 
 from core.list_workspaces import list_workspaces
 from core.roles import AuthenticatedHttpRequest, Role, role_required
-from core.workspaces import workspace_get
+from core.workspaces import administers, workspace_get
 from llm.errors import EndpointError
-from llm.forms import ENDPOINT_FIELDS, ConnectionTestForm, EndpointForm
+from llm.forms import ConnectionTestForm, EndpointForm
 from llm.models import Endpoint
 from llm.selectors import default_endpoint_summary, endpoint_by_name, endpoint_list, endpoint_row_config, key_is_set
 from llm.services import (
@@ -47,12 +47,16 @@ def endpoints(request: HttpRequest) -> HttpResponse:
 
 def _edit(request: AuthenticatedHttpRequest, endpoint: Endpoint | None) -> HttpResponse:
     # A new endpoint's workspace is chosen on the form (when the person has several); never moved later.
-    form = EndpointForm(request.POST or None, instance=endpoint, creator=None if endpoint else request.user)
+    form = EndpointForm(
+        request.POST or None,
+        instance=endpoint,
+        creator=None if endpoint else request.user,
+        key_route_locked=endpoint is not None and not administers(request.user, endpoint.workspace_id),
+    )
     if request.method == "POST" and form.is_valid():
-        values = {name: form.cleaned_data[name] for name in ENDPOINT_FIELDS}
         try:
             saved = endpoint_save(
-                endpoint=endpoint, values=values, actor=request.user, workspace=form.workspace_chosen()
+                endpoint=endpoint, values=form.values(), actor=request.user, workspace=form.workspace_chosen()
             )
         except EndpointChangeRefused as error:
             form.add_error(None, str(error))

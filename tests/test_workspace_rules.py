@@ -1,6 +1,8 @@
 """Who may change what inside workspaces: people and roles on /people/, where an endpoint sends its
 key, and the audit entries every such change leaves (readable on /audit/, in English and Chinese)."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -187,6 +189,49 @@ def test_changing_where_an_endpoint_sends_its_key_needs_a_workspace_admin(client
     ]
     page = client.get(reverse("core:audit")).text
     assert "base_url" in page and "http://127.0.0.1:8080/v1 → http://127.0.0.1:9090/v1" in page
+
+
+def _input(page: str, name: str) -> str:
+    """The <input> tag of field `name` on the page."""
+    return re.search(rf'<input[^>]*name="{name}"[^>]*>', page).group(0)
+
+
+def test_the_endpoint_page_offers_where_the_key_goes_only_to_a_workspace_admin(client, researcher, admin):
+    endpoint = Endpoint.objects.create(
+        name="lab", base_url="http://127.0.0.1:8080/v1", api_key_env="VLLM_KEY", default_model="m", max_in_flight=4
+    )
+    url = reverse("llm:endpoint-edit", args=[endpoint.pk])
+    client.force_login(researcher)
+    page = client.get(url).text
+    for name in ("base_url", "api_key_env"):
+        assert " disabled" in _input(page, name), _input(page, name)
+    assert page.count("Only an admin of workspace default changes this.") == 2
+    assert " disabled" not in _input(page, "max_in_flight")
+    # Saved as a browser sends the page (no read-only field): the other settings change, not those.
+    drawn = {**ENDPOINT, "max_in_flight": "8"}
+    del drawn["base_url"], drawn["api_key_env"]
+    assert client.post(url, drawn).status_code == 302
+    endpoint.refresh_from_db()
+    assert (endpoint.max_in_flight, endpoint.base_url, endpoint.api_key_env) == (
+        8,
+        "http://127.0.0.1:8080/v1",
+        "VLLM_KEY",
+    )
+    # A post that sends them anyway is refused, and changes nothing.
+    forged = client.post(url, {**drawn, "max_in_flight": "2", "base_url": "https://collector.example/v1"})
+    assert forged.status_code == 400 and "Only an admin of workspace default may change where" in forged.text
+    endpoint.refresh_from_db()
+    assert (endpoint.max_in_flight, endpoint.base_url) == (8, "http://127.0.0.1:8080/v1")
+    # The workspace's admin edits them.
+    client.force_login(admin)
+    page = client.get(url).text
+    assert " disabled" not in _input(page, "base_url") and " disabled" not in _input(page, "api_key_env")
+    assert "Only an admin of workspace default changes this." not in page
+    # In Chinese too.
+    client.force_login(researcher)
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get(url).text
+    assert "Only an admin" not in page and page.count("只有工作区 default 的管理员才能更改此项。") == 2
 
 
 def test_a_new_endpoint_goes_to_the_researchers_workspace_and_is_audited(client, default):
