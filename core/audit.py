@@ -165,6 +165,7 @@ DETAIL_LABELS = {
     "locked_out": _("locked out"),
     "dataset": _("dataset"),
     "study": _("study"),
+    "studies": _("studies"),
     "run": _("run"),
     "kept": _("submission kept"),
     "submission": _("submission"),

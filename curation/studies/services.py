@@ -10,6 +10,7 @@ from typing import cast
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -430,20 +431,36 @@ def prolific_decision_set(*, study: Study, submission_id: int, decision: str, ac
 def submissions_expire(*, idle_for: timedelta, now: datetime | None = None, actor: User | None = None) -> int:
     """Erase unfinished submissions with no activity for `idle_for`: their cases and drafts go
     with them. Finished submissions are never touched. Returns how many were erased; the
-    audit log records the count (never who they were)."""
+    audit log records the counts (never who they were) in each workspace concerned, one entry
+    per workspace holding only its own studies, so that each team reads its own on /audit/."""
     now = now or timezone.now()
     abandoned = Submission.objects.filter(status=Submission.Status.IN_PROGRESS, last_activity_at__lt=now - idle_for)
     ids = list(abandoned.select_for_update().values_list("pk", flat=True))
     if not ids:
         return 0
+    per_study = (
+        Submission.objects.filter(pk__in=ids)
+        .values_list("study__workspace_id", "study__slug")
+        .annotate(count=Count("pk"))
+        .order_by("study__workspace_id", "study__slug")
+    )
+    studies_of: dict[int, dict[str, int]] = {}
+    for workspace_id, slug, count in per_study:
+        studies_of.setdefault(workspace_id, {})[slug] = count
     Case.objects.filter(submission_id__in=ids).delete()
     Submission.objects.filter(pk__in=ids).delete()
-    audit_record(
-        actor=actor,
-        action=AuditAction.SUBMISSIONS_EXPIRED,
-        target="submissions",
-        details={"count": len(ids), "idle_days": round(idle_for.total_seconds() / 86400, 2)},
-    )
+    for workspace_id, studies in studies_of.items():
+        audit_record(
+            actor=actor,
+            action=AuditAction.SUBMISSIONS_EXPIRED,
+            target="submissions",
+            details={
+                "count": sum(studies.values()),
+                "idle_days": round(idle_for.total_seconds() / 86400, 2),
+                "studies": studies,
+            },
+            workspace=workspace_id,
+        )
     return len(ids)
 
 

@@ -218,6 +218,7 @@ def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGene
             action=AuditAction.GENERATION_RESUMED,
             target=f"dataset:{locked.dataset.name}",
             details={"generation": locked.pk, "was": locked.status},
+            workspace=locked.dataset.workspace_id,
         )
     generation.refresh_from_db()
     generation_enqueue(generation)

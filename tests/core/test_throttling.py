@@ -236,7 +236,8 @@ def test_abandoned_submissions_expire_and_finished_ones_stay(small_study, settin
     assert sorted(Submission.objects.values_list("pk", flat=True)) == sorted([recent.pk, finished.pk])
     assert Case.objects.count() == 0
     event = AuditEvent.objects.get(action="submissions_expired")
-    assert event.details == {"count": 1, "idle_days": 30.0} and event.actor is None
+    assert event.details == {"count": 1, "idle_days": 30.0, "studies": {"small": 1}} and event.actor is None
+    assert event.workspace == small_study.workspace
     call_command("expire_submissions", "--days", "0.5", stdout=io.StringIO())
     assert Submission.objects.count() == 2  # the recent one was active minutes ago
     with pytest.raises(CommandError, match="--days must be more than 0."):
