@@ -36,8 +36,8 @@ SIX_DECIMALS = re.compile(r"-?\d+(\.\d{1,6})?")
 
 def voted_adaptive_campaign() -> Campaign:
     """Three models (one named with a "/"), an adaptive campaign whose pairs are drawn with a
-    probability, six votes by two annotators: the first-named model of a pair wins, except that
-    every third vote is a tie. Its figures computed, as the background task does."""
+    probability, three pairs voted by both annotators: answer A's model wins, except the last
+    vote, a tie (so raw agreement is 2/3). Its figures computed, as the background task does."""
     dataset = DatasetFactory(name="bundle-set")
     models = [CandidateModelFactory(name=name) for name in MODELS]
     for n in range(4):
@@ -54,13 +54,15 @@ def voted_adaptive_campaign() -> Campaign:
         annotators=people,
         sampling=Campaign.Sampling.ADAPTIVE,
         budget=6,
+        votes_per_pair=2,
     )
     cast = 0
     for person in people:
         while (assignment := assignment_next(campaign=campaign, annotator=person)) is not None:
-            choice = "tie" if cast % 3 == 2 else ("left" if assignment.model_a_on_left else "right")
+            choice = "tie" if cast == 5 else ("left" if assignment.model_a_on_left else "right")
             vote_cast(token=assignment.token, annotator=person, choice=choice)
             cast += 1
+    assert cast == 6
     figures_read(what="campaign", campaign=campaign, run=None, compute="missing")
     return campaign
 
@@ -102,7 +104,7 @@ def check_bundle(archive: zipfile.ZipFile) -> None:
     winners = {row["winner_model"] for row in votes if row["winner"] != "tie"}
     assert winners and winners <= set(MODELS)
     assert "acme/orion-large" in {row["model_a"] for row in votes} | {row["model_b"] for row in votes}
-    assert sum(row["winner"] == "tie" for row in votes) == 2
+    assert sum(row["winner"] == "tie" for row in votes) == 1
 
     # The statistics tables, also as a spreadsheet reads them: every rate or probability with at
     # most 6 decimal places.
@@ -111,11 +113,13 @@ def check_bundle(archive: zipfile.ZipFile) -> None:
     agreement = spreadsheet_rows(archive, "agreement.csv")
     assert {"raw_agreement", "fleiss_kappa", "krippendorff_alpha"} <= {row["metric"] for row in agreement}
     for row in agreement:
-        assert row["value"] == "" or SIX_DECIMALS.fullmatch(row["value"]), row
+        for column in ("agreement", "value"):
+            assert row[column] == "" or SIX_DECIMALS.fullmatch(row[column]), row
+    assert {row["metric"]: row["value"] for row in agreement}["raw_agreement"] == "0.666667"
 
     manifest = json.loads(archive.read("manifest.json"))
-    print(json.dumps(manifest, indent=1)[:3000]); print(archive.read("agreement.csv").decode()); print(archive.read("bt.csv").decode()); print(archive.read("votes.csv").decode())
-    assert manifest["campaign"]["slug"] == "bundle-pilot"
+    assert manifest["campaign"]["campaign"] == "bundle-pilot"
+    assert manifest["campaign"]["design"]["sampling"] == "adaptive"
     files = {entry["file"]: entry["rows"] for entry in manifest["bundle"]["files"]}
     assert files["votes.csv"] == 6 and set(files) == {"votes.csv", "bt.csv", "agreement.csv"}
     readme = archive.read("README.txt").decode("utf-8")
