@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.audit import AuditAction, audit_record
+from llm.models import Endpoint
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,3 +33,17 @@ def test_the_audit_log_and_its_action_filter_fit_a_phone(live_server, signed_in_
     page.locator("#audit-action ~ button[type=submit]").click()
     expect(page.locator("[data-testid=audit-log] tbody tr")).to_have_count(1)
     assert sideways(page) == 0
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_wide_table_with_text_for_screen_readers_scrolls_on_its_own(live_server, signed_in_page, language):
+    """The endpoints table's "Test connection" buttons name their endpoint for screen readers in
+    text positioned out of sight: it widened the page instead of scrolling with the table."""
+    UserFactory(username="res", roles=["researcher"])
+    Endpoint.objects.create(name="local-llama", base_url="http://127.0.0.1:8080/v1", default_model="gemma")
+    page = signed_in_page("res", language, PHONE)
+    page.goto(f"{live_server.url}/endpoints/")
+    expect(page.get_by_role("link", name="local-llama")).to_be_visible()
+    assert sideways(page) == 0
+    table = page.locator(".table-wrap")
+    assert table.evaluate("wrap => wrap.scrollWidth > wrap.clientWidth")  # the table scrolls within
