@@ -4,6 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.audit import AuditAction, audit_record
+from home.demo import DEMO_ACCOUNTS, demo_seed
 from llm.models import Endpoint
 from tests.factories import UserFactory
 
@@ -47,3 +48,24 @@ def test_a_wide_table_with_text_for_screen_readers_scrolls_on_its_own(live_serve
     assert sideways(page) == 0
     table = page.locator(".table-wrap")
     assert table.evaluate("wrap => wrap.scrollWidth > wrap.clientWidth")  # the table scrolls within
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_campaigns_correlations_scroll_on_their_own(browser, live_server, settings, language):
+    """The demo campaign's judge alignment: a correlation table with its intervals was wider than
+    a phone (by 11 px in English) and sat in no scroll box of its own."""
+    settings.DEMO_MODE = True
+    demo_seed()
+    context = browser.new_context(viewport=PHONE)
+    context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    researcher = next(account for account in DEMO_ACCOUNTS if account.username == "researcher")
+    page.locator("#id_username").fill(researcher.username)
+    page.locator("#id_password").fill(researcher.password)
+    page.locator("form:has(#id_password) [type=submit]").click()
+    expect(page.locator("form.logout")).to_be_visible()
+    page.goto(f"{live_server.url}/campaigns/demo/")
+    expect(page.locator(".table-wrap > table.correlation")).to_have_count(2)
+    expect(page.locator("#satisfaction-vs-judge td.num").last).not_to_have_text("–")  # with its interval
+    assert sideways(page) == 0
