@@ -131,6 +131,7 @@ BT_FIELDS = [
     "note",
 ]
 AGREEMENT_FIELDS = ["dataset", "metric", "rater_a", "rater_b", "units", "agreement", "value"]
+AGREEMENT_ROUNDED = ["agreement", "value"]
 # Bootstrap rounds and seed of the exported intervals: fixed, so the same votes export the same table.
 EXPORT_ROUNDS = 1000
 EXPORT_SEED = 0
@@ -284,4 +285,6 @@ def agreement_export(*, dataset=None, study=None, run=None, campaign=None) -> Ex
                 "value": row["kappa"],
             }
 
-    return ExportTable(fields=AGREEMENT_FIELDS, rows=rows())
+    # `agreement` is a share and `value` a rate (raw agreement, the left answer's win rate) or a
+    # kappa or alpha: all written to 6 decimal places, as every rate of the exports is.
+    return ExportTable(fields=AGREEMENT_FIELDS, rows=rows(), probabilities=AGREEMENT_ROUNDED)

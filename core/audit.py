@@ -193,6 +193,9 @@ VALUE_LABELS = {
     "resumed": _("resumed"),
     "rerun": _("re-run"),
     "reparsed": _("parsed again"),
+    # A flagged submission's decision for Prolific (prolific_decision before and after).
+    "approve": _("approve"),
+    "reject": _("reject"),
 }
 
 

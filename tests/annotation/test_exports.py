@@ -126,7 +126,15 @@ def test_agreement_export_on_a_hand_worked_example(stats_dataset, tmp_path, caps
     assert set(got) == set(expected)
     for key, (units, agreement, value) in expected.items():
         assert got[key][:2] == (units, agreement), key
-        assert got[key][2] == (None if value is None else pytest.approx(value, abs=1e-12)), key
+        # Rates, kappas and alpha have 6 decimal places, as every rate of the exports has.
+        assert got[key][2] == (None if value is None else round(value, 6)), key
+    spreadsheet = list(
+        csv.DictReader(
+            io.StringIO("".join(iter_export(export_table("agreement", dataset=dataset), "csv")).removeprefix("\ufeff"))
+        )
+    )
+    assert {row["metric"]: row["value"] for row in spreadsheet}["fleiss_kappa"] == "0.619048"  # 13/21
+    assert {row["agreement"] for row in spreadsheet if row["metric"] == "cohen_kappa"} == {"0.75"}
     # The run scope picks the dataset and the judge; a run on another dataset is refused.
     assert export_jsonl(capsys, "agreement", "--run", str(run.pk)) == exported
     other = JudgeRunFactory(dataset=DatasetFactory(name="other"), status="finished")

@@ -95,6 +95,21 @@ def test_the_researcher_decides_each_flagged_row_asked_first_and_audited(study, 
     assert all(event.workspace_id == study.workspace_id for event in events)
 
 
+def test_the_audit_log_shows_each_decision_before_and_after_in_the_readers_language(study, client_as, researcher):
+    client = client_as(researcher)
+    client.post(
+        decide_url(study, Submission.objects.get(prolific_pid="fast")), {"decision": "approve", "confirm": "yes"}
+    )
+    dup = Submission.objects.get(prolific_pid="dup", status="submitted")
+    client.post(decide_url(study, dup), {"decision": "reject", "confirm": "yes"})
+    page = client.get(reverse("core:audit"), {"action": "prolific_decided"}).text
+    assert "prolific_decision: — → approve" in page and "prolific_decision: — → reject" in page
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get(reverse("core:audit"), {"action": "prolific_decided"}).text
+    assert "为 Prolific 决定了已标记的提交" in page
+    assert "— → 批准" in page and "— → 拒绝" in page and "→ approve" not in page
+
+
 def test_a_decision_names_a_finished_submission_and_a_known_decision(study, client_as, researcher):
     client = client_as(researcher)
     unfinished = Submission.objects.get(prolific_pid="dup", status="in_progress")

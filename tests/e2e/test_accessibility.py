@@ -1,4 +1,5 @@
-"""axe-core over every page a person uses, in English and Chinese, at desktop and phone width.
+"""axe-core over every page a person uses, in English and Chinese, at desktop and phone width;
+and none of them scrolls sideways.
 
 The demo data gives every page something to show. Each role signs in once per language and
 viewport and visits its pages; axe runs on each (the copy that the axe-playwright-python wheel
@@ -90,6 +91,11 @@ def violations_on(page, url: str) -> list[str]:
         if violation["impact"] in BLOCKING:
             targets = ", ".join(" ".join(node["target"]) for node in violation["nodes"][:4])
             found.append(f"{url}: {violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
+    # Reflow (WCAG 1.4.10), which axe does not check: the page never scrolls sideways; a wide
+    # table scrolls in its own box.
+    sideways = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    if sideways > 0:
+        found.append(f"{url}: scrolls sideways by {sideways} px at {page.viewport_size['width']} px wide")
     return found
 
 

@@ -1,7 +1,7 @@
-"""The Prolific round-trip in a browser, in English and Chinese: a screened-out participant is
-sent back to Prolific with the screen-out code, and the thank-you page shows that code and the
-link back; a second Prolific ID in the same browser meets a confirmation page about the browser,
-and the first ID, back in that browser, finds its own answers."""
+"""The Prolific round-trip in a browser, in English and Chinese, on a desktop and a phone: a
+screened-out participant is sent back to Prolific with the screen-out code, and the thank-you page
+shows that code and the link back, on the screen; a second Prolific ID in the same browser meets a
+confirmation page about the browser, and the first ID, back in that browser, finds its own answers."""
 
 import re
 
@@ -13,6 +13,9 @@ from tests.e2e.conftest import sent_to
 from tests.factories import CaseFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 
 TEXTS = {
     "en": {
@@ -55,11 +58,22 @@ def study(db):
     return StudyFactory(slug="trip", min_cases=1, max_cases=3, completion_code="DONE-E2E", screenout_code="SCR-E2E")
 
 
+def fits_the_screen(page, locator) -> None:
+    """The page never scrolls sideways, and `locator` lies wholly on the screen's width."""
+    page.wait_for_load_state("load")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    locator.scroll_into_view_if_needed()
+    box = locator.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"], box
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_a_screened_out_participant_gets_the_code_and_the_way_back(
-    page, live_server, study, prolific, language, blocked_requests
+    page, live_server, study, prolific, language, viewport, blocked_requests
 ):
     words = TEXTS[language]
+    page.set_viewport_size(viewport)
     # A questionnaire at its last page whose attention check chose 5 where 2 was asked.
     submission = Submission.objects.create(
         study=study,
@@ -81,11 +95,20 @@ def test_a_screened_out_participant_gets_the_code_and_the_way_back(
     back = page.get_by_role("link", name=words["return"])
     expect(back).to_have_attribute("href", "https://app.prolific.com/submissions/complete?cc=SCR-E2E")
     expect(page.locator("#screened-out")).to_be_visible()
+    fits_the_screen(page, page.locator("#completion-code"))
+    fits_the_screen(page, back)
+    # The way back is a link a thumb can follow: it leads to Prolific with the screen-out code.
+    with sent_to(page, "https://app.prolific.com/submissions/complete?cc=SCR-E2E"):
+        back.click()
 
 
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
-def test_a_second_prolific_id_in_this_browser_asks_first(page, live_server, study, language, blocked_requests):
+def test_a_second_prolific_id_in_this_browser_asks_first(
+    page, live_server, study, language, viewport, blocked_requests
+):
     words = TEXTS[language]
+    page.set_viewport_size(viewport)
     page.context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
     page.goto(f"{live_server.url}/study/trip/?PROLIFIC_PID=first-{language}")
     page.get_by_label(words["agree"]).check()
@@ -100,6 +123,7 @@ def test_a_second_prolific_id_in_this_browser_asks_first(page, live_server, stud
     expect(page.locator("#switch-held")).to_contain_text(words["switch_held"])
     expect(page.get_by_text(f"first-{language}")).to_have_count(0)
     assert Submission.objects.filter(study=study).count() == 1
+    fits_the_screen(page, page.get_by_role("button", name=words["switch_yes"]))
     page.get_by_role("button", name=words["switch_yes"]).click()
     page.get_by_label(words["agree"]).check()
     page.get_by_role("button", name=words["start"], exact=True).click()
