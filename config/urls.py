@@ -15,6 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from core.api import ApiRootApi, MeApi
 from core.token_api import TokenDetailApi, TokenListApi
 from home import urls as home_urls
+from judging import api_urls as judging_api_urls
 
 # Swagger UI with its start-up script served as a file (the split view), so the page runs under
 # the site's script policy; only its own small inline <style> block needs styles relaxed here.
@@ -34,6 +35,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("me/", MeApi.as_view(), name="api-me"),
     path("tokens/", TokenListApi.as_view(), name="api-tokens"),
     path("tokens/<int:token_id>/", TokenDetailApi.as_view(), name="api-token"),
+    path("", include(judging_api_urls.before_curation)),
     path("", include("curation.api_urls")),
     path("", include("judging.api_urls")),
     path("", include("llm.api_urls")),

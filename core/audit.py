@@ -39,6 +39,7 @@ class AuditAction(models.TextChoices):
     ANSWERS_IMPORTED = "answers_imported", _("Imported candidate answers")
     ANSWERS_REPLACED = "answers_replaced", _("Replaced a model's candidate answers")
     ANSWERS_DELETED = "answers_deleted", _("Deleted a model's candidate answers")
+    ANSWERS_RESTORED = "answers_restored", _("Made an earlier version of a model's candidate answers current again")
     GENERATION_STARTED = "generation_started", _("Started generating candidate answers")
     GENERATION_CANCELLED = "generation_cancelled", _("Cancelled generating candidate answers")
     GENERATION_RESUMED = "generation_resumed", _("Resumed generating candidate answers")

@@ -38,8 +38,9 @@ class CandidateModel(models.Model):
 
 class AnswerSet(models.Model):
     """One version of a model's answers to a dataset. An upload with `replace` makes a new version
-    current; a delete leaves none current. Older versions stay for the runs and campaigns that
-    used them, so their pages, exports, manifests and re-runs never change silently."""
+    current; a delete leaves none current; a restore makes an earlier one current again. Older
+    versions stay for the runs and campaigns that used them, so their pages, exports, manifests
+    and re-runs never change silently."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="answer_sets")
     model = models.ForeignKey(CandidateModel, on_delete=models.PROTECT, related_name="answer_sets")
@@ -49,8 +50,15 @@ class AnswerSet(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # When it stopped being current (replaced or deleted); None while current.
+
+    class RetiredBy(models.TextChoices):
+        REPLACED = "replaced", _("Replaced")
+        DELETED = "deleted", _("Deleted")
+        RESTORED = "restored", _("An earlier version made current again")
+
+    # When it stopped being current, and by what; None and "" while current.
     retired_at = models.DateTimeField(null=True, blank=True)
+    retired_by = models.CharField(max_length=16, choices=RetiredBy.choices, blank=True, default="")
 
     class Meta:
         ordering = ["dataset", "model", "version"]

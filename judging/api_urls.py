@@ -3,6 +3,17 @@ from django.urls import path
 from judging import api
 from judging.answers import api as answer_api
 
+# Listed by config/urls.py before curation's, whose `datasets/<name>/restore/` would read it as
+# a dataset named "<name>/answers" (and so before the model's path below, which would read
+# "restore" as a model's name).
+before_curation = [
+    path(
+        "datasets/<path:name>/answers/restore/",
+        answer_api.AnswersRestoreApi.as_view(),
+        name="api-dataset-answers-restore",
+    ),
+]
+
 urlpatterns = [
     path("runs/", api.RunListApi.as_view(), name="api-runs"),
     path("runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-run-detail"),

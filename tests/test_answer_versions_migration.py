@@ -1,9 +1,13 @@
 """Answers saved before answers had versions become version 1 of their (dataset, model); each run
-and campaign pins the versions it used, and each judgment the version of its candidate."""
+and campaign pins the versions it used, and each judgment the version of its candidate; a version
+retired before retirements were recorded says whether a replace or a delete retired it."""
+
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 BEFORE = [("judging", "0017_answer_uploads"), ("annotation", "0012_archive")]
 AFTER = [("annotation", "0013_campaign_pins_answer_versions")]
@@ -71,3 +75,23 @@ def test_old_answers_become_version_1_and_runs_campaigns_and_judgments_pin_it(ba
         "beta",
         "ref",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_versions_retired_before_say_whether_a_replace_or_a_delete_retired_them(back_to_the_latest):
+    """A replace made its successor in the transaction that retired the old version; a delete did not."""
+    old = _migrate([("judging", "0023_candidate_model_per_workspace")])
+    Dataset, AnswerSet = old.get_model("curation", "Dataset"), old.get_model("judging", "AnswerSet")
+    dataset = Dataset.objects.create(name="m-retired")
+    model = old.get_model("judging", "CandidateModel").objects.create(name="alpha")
+    replaced_at, deleted_at = timezone.now() - timedelta(days=2), timezone.now() - timedelta(days=1)
+    for version, made, retired in ((1, replaced_at - timedelta(hours=1), replaced_at), (2, replaced_at, deleted_at)):
+        made_set = AnswerSet.objects.create(
+            dataset=dataset, model=model, version=version, is_current=False, retired_at=retired
+        )
+        AnswerSet.objects.filter(pk=made_set.pk).update(created_at=made)
+    AnswerSet.objects.create(dataset=dataset, model=model, version=3)  # uploaded a day after the delete
+
+    new = _migrate([("judging", "0024_answer_set_retired_by")])
+    retired_by = new.get_model("judging", "AnswerSet").objects.order_by("version").values_list("retired_by", flat=True)
+    assert list(retired_by) == ["replaced", "deleted", ""]

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from core.upload_api import BackgroundUploadSerializer
 from core.workspaces import in_workspace
+from curation.datasets.api import DatasetArchiveApi
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.models import Dataset
 from judging.access import ResearcherPermission
@@ -33,7 +34,14 @@ from judging.answers.selectors import (
     upload_of_dataset,
 )
 from judging.answers.uploads import upload_discard, upload_in_background, upload_queue, upload_resume
-from judging.answers.versions import AnswersNotFound, answer_set_current, answers_delete, answers_not_found
+from judging.answers.versions import (
+    AnswersNotFound,
+    AnswerVersionRefused,
+    answer_set_current,
+    answers_delete,
+    answers_not_found,
+    answers_restore,
+)
 from judging.api import BatchesProgressSerializer
 from judging.batching import batch_jobs_progress
 from judging.models import AnswerGeneration, AnswerUpload, CandidateModel
@@ -234,6 +242,61 @@ class ModelAnswersApi(APIView):
     @extend_schema(operation_id="datasets_model_answers_destroy", responses={204: None})
     def delete(self, request, name: str, model: str):
         return _answers_delete(request, name, model)
+
+
+class AnswersRestoreApi(APIView):
+    """Make an earlier version of a model's answers current again (the model in the body: a name
+    may hold "/"). The version current now is retired as a replace retires it; runs and campaigns
+    keep the versions they used. 400 naming `model` or `version` for one the dataset does not have
+    or one already current; 400 for an archived dataset."""
+
+    permission_classes = [ResearcherPermission]
+
+    class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnswersRestore"
+
+        model = serializers.CharField(max_length=MODEL_NAME_CHARS)
+        version = serializers.IntegerField(min_value=1, help_text="The earlier version to make current.")
+
+    class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "AnswersRestored"
+
+        model = serializers.CharField()
+        version = serializers.IntegerField(help_text="The version of the model's answers now current.")
+        answers = serializers.IntegerField(help_text="How many answers that version holds.")
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request, name: str):
+        if not request.data:
+            # Without a body, as a dataset's restore is posted: the restore of a dataset whose
+            # name ends in "/answers", which this route would otherwise hide.
+            return DatasetArchiveApi(archived=False).post(request, f"{name}/answers")
+        dataset = _dataset(name, request.user)
+        given = self.InputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            restored = answers_restore(
+                dataset=dataset,
+                model_name=given.validated_data["model"],
+                version=given.validated_data["version"],
+                actor=request.user,
+            )
+        except AnswerVersionRefused as error:
+            raise serializers.ValidationError({error.field: [str(error)]}) from None
+        shown = {"model": restored.model.name, "version": restored.version, "answers": restored.answers.count()}
+        return Response(self.OutputSerializer(shown).data)
+
+    # The model path `.../answers/<model>/` read for a model named "restore", which this route
+    # would otherwise hide (left out of the schema: ModelAnswersApi describes them).
+    @extend_schema(exclude=True)
+    def get(self, request, name: str):
+        return ModelAnswersApi().get(request, name, "restore")
+
+    @extend_schema(exclude=True)
+    def delete(self, request, name: str):
+        return _answers_delete(request, name, "restore")
 
 
 class UploadDetailApi(APIView):

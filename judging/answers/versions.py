@@ -1,8 +1,8 @@
 """Versions of a model's answers to a dataset (AnswerSet): which one is current, which ones a run
-judged, and the two undo actions, replace and delete.
+judged, and the undo actions: replace, delete, and restore (an earlier version made current again).
 
-A replace or a delete never removes rows: the old version stops being current and stays for
-the runs that judged it, whose pages, exports, manifests and re-runs read it (`run_answers`).
+A replace, a delete or a restore never removes rows: the old version stops being current and stays
+for the runs that judged it, whose pages, exports, manifests and re-runs read it (`run_answers`).
 New work (runs, generations, pages) reads the current version through `Answer.objects`.
 """
 
@@ -11,19 +11,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db import transaction
-from django.db.models import QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_record
 from core.errors import UserbenchError
+from core.workspaces import in_workspace
 from curation.models import Dataset
 from judging.models import Answer, AnswerSet, CandidateModel, JudgeRun, answer_set_current_or_new
 
 
 class AnswersNotFound(UserbenchError):
     """The model has no current answers on the dataset."""
+
+
+class AnswerVersionRefused(UserbenchError):
+    """A version that cannot be made current again; `field` names the input at fault."""
+
+    def __init__(self, message, *, field: str = "version"):
+        super().__init__(message)
+        self.field = field
 
 
 def answers_not_found(*, model_name: str, dataset: Dataset) -> AnswersNotFound:
@@ -45,10 +55,11 @@ def answer_set_current(*, dataset: Dataset | int, model: CandidateModel | int, c
     return AnswerSet.objects.filter(dataset_id=dataset_id, model_id=model_id, is_current=True).first()
 
 
-def _retire(answer_set: AnswerSet) -> None:
+def _retire(answer_set: AnswerSet, by: AnswerSet.RetiredBy) -> None:
     answer_set.is_current = False
     answer_set.retired_at = timezone.now()
-    answer_set.save(update_fields=["is_current", "retired_at"])
+    answer_set.retired_by = by
+    answer_set.save(update_fields=["is_current", "retired_at", "retired_by"])
     Answer.all_versions.filter(answer_set=answer_set).update(is_current=False)
 
 
@@ -64,7 +75,7 @@ def answers_new_version(*, dataset: Dataset, model: CandidateModel, actor=None) 
     The caller fills the new version in the same transaction (judging/answers/imports.py)."""
     old = AnswerSet.objects.select_for_update().filter(dataset=dataset, model=model, is_current=True).first()
     if old is not None:
-        _retire(old)
+        _retire(old, AnswerSet.RetiredBy.REPLACED)
     return answer_set_current(dataset=dataset, model=model, create=True, actor=actor), old
 
 
@@ -92,7 +103,7 @@ def answers_delete(*, dataset: Dataset, model_name: str, actor) -> AnswerSet:
     if current is None:
         raise answers_not_found(model_name=model_name, dataset=dataset)
     before = _described(current)
-    _retire(current)
+    _retire(current, AnswerSet.RetiredBy.DELETED)
     audit_record(
         actor=actor,
         action=AuditAction.ANSWERS_DELETED,
@@ -101,6 +112,59 @@ def answers_delete(*, dataset: Dataset, model_name: str, actor) -> AnswerSet:
         workspace=dataset.workspace_id,
     )
     return current
+
+
+@transaction.atomic
+def answers_restore(*, dataset: Dataset, model_name: str, version: int, actor) -> AnswerSet:
+    """Make an earlier version of the model's answers on the dataset current again. The version
+    current now (if any) is retired as a replace retires it; nothing is deleted, and runs and
+    campaigns keep the versions they pinned. ArchivedError on an archived dataset;
+    AnswerVersionRefused for a model or version the dataset does not have, or one already current."""
+    refuse_if_archived(dataset)
+    names = {"model": model_name.strip(), "dataset": dataset.name, "version": version}
+    model = in_workspace(CandidateModel.objects.all(), dataset.workspace_id).filter(name=names["model"]).first()
+    # Every version locked, in order: the current one, as a replace locks it, and the one restored.
+    versions = list(AnswerSet.objects.select_for_update().filter(dataset=dataset, model=model).order_by("version"))
+    if model is None or not versions:
+        raise AnswerVersionRefused(_("%(model)s has never had answers on %(dataset)s.") % names, field="model")
+    target = next((found for found in versions if found.version == version), None)
+    if target is None:
+        raise AnswerVersionRefused(_("%(model)s has no version %(version)s of answers on %(dataset)s.") % names)
+    if target.is_current:
+        raise AnswerVersionRefused(_("Version %(version)s of %(model)s's answers is already current.") % names)
+    current = next((found for found in versions if found.is_current), None)
+    before = _described(current)
+    try:
+        with transaction.atomic():
+            if current is not None:
+                _retire(current, AnswerSet.RetiredBy.RESTORED)
+            target.is_current, target.retired_at, target.retired_by = True, None, ""
+            target.save(update_fields=["is_current", "retired_at", "retired_by"])
+            Answer.all_versions.filter(answer_set=target).update(is_current=True)
+    except IntegrityError:
+        # An upload made a new version while none was current: the one-current constraints hold.
+        raise AnswerVersionRefused(
+            _("%(model)s's answers on %(dataset)s changed meanwhile; look again and retry.") % names
+        ) from None
+    audit_record(
+        actor=actor,
+        action=AuditAction.ANSWERS_RESTORED,
+        target=f"dataset:{dataset.name}",
+        details={"model": model.name, "before": before, "after": _described(target)},
+        workspace=dataset.workspace_id,
+    )
+    return target
+
+
+def earlier_versions(*, dataset: Dataset) -> QuerySet[AnswerSet]:
+    """The versions of the dataset's answers that are not current (the candidate models', not the
+    injection probe's), each with `answer_count`: by model name, newest version first."""
+    return (
+        AnswerSet.objects.filter(dataset=dataset, is_current=False, model__is_probe=False)
+        .select_related("model")
+        .annotate(answer_count=Count("answers"))
+        .order_by("model__name", "-version")
+    )
 
 
 def current_answer_sets(*, dataset: Dataset, models: Iterable[CandidateModel]) -> list[AnswerSet]:

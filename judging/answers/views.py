@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.archiving import ArchivedError, refuse_if_archived
 from core.roles import AuthenticatedHttpRequest
 from core.workspaces import in_workspace
 from curation.datasets.importers import DataImportError
@@ -48,7 +49,7 @@ from judging.answers.uploads import (
     upload_queue,
     upload_resume,
 )
-from judging.answers.versions import answers_delete
+from judging.answers.versions import AnswerVersionRefused, answers_delete, answers_restore, earlier_versions
 from judging.batching import batch_jobs_progress
 from llm.batch import batch_api_check
 from llm.errors import EndpointError
@@ -95,6 +96,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
             return done
     elif action == "delete":
         return _answers_delete(request, dataset)
+    elif action == "restore":
+        return _answers_restore(request, dataset)
     elif action in ("preview", "start") and generate.is_valid():
         data = generate.cleaned_data
         settings = {
@@ -162,6 +165,7 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         {
             "dataset": dataset,
             "models": models,
+            "earlier": list(earlier_versions(dataset=dataset)),
             "replacing": replacing,
             "upload": upload,
             "generate": generate,
@@ -210,6 +214,60 @@ def _answers_delete(request: AuthenticatedHttpRequest, dataset: Dataset) -> Http
     answers_delete(dataset=dataset, model_name=model, actor=request.user)
     messages.success(request, _("Deleted the answers of %(model)s; runs made before keep them.") % {"model": model})
     return redirect(_page_url(dataset))
+
+
+def _answers_restore(request: AuthenticatedHttpRequest, dataset: Dataset) -> HttpResponse:
+    """Ask first what making an earlier version current again does; do it once confirmed."""
+    model = request.POST.get("model", "").strip()
+    version = request.POST.get("version", "")
+    earlier = earlier_versions(dataset=dataset).filter(model__name=model)
+    target = earlier.filter(version=int(version)).first() if version.isdigit() else None
+    try:
+        refuse_if_archived(dataset)
+        if target is None:
+            raise AnswerVersionRefused(
+                _("%(model)s has no earlier version %(version)s of answers on %(dataset)s.")
+                % {"model": model, "version": version, "dataset": dataset.name}
+            )
+        if request.POST.get("confirm") == "1":
+            answers_restore(dataset=dataset, model_name=model, version=target.version, actor=request.user)
+            messages.success(
+                request,
+                _("Version %(version)d of %(model)s's answers is current again; runs made before keep theirs.")
+                % {"version": target.version, "model": model},
+            )
+            return redirect(_page_url(dataset))
+    except (ArchivedError, AnswerVersionRefused) as problem:
+        messages.error(request, str(problem))
+        return redirect(_page_url(dataset))
+    current = next((m for m in answer_counts(dataset=dataset) if m.name == model), None)
+    # Annotated by earlier_versions and answer_counts.
+    facts = {"model": model, "dataset": dataset.name, "version": target.version, "count": target.answer_count}  # type: ignore[attr-defined]
+    if current is None:
+        question = (
+            _(
+                "Make version %(version)d of %(model)s's answers on %(dataset)s (%(count)d answers) current again? "
+                "The model has no answers here now; new runs take this version."
+            )
+            % facts
+        )
+    else:
+        question = _(
+            "Make version %(version)d of %(model)s's answers on %(dataset)s (%(count)d answers) current again, "
+            "in place of version %(current)d? Runs and campaigns that used version %(current)d keep it; "
+            "new runs take version %(version)d."
+        ) % {**facts, "current": current.answer_version}  # type: ignore[attr-defined]
+    return render(
+        request,
+        "home/confirm.html",
+        {
+            "question": question,
+            "action": _page_url(dataset),
+            "fields": {"action": "restore", "model": model, "version": target.version},
+            "button": _("Make current again"),
+            "back": _page_url(dataset),
+        },
+    )
 
 
 @researcher_required

@@ -1,6 +1,6 @@
 """A run or a campaign made before a model's answers are replaced or deleted keeps the version it
-used: its judgments, exports, manifest, page and re-run are what they were; a new run takes the
-new version; pages and manifests say which version each used. Against a loopback judge whose
+used: its judgments, exports, manifest, page and re-run are what they were, also when an earlier
+version is made current again; a new run takes the current version; pages and manifests say which version each used. Against a loopback judge whose
 score depends on the answer it is shown."""
 
 import io
@@ -14,7 +14,7 @@ from annotation.campaigns import campaign_create
 from annotation.services import assignment_next
 from core.roles import Role
 from judging.answers.imports import answers_import
-from judging.answers.versions import answers_delete
+from judging.answers.versions import answers_delete, answers_restore
 from judging.engine.execution import run_execute_inline
 from judging.models import CandidateModel, JudgeRun
 from judging.results.exports import answers_export, judgments_export, leaderboard_export
@@ -134,6 +134,24 @@ def test_a_delete_leaves_earlier_runs_as_they_were(dataset, endpoint_row, client
     assert snapshot(JudgeRun.objects.get(pk=first.pk), client) == before
     rerun = run_rerun(run=first)
     assert sorted(rerun.answer_sets.values_list("model__name", "version")) == [("alpha", 1), ("beta", 1)]
+
+
+def test_a_run_on_version_2_keeps_it_when_version_1_is_made_current_again(dataset, endpoint_row, client):
+    client.force_login(UserFactory(username="res-r", roles=["researcher"]))
+    replace_alpha(dataset)
+    on_v2 = new_run(dataset, endpoint_row)
+    before = snapshot(on_v2, client)
+    assert {c["name"]: c["answers_version"] for c in before["manifest"]["candidates"]} == {"alpha": 2, "beta": 1}
+
+    answers_restore(dataset=dataset, model_name="alpha", version=1, actor=None)
+    assert snapshot(JudgeRun.objects.get(pk=on_v2.pk), client) == before
+    rerun = run_rerun(run=on_v2)
+    assert sorted(rerun.answer_sets.values_list("model__name", "version")) == [("alpha", 2), ("beta", 1)]
+
+    on_v1 = new_run(dataset, endpoint_row)
+    assert {c["name"]: c["answers_version"] for c in on_v1.manifest["candidates"]} == {"alpha": 1, "beta": 1}
+    assert scores(on_v1) == [(name, 8) for _ in range(ITEMS) for name in ("alpha", "beta")]
+    assert set(on_v1.judgments.filter(model__name="alpha").values_list("answer_set__version", flat=True)) == {1}
 
 
 def test_a_campaign_shows_the_answers_it_was_made_with(dataset, client_as, researcher):
