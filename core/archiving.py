@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import models, transaction
 from django.urls import reverse
 from django.utils import formats, timezone
@@ -155,3 +156,11 @@ def refuse_archived_in_command(*objects: Archivable | None, flag: str = "") -> N
         if flag:
             message += " " + _("Or add %(flag)s to read it as it is.") % {"flag": flag}
         raise ArchivedError(message)
+
+
+def command_refuses_archived(*objects: Archivable | None, flag: str = "") -> None:
+    """`refuse_archived_in_command` as the CommandError a command stops with (its message, no traceback)."""
+    try:
+        refuse_archived_in_command(*objects, flag=flag)
+    except ArchivedError as error:
+        raise CommandError(error.message) from None

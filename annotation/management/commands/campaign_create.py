@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.campaigns import DEFAULT_UNIFORM_SHARE, campaign_create_by_names
 from annotation.models import Campaign
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.errors import UserbenchError
 from curation.models import Dataset
@@ -63,6 +64,8 @@ class Command(BaseCommand):
             options["workspace"],
             [named("dataset", options["dataset"], Dataset.objects.filter(name=options["dataset"]))],
         )
+        # Archived work is absent from the commands' choices (an unknown name is the service's to say).
+        command_refuses_archived(Dataset.objects.filter(name=options["dataset"], workspace=workspace).first())
         try:
             campaign = campaign_create_by_names(
                 workspace_id=workspace.pk if workspace else None,

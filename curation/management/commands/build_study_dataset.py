@@ -2,10 +2,10 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.archiving import ArchivedError, refuse_archived_in_command
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.datasets.services import VersionError, study_dataset_build
-from curation.models import Study
+from curation.models import Dataset, Study
 
 
 class Command(BaseCommand):
@@ -26,10 +26,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"No study with slug {study!r}" + (f" in workspace {workspace.slug}." if workspace else ".")
             )
-        try:
-            refuse_archived_in_command(found)
-        except ArchivedError as error:
-            raise CommandError(str(error)) from None
+        # The study, and the working dataset it extends when that exists already.
+        command_refuses_archived(found, Dataset.objects.filter(name=name, workspace_id=found.workspace_id).first())
         try:
             dataset, added = study_dataset_build(study=found, name=name)
         except VersionError as error:

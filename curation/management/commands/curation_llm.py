@@ -3,7 +3,7 @@ Ctrl-C stops it at once (what came back is kept)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.archiving import ArchivedError, refuse_archived_in_command
+from core.archiving import ArchivedError, command_refuses_archived, refuse_archived_in_command
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.errors import UserbenchError
 from core.progress import progress_bar
@@ -104,6 +104,7 @@ class Command(BaseCommand):
             try:
                 if copy is not None:
                     found, made = dataset_working_copy(dataset=found, name=copy)
+                    command_refuses_archived(found)  # a copy made before, archived since
                     self.stdout.write(
                         f"{'Made' if made else 'Using'} the working copy {found.name} "
                         f"({found.items.count()} items) of {dataset}."
@@ -163,6 +164,8 @@ class Command(BaseCommand):
             raise CommandError(f"No curation job {job_id}.")
         if job.kind != STEP_KINDS[step]:
             raise CommandError(f"Job {job.pk} is a {job.get_kind_display().lower()} job, not {step}.")
+        # Its dataset archived since: read-only until restored, so the job does not go on.
+        command_refuses_archived(job.dataset)
         endpoint_name = None if endpoint is None else ("" if endpoint == "default" else endpoint)
         try:
             if job.status == CurationJob.Status.FAILED:

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
 from curation.datasets.services import MissingReferences, VersionError, dataset_freeze, datasets_diff
@@ -26,9 +27,12 @@ class Command(BaseCommand):
 
     def _dataset(self, name):
         try:
-            return dataset_by_name(name=name, workspace_id=self.workspace.pk if self.workspace else None)
+            found = dataset_by_name(name=name, workspace_id=self.workspace.pk if self.workspace else None)
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
+        # Archived work is absent from the commands' choices, to freeze as to compare.
+        command_refuses_archived(found)
+        return found
 
     def handle(self, *args, name=None, diff=None, format="table", confirm_missing_references=False, **options):
         self.workspace = command_workspace_said(

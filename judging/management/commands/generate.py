@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.progress import progress_bar
 from curation.datasets.selectors import DatasetNotFound, dataset_by_name
@@ -71,6 +72,7 @@ class Command(BaseCommand):
             target = dataset_by_name(name=dataset, workspace_id=workspace.pk if workspace else None)
         except DatasetNotFound as error:
             raise CommandError(str(error)) from None
+        command_refuses_archived(target)
         if options.get("batch"):
             self._batch(target, model, endpoint, preset, max_tokens)
             return

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from core.import_checks import MAX_TEXT_CHARS
 from curation.models import Dataset
@@ -31,6 +32,8 @@ class Command(BaseCommand):
         workspace = command_workspace_said(
             self, options.get("workspace"), [named("dataset", dataset, Dataset.objects.filter(name=dataset))]
         )
+        # Archived work is absent from the commands' choices (an unknown name is the import's to say).
+        command_refuses_archived(Dataset.objects.filter(name=dataset, workspace=workspace).first())
         try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:

@@ -3,6 +3,7 @@ run it (workers, or `--inline` here) and show progress until it ends."""
 
 from django.core.management.base import BaseCommand
 
+from core.archiving import command_refuses_archived
 from core.command_workspace import add_workspace_argument, command_workspace_said, named
 from curation.models import Dataset
 from judging.dispatch import run_enqueue
@@ -112,6 +113,8 @@ class Command(BaseCommand):
                 named("endpoint", endpoint if endpoint != "default" else None, Endpoint.objects.filter(name=endpoint)),
             ],
         )
+        # Archived work is absent from the commands' choices (an unknown name is the spec's to say).
+        command_refuses_archived(Dataset.objects.filter(name=options["dataset"], workspace=workspace).first())
         try:
             spec = run_spec_by_names(
                 workspace_id=workspace.pk if workspace else None,

@@ -3,6 +3,7 @@ finished call; optionally with a new concurrency, timeout or max_tokens."""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import command_refuses_archived
 from judging.errors import RunError
 from judging.management.progress import follow, leave_now, run_here
 from judging.models import BatchJob
@@ -39,6 +40,11 @@ class Command(BaseCommand):
     def handle(self, *args, run, force, inline, no_wait, concurrency, timeout, max_tokens, live=False, **options):
         try:
             judge_run = run_by_id(run_id=run)
+        except RunError as error:
+            raise CommandError(str(error)) from None
+        # An archived run, or one whose dataset is archived, is read-only until restored.
+        command_refuses_archived(judge_run, judge_run.dataset)
+        try:
             count = run_resume(
                 run=judge_run,
                 force=force,

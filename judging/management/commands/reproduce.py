@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.archiving import command_refuses_archived
 from core.command_workspace import command_workspace_said, named
 from core.errors import UserbenchError
 from curation.models import Dataset
@@ -175,6 +176,8 @@ class Command(BaseCommand):
         found, files, imported = reproduction_dataset(
             benchmark=chosen, data_dir=data, dataset_name=dataset, limit=limit, workspace=place
         )
+        # The --dataset named, or the import of these files made before: absent while archived.
+        command_refuses_archived(found)
         self.stdout.write(
             f"{chosen.paper}\nDataset {found.name}: {found.items.count()} items"
             + (" (imported now)" if imported else " (already in Userbench)")
