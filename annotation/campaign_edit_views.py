@@ -11,11 +11,12 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotation.access import researcher_campaign, researcher_required
-from annotation.campaign_edits import TEXT_FIELDS, campaign_changes, campaign_update
+from annotation.campaign_edits import TEXT_FIELDS, campaign_changes, campaign_editable_check, campaign_update
 from annotation.errors import AnnotationError
 from annotation.forms import CampaignEditForm
 from annotation.models import Campaign
 from annotation.selectors import annotator_choices
+from core.archiving import ArchivedError
 from core.roles import AuthenticatedHttpRequest
 
 ACTIONS = ("edit", "close", "reopen", "add", "remove")
@@ -92,6 +93,11 @@ def campaign_settings(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
     if action not in ACTIONS:
         messages.error(request, _("Choose what to change."))
         return redirect(back)
+    try:
+        campaign_editable_check(campaign)
+    except ArchivedError as error:
+        messages.error(request, error.message)
+        return redirect(back)
     form = CampaignEditForm(request.POST) if action == "edit" else None
     if form is not None and not form.is_valid():
         context = {"campaign": campaign, "form": form, "action": action, "back": back}
@@ -102,8 +108,8 @@ def campaign_settings(request: AuthenticatedHttpRequest, slug: str) -> HttpRespo
             changed = campaign_update(campaign=campaign, actor=request.user, changes=asked)
         else:
             changes = campaign_changes(campaign=campaign, changes=asked)
-    except AnnotationError as error:
-        if form is not None:
+    except (AnnotationError, ArchivedError) as error:  # archived meanwhile: campaign_update checks it again
+        if form is not None and not isinstance(error, ArchivedError):
             form.add_error(None, str(error))
             context = {"campaign": campaign, "form": form, "action": action, "back": back}
             return render(request, "annotation/campaign_change.html", context, status=400)

@@ -21,6 +21,7 @@ from annotation.errors import AnnotationError
 from annotation.manifest import manifest_instructions_changed
 from annotation.models import Assignment, Campaign
 from annotation.selectors import annotator_choices
+from core.archiving import refuse_if_archived
 from core.audit import AuditAction, audit_changes, audit_record
 from core.constraints import constraint_answered
 
@@ -98,9 +99,17 @@ def _leases_of(campaign: Campaign, annotators):
     )
 
 
+def campaign_editable_check(campaign: Campaign) -> None:
+    """ArchivedError for an archived campaign, read-only until restored, and for one whose dataset
+    is archived (restoring it waits for the dataset: annotation/campaigns.py, campaign_archive_check)."""
+    refuse_if_archived(campaign)
+    refuse_if_archived(campaign.dataset)
+
+
 def _plan(campaign: Campaign, changes: dict) -> tuple[dict, dict, dict[str, User] | None]:
     """(before, after, the annotators after) of the fields that `changes` really changes,
     checked; refuses what campaign_update refuses."""
+    campaign_editable_check(campaign)
     unknown = sorted(set(changes) - set(EDITABLE))
     if unknown:
         raise AnnotationError(_("These cannot be changed here: %(names)s.") % {"names": ", ".join(unknown)})
@@ -139,7 +148,8 @@ def campaign_update(*, campaign: Campaign, actor: User | None, changes: dict, vi
 
     Removing an annotator deletes their leases (not their votes or skips), so others may take
     those pairs now. Refuses (AnnotationError, nothing written) an unknown field, a title left
-    empty, text over its limit, an unknown annotator, or fewer annotators than votes per pair."""
+    empty, text over its limit, an unknown annotator, or fewer annotators than votes per pair;
+    an archived campaign, or one on an archived dataset, with ArchivedError."""
     if isinstance(changes.get("annotators"), (list, tuple)):
         # The leases of those leaving are locked before the campaign's row, in the order an
         # annotator's own request takes them (its lease, then the campaign's row when it draws or
