@@ -190,9 +190,11 @@ def generation_cancel(*, generation: AnswerGeneration, actor=None) -> AnswerGene
 def generation_resume(*, generation: AnswerGeneration, actor=None) -> AnswerGeneration:
     """Queue the generation again for the items its model still has not answered (cancelled,
     failed, left unfinished, or abandoned by its worker). Audited. GenerationError when nothing
-    is left to send or it is still at work."""
+    is left to send or it is still at work; ArchivedError when its dataset is archived. (A cancel
+    is never refused: stopping the calls changes nothing of the dataset but what stops arriving.)"""
     with transaction.atomic():
         locked = AnswerGeneration.objects.select_for_update().select_related("dataset").get(pk=generation.pk)
+        refuse_if_archived(locked.dataset)
         if not generation_can_resume(locked):
             raise GenerationError(_("Nothing is left to resume: this generation is at work or has finished."))
         left = locked.dataset.items.exclude(

@@ -13,6 +13,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext as _
 
 from core import uploads as stored
+from core.archiving import refuse_if_archived
 from core.uploads import upload_can_discard, upload_can_resume, upload_in_background, upload_is_stale
 from curation.datasets.importers import DataImportError, checked_name
 from curation.models import Dataset
@@ -41,7 +42,9 @@ def upload_queue(
     *, dataset: Dataset, model_name: str, file: UploadedFile, actor=None, replace: bool = False
 ) -> AnswerUpload:
     """Store the file and queue its reading; the model's name is checked at once (UploadError).
-    With `replace`, the file becomes the model's next version of answers."""
+    With `replace`, the file becomes the model's next version of answers. An archived dataset:
+    ArchivedError, before anything is stored (as an upload read at once is refused)."""
+    refuse_if_archived(dataset)
     name = model_name.strip()
     if not name:
         raise UploadError(_("Name the model whose answers these are."))
@@ -61,7 +64,9 @@ def upload_queue(
 
 
 def upload_resume(*, upload: AnswerUpload) -> AnswerUpload:
-    """Queue again an upload whose worker died; it is read again from its first line."""
+    """Queue again an upload whose worker died; it is read again from its first line. Its dataset
+    archived: ArchivedError."""
+    refuse_if_archived(upload.dataset)
     try:
         return stored.upload_resume(upload=upload, enqueue=answers_upload_enqueue)
     except stored.UploadError as error:
@@ -69,7 +74,9 @@ def upload_resume(*, upload: AnswerUpload) -> AnswerUpload:
 
 
 def upload_discard(*, upload: AnswerUpload, actor) -> None:
-    """Remove a refused or stopped upload and its stored file, audited on its dataset."""
+    """Remove a refused or stopped upload and its stored file, audited on its dataset. Its dataset
+    archived: ArchivedError (the upload goes when the dataset is purged)."""
+    refuse_if_archived(upload.dataset)
     try:
         stored.upload_discard(
             upload=upload,

@@ -93,7 +93,9 @@ def answers_replaced_audit(*, dataset: Dataset, new: AnswerSet, old: AnswerSet |
 @transaction.atomic
 def answers_delete(*, dataset: Dataset, model_name: str, actor) -> AnswerSet:
     """Leave the model without current answers on the dataset. The version stays for the runs
-    and campaigns that used it; a later upload makes the next version. Raises AnswersNotFound."""
+    and campaigns that used it; a later upload makes the next version. Raises AnswersNotFound, and
+    ArchivedError on an archived dataset (read-only until restored)."""
+    refuse_if_archived(dataset)
     current = (
         AnswerSet.objects.select_for_update()
         .select_related("model")

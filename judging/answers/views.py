@@ -80,6 +80,13 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
     preview, and the generations started so far with their progress."""
     dataset = _dataset(name, request.user)
     action = request.POST.get("action", "") if request.method == "POST" else ""
+    if action:
+        try:
+            # Archived: read-only until restored, so no upload, replace, delete or generation.
+            refuse_if_archived(dataset)
+        except ArchivedError as error:
+            messages.error(request, error.message)
+            return redirect(_page_url(dataset))
     # The dataset's workspace's endpoints (names are unique there, not across the server).
     endpoints = list(in_workspace(endpoint_list(user=request.user), dataset.workspace_id))
     # Both forms have a `model` field: their own id prefixes keep the page's ids unique.
@@ -164,6 +171,8 @@ def dataset_answers(request: AuthenticatedHttpRequest, name: str) -> HttpRespons
         "judging/dataset_answers.html",
         {
             "dataset": dataset,
+            # Archived: what it has, without the forms that would change it.
+            "read_only": dataset.archived_at is not None,
             "models": models,
             "earlier": list(earlier_versions(dataset=dataset)),
             "replacing": replacing,
@@ -288,7 +297,7 @@ def generation_action(request: AuthenticatedHttpRequest, name: str, generation_i
             messages.success(request, _("Generation resumed for the items still without an answer."))
         else:
             raise Http404
-    except (GenerationError, EndpointError) as problem:
+    except (GenerationError, EndpointError, ArchivedError) as problem:
         messages.error(request, str(problem))
     return redirect(_page_url(dataset) + f"#generation-{generation.pk}")
 
@@ -350,7 +359,7 @@ def upload_resume_view(request: AuthenticatedHttpRequest, name: str, upload_id: 
     try:
         upload_resume(upload=upload)
         messages.success(request, _("The upload is queued again; it is read from its first line."))
-    except UploadError as problem:
+    except (UploadError, ArchivedError) as problem:
         messages.error(request, str(problem))
     return redirect(_page_url(dataset) + f"#upload-{upload.pk}")
 
@@ -365,7 +374,7 @@ def upload_discard_view(request: AuthenticatedHttpRequest, name: str, upload_id:
         messages.success(
             request, _("The upload %(file)s is discarded, and its stored file with it.") % {"file": upload.file_name}
         )
-    except UploadError as problem:
+    except (UploadError, ArchivedError) as problem:
         messages.error(request, str(problem))
         return redirect(_page_url(dataset) + f"#upload-{upload.pk}")
     return redirect(_page_url(dataset))

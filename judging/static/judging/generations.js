@@ -29,7 +29,9 @@
           bar.value = data.generated;
           article.dataset.status = data.status;
           article.querySelector('[data-when="active"]').hidden = !active(data.status);
-          article.querySelector('[data-when="resumable"]').hidden = !data.resumable;
+          // An archived dataset's page offers no resume (it is read-only until restored).
+          var resume = article.querySelector('[data-when="resumable"]');
+          if (resume) resume.hidden = !data.resumable;
           if (active(data.status)) window.setTimeout(update, 2000);
         })
         .catch(function () { window.setTimeout(update, 5000); });
