@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.archive_views import ArchiveApi
+from core.archiving import refuse_if_archived
 from judging.access import ResearcherPermission
 from judging.benchmarks.registry import benchmarks
 from judging.dispatch import run_enqueue
@@ -373,6 +374,8 @@ class RunCancelApi(APIView):
     @extend_schema(request=None, responses=ProgressSerializer)
     def post(self, request, run_id: int):
         run = _run(run_by_id, run_id, user=request.user)
+        # As on the run's page: an archived run is read-only (and never at work: run_archive_check).
+        refuse_if_archived(run)
         run_cancel(run=run, actor=request.user)
         return Response(ProgressSerializer(run_progress(run=run)).data)
 

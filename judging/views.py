@@ -239,9 +239,14 @@ def run_action(request: AuthenticatedHttpRequest, run_id: int, action: str) -> H
         raise Http404 from None
     try:
         refuse_if_archived(run)
+        return _run_action(request, run, action)
     except ArchivedError as error:
+        # The run archived, or (for all but a cancel, which only stops spending) its dataset.
         messages.error(request, error.message)
         return redirect("judging:run-detail", run_id=run.pk)
+
+
+def _run_action(request: AuthenticatedHttpRequest, run: JudgeRun, action: str) -> HttpResponse:
     if action == "resume":
         count = run_resume(run=run, force=request.POST.get("force") == "1")
         run_change_record(actor=request.user, run=run, change="resumed", details={"shards": count})
@@ -410,10 +415,11 @@ def dataset_difficulty_view(request: AuthenticatedHttpRequest, dataset_id: int) 
         run = run_by_id(run_id=run_id, queryset=JudgeRun.objects.select_related("dataset"), user=request.user)
         percent = int_param(request.POST.get("percent"), name="percent", high=100, default=50)
         flt = difficulty_filter_from_run(run=run, percent=percent, created_by=request.user)
+    except (VersionError, ArchivedError) as exc:
+        # Before ValueError, which they are too: their own words say what stops the filter.
+        messages.error(request, " ".join(exc.messages))
     except ValueError:  # a parameter that is no number, or no run with that number (RunNotFound)
         messages.error(request, _("Give the number of an existing judge run and a whole percentage."))
-    except VersionError as exc:
-        messages.error(request, " ".join(exc.messages))
     else:
         messages.success(
             request,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import Avg, Count
 
+from core.archiving import refuse_if_archived
 from curation.datasets.services import difficulty_filter_apply
 from curation.models import DifficultyFilter
 from judging.models import JudgeRun
@@ -13,7 +14,9 @@ from judging.models import JudgeRun
 
 def difficulty_filter_from_run(*, run: JudgeRun, percent: int = 50, created_by: User | None = None) -> DifficultyFilter:
     """AlignBench 2.2's difficulty filter from a judge run over filter models: each item's mean
-    final score (parse failures left out) goes to curation, which drops the easiest percent."""
+    final score (parse failures left out) goes to curation, which drops the easiest percent. An
+    archived run (left out of every choice until restored) or dataset: ArchivedError."""
+    refuse_if_archived(run)
     rows = (
         run.judgments.filter(final_score__isnull=False, model__is_probe=False)
         .values("item__external_id")

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from core.archiving import refuse_if_archived
 from judging.errors import RunError
 from judging.models import JudgeRun
 from judging.prompts.templates import run_template_family
@@ -89,7 +90,10 @@ def run_rerun(*, run: JudgeRun, fresh_calls: bool = True, allow_changes: bool = 
     """A new run identical to `run`, recorded as its re-run, with nothing called yet.
 
     Raises RunError naming every change since the original when `allow_changes` is False; with
-    it, the re-run judges today's data and its manifest lists what changed."""
+    it, the re-run judges today's data and its manifest lists what changed. An archived run, or a
+    run whose dataset is archived: ArchivedError, before the changes are looked for."""
+    refuse_if_archived(run)
+    refuse_if_archived(run.dataset)
     manifest = run_manifest(run=run)
     found = _changes(run=run, manifest=manifest)
     changes = [sentence % values for sentence, values in found]

@@ -45,9 +45,11 @@ def run_resume(
     once the re-queue is committed; `judge_resume --inline` runs the shards itself instead.
     A batch run picks up the batches it has at the provider (never sending them again) and sends
     what has no result in a new batch; with `live`, it sends the rest as live calls from here
-    on, once no batch of it is still at the provider (RunError otherwise).
+    on, once no batch of it is still at the provider (RunError otherwise). An archived run, or a
+    run whose dataset is archived: ArchivedError (read-only until restored).
     """
     refuse_if_archived(run)
+    refuse_if_archived(run.dataset)
     count = _run_requeue(
         run=run,
         force=force,
@@ -133,9 +135,10 @@ def _drop_failed_calls(run: JudgeRun) -> None:
 def run_reparse(*, run: JudgeRun) -> int:
     """Parse the stored replies again (e.g. after a parser fix) without a single new call.
 
-    Returns how many verdicts (final score, outcome or parse failure) changed. An archived run:
-    ArchivedError."""
+    Returns how many verdicts (final score, outcome or parse failure) changed. An archived run, or
+    a run whose dataset is archived: ArchivedError."""
     refuse_if_archived(run)
+    refuse_if_archived(run.dataset)
     changed = 0
     # Replies about a withdrawn participant's question were erased: their verdicts stay as they were.
     # A reply cut off by max_tokens is never scored, however it parses.
