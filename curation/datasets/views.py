@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from core.archive_views import archive_allowed, archive_page_action
+from core.archiving import ArchivedError
 from core.errors import UserbenchError
 from core.list_workspaces import list_workspaces
 from core.params import ParameterError, int_param
@@ -82,7 +83,7 @@ def dataset_build_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         return redirect("curation:review-datasets")
     try:
         dataset, added = study_dataset_build(study=study, name=name, created_by=request.user)
-    except VersionError as exc:
+    except (VersionError, ArchivedError) as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("curation:review-datasets")
     messages.success(request, _("%(count)s items added.") % {"count": added})
@@ -106,7 +107,7 @@ def dataset_job_view(request: AuthenticatedHttpRequest, dataset_id: int) -> Http
             endpoint_by_name(name=endpoint, user=request.user, workspace_id=dataset.workspace_id)
         # An empty model is the endpoint's default (curation_model_for); the job records which.
         job = starters[kind](dataset=dataset, model=model, endpoint_name=endpoint, created_by=request.user)
-    except VersionError as exc:
+    except (VersionError, ArchivedError) as exc:
         messages.error(request, " ".join(exc.messages))
     except EndpointError as exc:
         messages.error(request, str(exc))
@@ -188,7 +189,7 @@ def dataset_freeze_view(request: AuthenticatedHttpRequest, dataset_id: int) -> H
             created_by=request.user,
             confirm_missing_references=request.POST.get("confirm_missing_references") == "on",
         )
-    except VersionError as exc:
+    except (VersionError, ArchivedError) as exc:
         messages.error(request, " ".join(exc.messages))
     else:
         messages.success(request, _("Frozen as %(name)s.") % {"name": version.name})
@@ -283,7 +284,7 @@ def dataset_copy_view(request: AuthenticatedHttpRequest) -> HttpResponse:
         copy, made = dataset_working_copy(
             dataset=dataset, name=request.POST.get("name", "").strip(), created_by=request.user
         )
-    except VersionError as exc:
+    except (VersionError, ArchivedError) as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("curation:dataset-detail", name=dataset.name)
     if made:

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.archiving import ArchivedError, refuse_if_archived
 from core.errors import UserbenchError
 from curation import conversation
 from curation.datasets.llm_steps import reference_job_enqueue
@@ -207,8 +208,18 @@ def review_task_release(*, task: ReviewTask, reviewer: User) -> None:
     )
 
 
+def review_task_live_check(task: ReviewTask) -> None:
+    """ReviewError when the task's dataset or study was archived after it was leased: archived
+    work is read-only until restored, and left out of the queues (ReviewTask.objects.in_workspaces_of)."""
+    try:
+        refuse_if_archived(task.item.dataset if task.item_id else task.case.submission.study)
+    except ArchivedError as error:
+        raise ReviewError(error.message) from None
+
+
 def _locked_task(task: ReviewTask, reviewer: User, queue: str) -> ReviewTask:
     task = ReviewTask.objects.select_for_update(of=("self",)).select_related("case", "item").get(pk=task.pk)
+    review_task_live_check(task)
     if task.queue != queue:
         raise ReviewError(_("This item belongs to another queue."))
     if task.status != ReviewTask.Status.OPEN:

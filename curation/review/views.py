@@ -35,6 +35,7 @@ from curation.review.services import (
     quality_review_decide,
     reference_review_decide,
     review_task_lease,
+    review_task_live_check,
     review_task_release,
     translation_review_decide,
 )
@@ -77,6 +78,11 @@ def review_task(request: AuthenticatedHttpRequest, task_id: int) -> HttpResponse
     task = task_for_reviewer(task_id=task_id, reviewer=request.user)
     if task is None:
         messages.error(request, _("This item is not leased to you any more."))
+        return redirect("curation:review")
+    try:
+        review_task_live_check(task)
+    except ReviewError as archived:
+        messages.error(request, archived.message)
         return redirect("curation:review")
     error = ""
     if request.method == "POST":
