@@ -134,6 +134,8 @@ def test_an_archived_objects_page_opens_read_only_with_its_dates_and_a_restore_b
         assert "Archived on" in text and "restorable until" in text, kind
         assert f"{(today + timedelta(days=30)).year}" in text
         assert 'data-action="restore"' in text and "Yes, archive it" not in text, kind
+        # Restore is asked first, as Archive is: its button is inside a closed <details>.
+        assert '<details class="archive-confirm" data-restore>' in text and "Yes, restore it" in text, kind
 
 
 def test_changes_to_archived_work_are_refused_with_a_clear_message(client_as, researcher, work):
