@@ -211,8 +211,10 @@ def review_task_release(*, task: ReviewTask, reviewer: User) -> None:
 def review_task_live_check(task: ReviewTask) -> None:
     """ReviewError when the task's dataset or study was archived after it was leased: archived
     work is read-only until restored, and left out of the queues (ReviewTask.objects.in_workspaces_of)."""
+    # A task is about an item or a case, never both (review_task_target_matches_queue).
+    owner = task.item.dataset if task.item is not None else cast(Case, task.case).submission.study
     try:
-        refuse_if_archived(task.item.dataset if task.item_id else task.case.submission.study)
+        refuse_if_archived(owner)
     except ArchivedError as error:
         raise ReviewError(error.message) from None
 

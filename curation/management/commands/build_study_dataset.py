@@ -27,7 +27,7 @@ class Command(BaseCommand):
                 f"No study with slug {study!r}" + (f" in workspace {workspace.slug}." if workspace else ".")
             )
         # The study, and the working dataset it extends when that exists already.
-        command_refuses_archived(found, Dataset.objects.filter(name=name, workspace_id=found.workspace_id).first())
+        command_refuses_archived(found, Dataset.objects.filter(name=name, workspace=found.workspace).first())
         try:
             dataset, added = study_dataset_build(study=found, name=name)
         except VersionError as error:
