@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment
 from curation.models import CurationJob, ReviewQueue, ReviewTask
+from judging.answers.versions import answers_delete
 from judging.models import AnswerGeneration, AnswerUpload, JudgeRun
 from tests.archived_state import changes_between, stored_state
 from tests.factories import (
@@ -41,10 +42,10 @@ LONG_AGO = timedelta(days=1)
 
 @pytest.fixture
 def world(db):
-    """A working dataset with answers, a generation and a large upload to resume, a curation job
-    to restart; a frozen dataset to copy; a finished run; a campaign with an annotator holding a
-    lease; a study with two submissions of one Prolific ID; a reviewer holding a task on an item
-    and one on a case."""
+    """A working dataset with answers (one model's deleted: an earlier version), a generation and
+    a large upload to resume, a curation job to restart; a frozen dataset to copy; a finished run;
+    a campaign with an annotator holding a lease; a study with two submissions of one Prolific ID;
+    a reviewer holding a task on an item and one on a case."""
     researcher = UserFactory(username="res", roles=["researcher"])
     annotator = UserFactory(username="ann", roles=["annotator"])
     UserFactory(username="ann2", roles=["annotator"])
@@ -55,6 +56,8 @@ def world(db):
     for item in items:
         for model in models[:2]:
             AnswerFactory(item=item, model=model)
+    # m-b's answers deleted: an earlier version that could be made current again.
+    answers_delete(dataset=dataset, model_name="m-b", actor=researcher)
     generation = AnswerGeneration.objects.create(dataset=dataset, model=models[2], status="cancelled", total=2)
     upload = AnswerUpload.objects.create(
         dataset=dataset,
@@ -254,6 +257,21 @@ CASES = {
     "dataset: DELETE answers/<model>/": (
         "dataset",
         lambda c, w: as_researcher(c, w).delete(reverse("api-model-answers", args=["ro-set", "m-a"])),
+        "refused",
+    ),
+    "dataset: make an earlier version current again through the API": (
+        "dataset",
+        lambda c, w: _json(
+            as_researcher(c, w),
+            "post",
+            reverse("api-dataset-answers-restore", args=["ro-set"]),
+            {"model": "m-b", "version": 1},
+        ),
+        "refused",
+    ),
+    "dataset: make an earlier version current again on the page": (
+        "dataset",
+        page(*ANSWERS_PAGE, {"action": "restore", "model": "m-b", "version": "1", "confirm": "1"}),
         "refused",
     ),
     "dataset: upload answers through the API": (
