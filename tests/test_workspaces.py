@@ -2,37 +2,44 @@
 page, API route and export of the URLconf.
 
 The routes are read from the URLconf, so a new route fails `test_every_route_is_checked` until it
-is listed here: as scoped (with what B must get) or as not workspace-scoped, with the reason.
+is listed in tests/workspace_world.py: as scoped (with what B must get) or as not workspace-scoped,
+with the reason. A's objects are made there too (`team_build`), as every walk of workspaces makes a
+team's.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Campaign
 from core.exports import EXPORTERS
 from core.models import Membership, Workspace
-from core.workspaces import DEFAULT_SLUG, default_workspace_id, membership_set
-from curation.models import Case, CurationJob, Dataset, DatasetUpload, ReviewTask, Study
-from home.models import Invitation
-from home.services import invitation_create
-from judging.models import AnswerGeneration, AnswerUpload, BatchJob, JudgeRun, JudgeTemplate
+from core.workspaces import default_workspace_id, membership_set
+from curation.models import Case, Dataset, DatasetUpload, ReviewTask
+from judging.models import AnswerUpload, JudgeRun
 from llm.models import Endpoint
 from tests.factories import (
     AnswerFactory,
-    CampaignFactory,
     CandidateModelFactory,
     CaseFactory,
     DatasetFactory,
     ItemFactory,
-    JudgeRunFactory,
-    JudgmentFactory,
     StudyFactory,
     UserFactory,
-    VoteFactory,
+)
+from tests.workspace_world import (
+    ALL_ROLES,
+    LISTS,
+    NOT_404,
+    NOT_SCOPED,
+    Names,
+    Team,
+    body_text,
+    scoped_routes,
+    team_build,
+    url_routes,
 )
 
 pytestmark = pytest.mark.django_db
@@ -40,28 +47,33 @@ pytestmark = pytest.mark.django_db
 # Whatever workspace A holds carries this mark (case aside); B never types it, so it may only
 # reach B's responses by leaking.
 HIDDEN = "hidden-a"
-ALL_ROLES = ["researcher", "reviewer", "annotator"]
 
 
 @dataclass
-class World:
-    alice: object
+class World(Team):
+    """Workspace A's team (the default workspace; `alice` its owner), and B: bob, researcher and
+    admin of `beta`, which holds nothing."""
+
     bob: object
     beta: Workspace
-    study: Study
-    case: Case
-    dataset: Dataset
-    item_id: int
-    run: JudgeRun
-    campaign: Campaign
-    endpoint: Endpoint
-    job: CurationJob
-    task: ReviewTask
-    invitation: Invitation
-    generation: AnswerGeneration
-    upload: AnswerUpload
-    dataset_upload: DatasetUpload
-    template: JudgeTemplate
+
+    @property
+    def alice(self):
+        return self.owner
+
+
+# A's names: none of them is one B uses.
+A_NAMES = Names(
+    dataset="alpha-data",
+    study_slug="alpha-study",
+    study_title="HIDDEN-A study",
+    campaign_slug="alpha-campaign",
+    campaign_title="HIDDEN-A campaign",
+    endpoint="alpha-endpoint",
+    models=("hidden-a-model-1", "hidden-a-model-2"),
+    template="hidden-a-template",
+    dataset_upload="hidden-a-import",
+)
 
 
 @pytest.fixture
@@ -72,291 +84,19 @@ def world(db) -> World:
     membership_set(user=alice, workspace=alpha, roles=ALL_ROLES, admin=True)
     bob = UserFactory(username="bob", roles=ALL_ROLES, roles__workspace=beta)
     membership_set(user=bob, workspace=beta, roles=ALL_ROLES, admin=True)
-
-    study = StudyFactory(slug="alpha-study", title_en="HIDDEN-A study", completion_code="HIDDEN-A-CODE")
-    case = CaseFactory(
-        submission__study=study,
-        submission__prolific_pid="hidden-a-pid",
-        conversation="Question: HIDDEN-A question?\nAnswer: HIDDEN-A.",
-    )
-    dataset = DatasetFactory(name="alpha-data", study=study, description="HIDDEN-A data")
-    item = ItemFactory(dataset=dataset, question="HIDDEN-A question", reference="HIDDEN-A reference")
-    models = [CandidateModelFactory(name="hidden-a-model-1"), CandidateModelFactory(name="hidden-a-model-2")]
-    for model in models:
-        AnswerFactory(item=item, model=model, text="HIDDEN-A answer")
-    run = JudgeRunFactory(dataset=dataset, judge_model="hidden-a-judge")
-    JudgmentFactory(run=run, item=item, model=models[0], raw_text="HIDDEN-A verdict")
-    campaign = CampaignFactory(slug="alpha-campaign", title="HIDDEN-A campaign", dataset=dataset)
-    campaign.annotators.add(alice)
-    VoteFactory(item=item, model_a=models[0], model_b=models[1], annotator_label="hidden-a-voter")
-    endpoint = Endpoint.objects.create(
-        name="alpha-endpoint", base_url="http://hidden-a.invalid/v1", default_model="hidden-a-judge"
-    )
-    job = CurationJob.objects.create(kind="reference", dataset=dataset, model="hidden-a-judge", status="failed")
-    task = ReviewTask.objects.create(queue="quality", case=case)
-    invitation, _token = invitation_create(roles=["annotator"], note="HIDDEN-A batch", actor=alice)
-    generation = AnswerGeneration.objects.create(dataset=dataset, model=models[0], status="cancelled", total=1)
-    # Batches sent through the provider's Batch API: their ids and errors are A's too.
-    BatchJob.objects.create(run=run, batch_id="hidden-a-batch", status="collected", error="HIDDEN-A error")
-    BatchJob.objects.create(generation=generation, batch_id="hidden-a-gen-batch", status="collected")
-    # A large answers file stored for a worker: its name, file and error are A's.
-    upload = AnswerUpload.objects.create(
-        dataset=dataset,
-        model_name="hidden-a-model-1",
-        file_name="hidden-a.jsonl",
-        content=b"HIDDEN-A file",
-        status="running",
-        error="HIDDEN-A error",
-    )
-    # A large dataset file of A's, refused (so that a discard by its owner would go through).
-    dataset_upload = DatasetUpload.objects.create(
-        name="hidden-a-import",
-        file_format="arena_hard",
-        file_name="hidden-a-questions.jsonl",
-        workspace=alpha,
-        status="failed",
-        error="HIDDEN-A line 2",
-    )
-    # A's own judge template (a copy of a built-in one would be the same to B: A's).
-    template = JudgeTemplate.objects.create(
-        workspace=alpha, name="hidden-a-template", mode="pointwise", language="en", text="HIDDEN-A {answer}"
-    )
-    return World(
-        template=template,
-        alice=alice,
-        bob=bob,
-        beta=beta,
-        study=study,
-        case=case,
-        dataset=dataset,
-        item_id=item.pk,
-        run=run,
-        campaign=campaign,
-        endpoint=endpoint,
-        job=job,
-        task=task,
-        invitation=invitation,
-        generation=generation,
-        upload=upload,
-        dataset_upload=dataset_upload,
-    )
-
-
-# Not workspace-scoped, and why.
-NOT_SCOPED = {
-    "home": "routes a person to their work; shows no data",
-    "login": "Django's log-in",
-    "logout": "Django's log-out",
-    "set_language": "Django's language switch",
-    "invitation-accept": "the invitee's page, opened by the one-time token, before they have an account",
-    "api-root": "the list of API addresses",
-    "api-me": "the person's own name and roles",
-    "api-tokens": "the person's own tokens (another's are never listed)",
-    "api-token": "revokes one of the person's own tokens (another's is 404)",
-    "api-schema": "the API's description, no data",
-    # Scoped by its query string, which this walk does not give: tests/test_export_bundles.py
-    # checks that B gets a 404 for A's study, dataset, run and campaign bundles.
-    "api-export-bundle": "scoped by its query (study, dataset, run or campaign): tested in test_export_bundles.py",
-    "api-docs": "the API's documentation page, no data",
-    "curation:study-start": "participants' questionnaire: anonymous, reached by the study's public link",
-    "curation:study-resume": "participants' questionnaire",
-    "curation:study-resume-path": "participants' questionnaire",
-    "curation:study-cases": "participants' questionnaire",
-    "curation:study-case-edit": "participants' questionnaire",
-    "curation:study-case-remove": "participants' questionnaire",
-    "curation:study-about": "participants' questionnaire",
-    "curation:study-usage": "participants' questionnaire",
-    "curation:study-review": "participants' questionnaire",
-    "curation:study-done": "participants' questionnaire",
-    "api-export": "checked per export table in test_no_export_gives_b_anything_of_a",
-    "invitation-accept-path": "an invitation link of the old form: redirects to invitation-accept",
-    "core:tokens": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
-    "core:token-revoke": "a person's own API tokens (tests/core/test_api_tokens.py: nobody revokes another's)",
-    "api-workspace-member": "PATCH and DELETE only: B's 404 for A's members in tests/test_workspace_teams.py",
-}
-
-# Pages and API lists of B's own: they open (200), and show nothing of A.
-LISTS = {
-    "dashboard": {},
-    "archived": {},
-    "people": {},
-    "api-studies": {},
-    "api-datasets": {},
-    "api-runs": {},
-    "api-campaigns": {},
-    "api-endpoints": {},
-    "llm:endpoints": {},
-    "llm:endpoint-new": {},
-    "core:audit": {},
-    "curation:review": {},
-    "curation:review-datasets": {},
-    "curation:datasets": {},
-    "curation:study-new": {},
-    "judging:run-new": {},
-    "judging:run-list": {},
-    "annotation:index": {},
-    "annotation:campaign-new": {},
-    "workspaces": {},
-    "api-workspaces": {},
-    "judging:templates": {},
-    "api-judge-templates": {},
-}
-
-
-ARCHIVE_ACTIONS = ("archive", "restore")
-
-
-def scoped_routes(w: World) -> dict[str, tuple[dict, dict]]:
-    """Route name -> (its arguments naming A's objects, POST data): B must get 404 (405 for a
-    method the route does not take) and nothing of A."""
-    study, campaign, run = {"slug": w.study.slug}, {"slug": w.campaign.slug}, {"run_id": w.run.pk}
-    dataset = {"dataset_id": w.dataset.pk}
-    generation = {"name": w.dataset.name, "generation_id": w.generation.pk}
-    archivable = {"dataset": w.dataset.name, "run": w.run.pk, "campaign": w.campaign.slug, "study": w.study.slug}
-    archive_pages = {
-        "curation:dataset": dataset,
-        "judging:run": run,
-        "annotation:campaign": campaign,
-        "curation:study": study,
-    }
-    return {
-        "people-roles": ({"user_id": w.alice.pk}, {f"p{w.alice.pk}-roles": ["annotator"]}),
-        "people-active": ({"user_id": w.alice.pk}, {"active": "0", "confirm": "1"}),
-        "people-invitation-withdraw": ({"invitation_id": w.invitation.pk}, {}),
-        "people-remove": ({"user_id": w.alice.pk}, {"confirm": "1"}),
-        "api-workspace-members": ({"slug": DEFAULT_SLUG}, {"username": "bob", "roles": ["researcher"]}),
-        "api-study-statistics": (study, {}),
-        "api-run-detail": (run, {}),
-        "api-run-progress": (run, {}),
-        "api-run-leaderboard": (run, {}),
-        "api-run-diagnostics": (run, {}),
-        "api-run-manifest": (run, {}),
-        "api-run-probe": (run, {}),
-        "api-run-resume": (run, {}),
-        "api-run-cancel": (run, {}),
-        "api-campaign-bt": (campaign, {}),
-        "api-campaign-bt-style": (campaign, {}),
-        "api-campaign-manifest": (campaign, {}),
-        "api-campaign-alignment": (campaign, {}),
-        "api-campaign-quality": (campaign, {}),
-        "api-annotate-next": (campaign, {}),
-        "api-annotate-vote": (campaign, {"winner": "model_a"}),
-        "api-annotate-skip": (campaign, {}),
-        "api-annotate-undo": (campaign, {}),
-        "llm:endpoint-edit": (
-            {"endpoint_id": w.endpoint.pk},
-            {"name": "alpha-endpoint", "base_url": "http://bob.invalid/v1", "api_key_env": "OPENAI_API_KEY"},
-        ),
-        "curation:review-release": ({"task_id": w.task.pk}, {}),
-        "curation:review-item": ({"item_id": w.item_id}, {}),
-        "curation:review-case": ({"case_id": w.case.pk}, {}),
-        "curation:review-dataset": (dataset, {}),
-        "curation:review-job": (dataset, {"kind": "reference", "model": "m"}),
-        "curation:review-job-restart": ({"dataset_id": w.dataset.pk, "job_id": w.job.pk}, {}),
-        "curation:review-freeze": (dataset, {}),
-        "curation:review-diff-pick": (dataset, {}),
-        "curation:review-diff": ({"old_id": w.dataset.pk, "new_id": w.dataset.pk}, {}),
-        "curation:dataset-detail": ({"name": w.dataset.name}, {}),
-        "curation:study-detail": (study, {}),
-        "curation:study-edit": (study, {"slug": w.study.slug, "title_en": "taken over"}),
-        "curation:study-duplicate-resolve": (study, {"prolific_pid": "x", "keep": "1"}),
-        "curation:study-withdraw": (study, {"confirm": "1", "submission": str(w.case.submission_id)}),
-        "judging:template-edit": ({"template_id": w.template.pk}, {"text": "Judge {answer}"}),
-        "judging:template-copy": ({"template_id": w.template.pk}, {}),
-        "judging:template-diff-pick": ({"template_id": w.template.pk}, {}),
-        "judging:template-diff": ({"old_id": w.template.pk, "new_id": w.template.pk}, {}),
-        "judging:run-detail": (run, {}),
-        "judging:run-manifest": (run, {}),
-        "judging:run-action": ({"run_id": w.run.pk, "action": "cancel"}, {}),
-        "judging:dataset-difficulty": (dataset, {"run": str(w.run.pk), "percent": "50"}),
-        "annotation:annotate": (campaign, {}),
-        "annotation:vote": (campaign, {"choice": "left"}),
-        "annotation:skip": (campaign, {}),
-        "annotation:undo": (campaign, {}),
-        "annotation:results": (campaign, {}),
-        "annotation:pairs": (campaign, {"pair": "1", "action": "release"}),
-        "annotation:settings": (campaign, {"action": "close", "confirm": "1"}),
-        "api-campaign": (campaign, {"is_open": False}),
-        "curation:study-submissions": (study, {}),
-        "curation:study-prolific-ids": ({"slug": w.study.slug, "decision": "approve"}, {}),
-        "curation:study-submission-decide": (
-            {"slug": w.study.slug, "submission_id": w.case.submission_id},
-            {"decision": "approve", "confirm": "yes"},
-        ),
-        "api-dataset-freeze": ({"name": w.dataset.name}, {"confirm_missing_references": True}),
-        "api-dataset-answers": ({"name": w.dataset.name}, {}),
-        "api-model-answers": ({"name": w.dataset.name, "model": "hidden-a-model-1"}, {}),
-        "api-dataset-answers-restore": ({"name": w.dataset.name}, {"model": "hidden-a-model-1", "version": 1}),
-        "api-dataset-generations": ({"name": w.dataset.name}, {"model": "m"}),
-        "api-dataset-generation": (generation, {}),
-        "api-dataset-generation-cancel": (generation, {}),
-        "api-dataset-generation-resume": (generation, {}),
-        "judging:dataset-answers": ({"name": w.dataset.name}, {"action": "upload"}),
-        "judging:generation-action": ({**generation, "action": "cancel"}, {}),
-        **{
-            f"api-{kind}-{action}": ({"key": key}, {}) for kind, key in archivable.items() for action in ARCHIVE_ACTIONS
-        },
-        **{f"{page}-{action}": (kwargs, {}) for page, kwargs in archive_pages.items() for action in ARCHIVE_ACTIONS},
-        "api-dataset-answers-upload": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
-        "api-dataset-answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
-        "judging:answers-upload-resume": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
-        "judging:answers-upload-discard": ({"name": w.dataset.name, "upload_id": w.upload.pk}, {}),
-        "api-dataset-upload": ({"upload_id": w.dataset_upload.pk}, {}),
-        "api-dataset-upload-resume": ({"upload_id": w.dataset_upload.pk}, {}),
-        "curation:review-import-resume": ({"upload_id": w.dataset_upload.pk}, {}),
-        "curation:review-import-discard": ({"upload_id": w.dataset_upload.pk}, {}),
-    }
-
-
-# Routes that answer B with something other than 404 for A's objects, and why that leaks nothing.
-NOT_404 = {
-    # A form posted to the set-up pages of B: names of A's objects are unknown there, so the
-    # page answers as for any unknown name (a message on B's own page), checked for A's data.
-    "people-account-new": ({}, {"account-username": "x", "workspace": DEFAULT_SLUG}),
-    "people-invitation-new": ({}, {"invite-roles": ["annotator"], "invite-days": "7", "workspace": DEFAULT_SLUG}),
-    "llm:endpoint-test": ({}, {"endpoint": "alpha-endpoint"}),
-    "curation:review-take": ({"queue": "quality"}, {}),
-    # Only a task leased to the reviewer opens; any other is "not leased to you any more".
-    "curation:review-task": (None, {}),
-    "curation:review-build": ({}, {"study": "alpha-study", "name": "stolen"}),
-    "curation:review-copy": ({}, {"dataset": "alpha-data", "name": "stolen"}),
-    # B's own import form; a workspace of A's named in it is refused (tests/test_workspace_chooser.py).
-    "curation:review-import": ({}, {"name": "stolen", "format": "urs", "workspace": "1"}),
-    # Workspaces: only one's own are switched to; only superusers make or rename one.
-    "people-member-new": ({}, {"member-username": "bob", "member-roles": ["researcher"], "workspace": DEFAULT_SLUG}),
-    "workspace-switch": ({}, {"workspace": DEFAULT_SLUG, "next": "/dashboard/"}),
-    "workspace-new": ({}, {"new-slug": "stolen", "new-name": "Stolen", "new-first_admin": "bob"}),
-    "workspace-rename": ({"slug": DEFAULT_SLUG}, {f"{DEFAULT_SLUG}-name": "Stolen"}),
-}
-
-
-def _routes():
-    def walk(patterns, namespace=""):
-        for pattern in patterns:
-            if isinstance(pattern, URLResolver):
-                inner = pattern.namespace or ""
-                yield from walk(pattern.url_patterns, f"{namespace}:{inner}".strip(":") if inner else namespace)
-            elif isinstance(pattern, URLPattern) and pattern.name:
-                yield f"{namespace}:{pattern.name}" if namespace else pattern.name, pattern
-
-    return {name: pattern for name, pattern in walk(get_resolver().url_patterns) if not name.startswith("admin:")}
-
-
-def _body(response) -> str:
-    if getattr(response, "streaming", False):
-        return b"".join(response.streaming_content).decode("utf-8", "replace")
-    return response.content.decode("utf-8", "replace")
+    team = team_build(workspace=alpha, owner=alice, mark=HIDDEN, names=A_NAMES)
+    return World(**{field.name: getattr(team, field.name) for field in fields(Team)}, bob=bob, beta=beta)
 
 
 def _nothing_of_a(response, where: str) -> None:
-    assert HIDDEN not in _body(response).lower(), f"{where} shows workspace A's data"
+    assert HIDDEN not in body_text(response).lower(), f"{where} shows workspace A's data"
 
 
 def test_every_route_is_checked(world):
     listed = set(NOT_SCOPED) | set(LISTS) | set(scoped_routes(world)) | set(NOT_404)
-    missing = sorted(set(_routes()) - listed)
+    missing = sorted(set(url_routes()) - listed)
     assert not missing, f"routes neither checked for workspaces nor listed as not scoped: {missing}"
-    assert not sorted(listed - set(_routes())), "listed routes that no longer exist"
+    assert not sorted(listed - set(url_routes())), "listed routes that no longer exist"
 
 
 def test_b_gets_404_for_every_object_of_a(client, world):
@@ -381,7 +121,9 @@ def test_a_opens_the_same_routes(client, world):
             continue  # POST-only or state-changing: their owner's use is tested where they live
         response = client.get(reverse(name, kwargs=kwargs))
         # A campaign made without a manifest or a finished run has 404s of its own, which say so.
-        own_404 = response.status_code == 404 and ("predates" in _body(response) or "judge run" in _body(response))
+        own_404 = response.status_code == 404 and (
+            "predates" in body_text(response) or "judge run" in body_text(response)
+        )
         assert response.status_code != 404 or own_404, name
 
 
@@ -446,7 +188,7 @@ def test_no_export_gives_b_anything_of_a(client, world, what):
             assert response.status_code in (200, 400), (what, query, response.status_code)
             _nothing_of_a(response, f"export {what} {query}")
             if query and response.status_code == 400:
-                detail = json.loads(_body(response))["detail"]
+                detail = json.loads(body_text(response))["detail"]
                 assert "No " in detail, (what, query, detail)
 
 
@@ -488,7 +230,7 @@ def test_b_names_its_own_objects_as_a_does_and_reaches_only_its_own(client, worl
         ("api-dataset-generations", "[]"),
     ):
         response = client.get(reverse(name, kwargs={"name": dataset.name}))
-        assert response.status_code == 200 and mark in _body(response), name
+        assert response.status_code == 200 and mark in body_text(response), name
         _nothing_of_a(response, name)
     tested = client.post(reverse("llm:endpoint-test"), {"endpoint": world.endpoint.name}, follow=True)
     # The connection test took B's endpoint (its page is where the result is shown).

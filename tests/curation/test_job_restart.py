@@ -401,3 +401,20 @@ def test_only_researchers_restart_and_only_jobs_of_that_dataset(servers, working
     assert client.post(f"/review/datasets/{other.pk}/jobs/{job.pk}/restart/", {"endpoint": "backup"}).status_code == 404
     assert client.get(url).status_code == 405
     assert CurationJob.objects.get(pk=job.pk).status == "failed"
+
+
+def test_a_resumed_job_is_one_of_the_workspace_named_and_the_command_says_which(servers, working):
+    from core.models import Workspace
+
+    primary, _backup = servers
+    job = failed_reference_job(primary, working)
+    Workspace.objects.create(slug="team-b", name="Team B")
+    paid, err = primary.count, io.StringIO()
+    # The job is the default workspace's: named from team-b, it is unknown there, and nothing is sent.
+    with pytest.raises(CommandError, match=f"^No curation job {job.pk} in workspace team-b.$"):
+        call_command("curation_llm", "references", "--resume", str(job.pk), "--workspace", "team-b", stderr=err)
+    assert primary.count == paid and CurationJob.objects.get().status == "failed"
+    primary.faults = {}
+    out = io.StringIO()
+    call_command("curation_llm", "references", "--resume", str(job.pk), stdout=out, stderr=err)
+    assert err.getvalue() == "Workspace: default.\n" and f"job {job.pk} done: 3 done" in out.getvalue()

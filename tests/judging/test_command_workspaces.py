@@ -169,3 +169,17 @@ def test_study_commands_find_the_study_in_its_workspace_only(team_b):
     assert Submission.objects.filter(pk=submission.pk).exists()
     out, err = run("withdraw_participant", "--study", "s-b", "--submission", submission.pk)
     assert "Erased 1 submission(s)" in out and err == "Workspace: team-b.\n"
+
+
+def test_describe_model_and_a_refused_import_say_which_workspace_they_used(tmp_path, team_b):
+    CandidateModelFactory(name="pilot", workspace=team_b)
+    out, err = run("describe_model", "pilot", "--family", "f", "--workspace", "team-b")
+    assert out == "pilot: provider -, family f\n" and err == "Workspace: team-b.\n"
+    assert CandidateModel.objects.get(name="pilot", workspace=team_b).family == "f"
+    DatasetFactory(name="pilot", workspace=team_b)
+    items = tmp_path / "items.csv"
+    items.write_text("question,reference_ans,user_intent,language\nWhat is 2+2?,4.,Factual_QA,EN\n", encoding="utf-8")
+    err = StringIO()
+    with pytest.raises(CommandError, match="^A dataset named 'pilot' exists already in this workspace"):
+        call_command("import_dataset", items, "--format", "urs", "--name", "pilot", "--workspace", "team-b", stderr=err)
+    assert err.getvalue() == "Workspace: team-b.\n"

@@ -4,7 +4,13 @@ Ctrl-C stops it at once (what came back is kept)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from core.archiving import ArchivedError, command_refuses_archived, refuse_archived_in_command
-from core.command_workspace import add_workspace_argument, command_workspace_said, named
+from core.command_workspace import (
+    add_workspace_argument,
+    command_workspace,
+    command_workspace_said,
+    named,
+    workspace_said,
+)
 from core.errors import UserbenchError
 from core.progress import progress_bar
 from curation.datasets.llm_steps import (
@@ -79,7 +85,7 @@ class Command(BaseCommand):
         **options,
     ):
         if resume is not None:
-            job = self.resumed(resume, step, endpoint)
+            job = self.resumed(resume, step, endpoint, options.get("workspace"))
         else:
             endpoint = endpoint or ""
             workspace = command_workspace_said(
@@ -156,12 +162,16 @@ class Command(BaseCommand):
             raise CommandError(f"{summary}.{detail} Start it again with {again} (and --endpoint NAME to use another).")
         self.stdout.write(self.style.SUCCESS(summary))
 
-    def resumed(self, job_id: int, step: str, endpoint: str | None) -> CurationJob:
+    def resumed(self, job_id: int, step: str, endpoint: str | None, slug: str | None = None) -> CurationJob:
         """The job to continue: a failed one is started again first (its failed items only),
-        on `endpoint` if one is named; an unfinished one goes on, at `endpoint` if named."""
-        job = CurationJob.objects.filter(pk=job_id).first()
-        if job is None:
-            raise CommandError(f"No curation job {job_id}.")
+        on `endpoint` if one is named (looked up in the job's workspace); an unfinished one goes
+        on, at `endpoint` if named. A job of another workspace than the one named is unknown;
+        the command says which workspace the job is in."""
+        workspace = command_workspace(slug) if slug else None
+        job = CurationJob.objects.select_related("dataset__workspace").filter(pk=job_id).first()
+        if job is None or (workspace is not None and job.dataset.workspace_id != workspace.pk):
+            raise CommandError(f"No curation job {job_id}" + (f" in workspace {workspace.slug}." if workspace else "."))
+        workspace_said(self, job.dataset.workspace)
         if job.kind != STEP_KINDS[step]:
             raise CommandError(f"Job {job.pk} is a {job.get_kind_display().lower()} job, not {step}.")
         # Its dataset archived since: read-only until restored, so the job does not go on.

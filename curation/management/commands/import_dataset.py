@@ -29,6 +29,11 @@ class Command(BaseCommand):
     def handle(self, *args, file, fmt, name, description, workspace=None, **options):
         try:
             place = workspace_for_command(workspace, required=True)
+        except UserbenchError as error:
+            raise CommandError(str(error)) from None
+        # Said first: a refusal (a name taken in this workspace) then says which workspace it was.
+        workspace_said(self, place)
+        try:
             # Binary: the reader decodes line by line, so an encoding error names its line.
             with file.open("rb") as stream:
                 dataset = dataset_import(fmt=fmt, stream=stream, name=name, description=description, workspace=place)
@@ -38,5 +43,4 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot read {file}: {error.strerror}") from None
         except (DataImportError, UserbenchError) as error:
             raise CommandError(str(error)) from None
-        workspace_said(self, place)
         self.stdout.write(f"Imported {dataset.items.count()} items into dataset {dataset.name!r}.")

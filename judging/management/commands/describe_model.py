@@ -3,6 +3,7 @@ family it belongs to, in one workspace (a model's name is unique there, not acro
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.command_workspace import workspace_said
 from core.errors import UserbenchError
 from core.workspaces import workspace_for_command
 from judging.answers.candidates import candidate_model_describe
@@ -30,6 +31,7 @@ class Command(BaseCommand):
         except UserbenchError as error:
             raise CommandError(error.message) from None
         assert workspace is not None  # required=True never gives None
+        workspace_said(self, workspace)
         for name in names:
             try:
                 model = candidate_model_describe(name=name, workspace=workspace, provider=provider, family=family)
