@@ -94,7 +94,10 @@ def shows_own(text: str, key: str) -> bool:
 
 # Routes that are 404 for a team's own object, by design, and why (besides a campaign's manifest
 # and alignment, which a campaign made without a manifest or a finished judge run lacks, and say so).
-OWN_404 = {"judging:template-copy": "copies a built-in template into the workspace; a team's own is no built-in"}
+OWN_404 = {
+    "judging:template-copy": "copies a built-in template into the workspace; a team's own is no built-in",
+    "api-dataset-answers-restore": "POST only: its GET reads the answers of a model named 'restore', which no team has",
+}
 
 
 def own_404(name: str, response, text: str) -> bool:
