@@ -8,5 +8,6 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         # exports registers the "votes", "bt" and "agreement" tables with the shared export writer;
-        # judge_link gives judging's run diagnostics the human votes to compare the judge with.
-        from annotation import exports, judge_link  # noqa: F401
+        # judge_link gives judging's run diagnostics the human votes to compare the judge with;
+        # archive says what of annotation stops a dataset from being archived (its live campaigns).
+        from annotation import archive, exports, judge_link  # noqa: F401

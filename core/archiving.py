@@ -13,6 +13,7 @@ admin must still reach them. Lists ask for `.active()` explicitly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -94,18 +95,60 @@ def refuse_if_archived(obj: Archivable | None) -> None:
         )
 
 
+# What still uses an object, so that it cannot be archived yet: each app registers, per kind
+# ("dataset"), a function naming its live users of it in words ("run #3", "campaign demo"). An
+# archived dataset under a live run or campaign would leave that run or campaign in the lists and
+# the annotators' queues without it, and a worker at work on it would meet an archived dataset.
+ArchiveUsers = Callable[[Archivable], list[str]]
+ARCHIVE_USERS: dict[str, list[ArchiveUsers]] = {}
+# How many users the refusal names; the rest it counts.
+USERS_NAMED = 10
+
+
+def archive_users(kind: str) -> Callable[[ArchiveUsers], ArchiveUsers]:
+    """Register `fn(obj) -> users in words` as what may stop an object of `kind` from being archived."""
+
+    def register(fn: ArchiveUsers) -> ArchiveUsers:
+        found = ARCHIVE_USERS.setdefault(kind, [])
+        if fn not in found:
+            found.append(fn)
+        return fn
+
+    return register
+
+
+def refuse_while_in_use(obj: Archivable, *, kind: str) -> None:
+    """Raise ArchivedError naming what still uses `obj`, when anything registered for `kind` does."""
+    users = [name for find in ARCHIVE_USERS.get(kind, []) for name in find(obj)]
+    if not users:
+        return
+    named = ", ".join(users[:USERS_NAMED])
+    if len(users) > USERS_NAMED:
+        named += " " + _("and %(count)d more") % {"count": len(users) - USERS_NAMED}
+    raise ArchivedError(
+        _(
+            "%(kind)s %(name)s cannot be archived while it is in use: %(users)s. Archive those runs and "
+            "campaigns first, and let its generations, uploads and curation jobs finish (or cancel them)."
+        )
+        % {"kind": str(obj._meta.verbose_name).capitalize(), "name": archive_key(obj), "users": named}
+    )
+
+
 @transaction.atomic
 def archive_set[M: Archivable](*, obj: M, archived: bool, actor, kind: str, now: datetime | None = None) -> M:
     """Archive (`archived` True) or restore `obj`, recording it in the audit of its workspace
     with `archived_at` before and after. `kind` names it in the audit's target ("dataset",
-    "run", "campaign", "study"). ArchivedError when it already is in that state, or when its
-    restore period has passed."""
+    "run", "campaign", "study"). ArchivedError when it already is in that state, when its
+    restore period has passed, or (archiving) while something registered with `archive_users`
+    still uses it: checked under the row's lock."""
     model = type(obj)
     locked = model._default_manager.select_for_update().get(pk=obj.pk)
     before = locked.archived_at
     moment = now or timezone.now()
     if archived and before is not None:
         raise ArchivedError(_("%(name)s is already archived.") % {"name": str(locked)})
+    if archived:
+        refuse_while_in_use(locked, kind=kind)
     if not archived and before is None:
         raise ArchivedError(_("%(name)s is not archived.") % {"name": str(locked)})
     if not archived and before is not None and before + archive_period() < moment:

@@ -9,6 +9,9 @@ class CurationConfig(AppConfig):
     verbose_name = _("Studies and curation")
 
     def ready(self):
+        # What of curation stops a dataset from being archived (its jobs at work).
+        from curation.datasets import archive as dataset_archive  # noqa: F401
+
         # Register this app's export tables with the one export writer, once the models they read
         # are loaded.
         from curation.datasets import exports as dataset_exports  # noqa: F401

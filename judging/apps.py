@@ -16,3 +16,6 @@ class JudgingConfig(AppConfig):
         # judging keeps of a participant's question with the eraser of withdrawals.
         from judging import erasure  # noqa: F401
         from judging.results import exports  # noqa: F401
+
+        # What of judging stops a dataset from being archived (its runs, generations, uploads).
+        from judging.runs import archive  # noqa: F401

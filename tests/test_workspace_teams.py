@@ -525,7 +525,22 @@ def test_each_team_names_its_own_pilot_and_uses_only_its_own(first, settings):
     )
     assert apis["lab-a"].delete(reverse("api-dataset-answers", args=["pilot"]) + "?model=gpt-4o").status_code == 204
     assert answers_of(apis["lab-a"]).status_code == 404 and answers_of(apis["lab-b"]).json()["answers"] == 2
-    assert apis["lab-a"].post(reverse("api-dataset-archive", args=["pilot"])).status_code == 200
+    # A's pilot is not archived while A's run, generation and campaign use it; the refusal names
+    # them, and nothing of B's (B's campaign on B's pilot).
+    archive = reverse("api-dataset-archive", args=["pilot"])
+    refused = apis["lab-a"].post(archive)
+    assert refused.status_code == 400
+    detail = refused.json()["detail"]
+    campaign_of = {slug: Campaign.objects.get(workspace=team, title="pilot").slug for slug, team in teams.items()}
+    named = detail.split(": ", 1)[1].split(". ", 1)[0].split(", ")
+    assert named == [f"run #{run.pk}", "the generation of gen's answers", f"campaign {campaign_of['lab-a']}"]
+    assert Dataset.objects.get(workspace=teams["lab-a"], name="pilot").archived_at is None
+    cancel = reverse("api-dataset-generation-cancel", args=["pilot", generated.json()["id"]])
+    assert apis["lab-a"].post(cancel).status_code == 200
+    assert apis["lab-a"].post(reverse("api-run-cancel", args=[run.pk])).status_code == 200
+    assert apis["lab-a"].post(reverse("api-run-archive", args=[run.pk])).status_code == 200
+    assert apis["lab-a"].post(reverse("api-campaign-archive", args=[campaign_of["lab-a"]])).status_code == 200
+    assert apis["lab-a"].post(archive).status_code == 200
     assert Dataset.objects.get(workspace=teams["lab-b"], name="pilot").archived_at is None
     assert apis["lab-b"].get(reverse("api-run-detail", args=[run.pk])).status_code == 404
     # A person in both teams works in one at a time: `pilot` asks which until one is named.

@@ -1,12 +1,13 @@
 """What may stop a judge run from being archived or restored (the change itself is
-core/archiving.py's `archive_set`)."""
+core/archiving.py's `archive_set`), and what of judging stops a dataset from being archived."""
 
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
-from core.archiving import ArchivedError
-from judging.models import JudgeRun
+from core.archiving import ArchivedError, archive_users
+from curation.models import Dataset
+from judging.models import AnswerGeneration, AnswerUpload, JudgeRun
 
 
 def run_archive_check(run: JudgeRun, archived: bool) -> None:
@@ -21,3 +22,22 @@ def run_archive_check(run: JudgeRun, archived: bool) -> None:
             _("Run #%(id)d's dataset %(dataset)s is archived; restore the dataset first.")
             % {"id": run.pk, "dataset": run.dataset.name}
         )
+
+
+@archive_users("dataset")
+def dataset_judging_users(dataset: Dataset) -> list[str]:
+    """Its runs not archived (one at work cannot be), and its answer generations and stored
+    answers uploads still queued or being read: their workers would meet an archived dataset."""
+    runs = JudgeRun.objects.active().filter(dataset=dataset).order_by("pk").values_list("pk", flat=True)
+    users = [_("run #%(id)d") % {"id": pk} for pk in runs]
+    generations = AnswerGeneration.objects.filter(dataset=dataset, status__in=AnswerGeneration.ACTIVE)
+    users += [
+        _("the generation of %(model)s's answers") % {"model": name}
+        for name in generations.order_by("pk").values_list("model__name", flat=True)
+    ]
+    uploads = AnswerUpload.objects.filter(dataset=dataset, status__in=AnswerUpload.ACTIVE)
+    users += [
+        _("the upload of %(model)s's answers") % {"model": name}
+        for name in uploads.order_by("pk").values_list("model_name", flat=True)
+    ]
+    return users

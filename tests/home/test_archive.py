@@ -25,7 +25,8 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-KINDS = ("dataset", "run", "campaign", "study")
+# In an order they can be archived in: a dataset after the run and campaign on it.
+KINDS = ("run", "campaign", "dataset", "study")
 
 
 @pytest.fixture
@@ -57,10 +58,18 @@ def fresh(obj):
     return type(obj)._default_manager.get(pk=obj.pk)
 
 
+def archive_dataset_users(client, work):
+    """Archive the run and the campaign on the dataset: until then the dataset is not archived."""
+    for kind in ("run", "campaign"):
+        assert client.post(api(kind, "archive", key_of(kind, work))).status_code == 200
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_api_archives_and_restores_each_kind_and_the_audit_has_before_and_after(client_as, researcher, work, kind):
     client = client_as(researcher)
     key = key_of(kind, work)
+    if kind == "dataset":
+        archive_dataset_users(client, work)
     archived = client.post(api(kind, "archive", key))
     assert archived.status_code == 200, archived.content
     body = archived.json()
@@ -110,7 +119,9 @@ def test_archived_work_leaves_every_list_picker_and_count(client_as, researcher,
 
 def test_restored_work_comes_back_into_the_lists(client_as, researcher, work):
     client = client_as(researcher)
-    client.post(api("dataset", "archive", "archset/one"))
+    archive_dataset_users(client, work)
+    assert client.post(api("dataset", "archive", "archset/one")).status_code == 200
+    assert "archset/one" not in client.get(reverse("curation:datasets")).content.decode()
     client.post(api("dataset", "restore", "archset/one"))
     assert "archset/one" in client.get(reverse("curation:datasets")).content.decode()
 
@@ -118,9 +129,9 @@ def test_restored_work_comes_back_into_the_lists(client_as, researcher, work):
 def test_an_archived_objects_page_opens_read_only_with_its_dates_and_a_restore_button(client_as, researcher, work):
     client = client_as(researcher)
     pages = {
-        "dataset": reverse("curation:dataset-detail", args=["archset/one"]),
         "run": reverse("judging:run-detail", args=[work["run"].pk]),
         "campaign": reverse("annotation:results", args=["archcamp"]),
+        "dataset": reverse("curation:dataset-detail", args=["archset/one"]),
         "study": reverse("curation:study-detail", args=["archstud"]),
     }
     for kind, page in pages.items():
@@ -140,8 +151,8 @@ def test_an_archived_objects_page_opens_read_only_with_its_dates_and_a_restore_b
 
 def test_changes_to_archived_work_are_refused_with_a_clear_message(client_as, researcher, work):
     client = client_as(researcher)
-    for kind in ("dataset", "run", "study"):
-        client.post(api(kind, "archive", key_of(kind, work)))
+    for kind in KINDS:
+        assert client.post(api(kind, "archive", key_of(kind, work))).status_code == 200
     freeze = client.post(reverse("curation:review-freeze", args=[work["dataset"].pk]), follow=True)
     assert "restore it first" in freeze.content.decode()
     assert not Dataset.objects.filter(frozen_from=work["dataset"]).exists()
@@ -214,9 +225,10 @@ def test_the_pages_buttons_archive_and_restore(client_as, researcher, work):
     assert "Restored archcamp." in restored.content.decode()
     assert Campaign.objects.get(slug="archcamp").archived_at is None
     assert client.get(reverse("annotation:campaign-archive", args=["archcamp"])).status_code == 405
+    client.post(reverse("judging:run-archive", args=[work["run"].pk]))
+    client.post(reverse("annotation:campaign-archive", args=["archcamp"]))
     client.post(reverse("curation:dataset-archive", args=[work["dataset"].pk]))
     client.post(reverse("curation:study-archive", args=["archstud"]))
-    client.post(reverse("judging:run-archive", args=[work["run"].pk]))
     assert Dataset.objects.active().count() == 0 and Study.objects.active().count() == 0
     assert JudgeRun.objects.active().count() == 0
 
@@ -261,7 +273,8 @@ def test_the_review_queues_leave_out_an_archived_dataset_and_study(client_as, re
     on_case = ReviewTask.objects.create(queue=ReviewQueue.QUALITY, case=CaseFactory(submission__study=work["study"]))
     assert set(ReviewTask.objects.in_workspaces_of(reviewer)) == {on_item, on_case}
     client = client_as(researcher)
-    client.post(api("dataset", "archive", "archset/one"))
+    archive_dataset_users(client, work)
+    assert client.post(api("dataset", "archive", "archset/one")).status_code == 200
     client.post(api("study", "archive", "archstud"))
     assert list(ReviewTask.objects.in_workspaces_of(reviewer)) == []
     client.post(api("dataset", "restore", "archset/one"))
@@ -299,7 +312,8 @@ def test_a_participant_of_an_archived_study_is_still_withdrawn_and_erased(client
     item = ItemFactory(dataset=work["dataset"], source_case=case)
     client = client_as(researcher)
     client.post(api("study", "archive", "archstud"))
-    client.post(api("dataset", "archive", "archset/one"))
+    archive_dataset_users(client, work)
+    assert client.post(api("dataset", "archive", "archset/one")).status_code == 200
     client.post(reverse("curation:study-withdraw", args=["archstud"]), {"confirm": "1", "prolific_pid": "PID-ARCH"})
     assert not Submission.objects.filter(prolific_pid="PID-ARCH").exists()
     assert not Item.objects.filter(pk=item.pk).exists()
