@@ -65,14 +65,14 @@ def sent_to(page, url):
     page.wait_for_url(lambda now: urlsplit(now).netloc != here)
 
 
-@pytest.fixture
-def blocked_requests(page, live_server):
-    """Fail loudly if a page asks anything outside the live server (no CDN, no third party)."""
-    outside = []
+def requests_kept_home(page, server_url: str) -> list[str]:
+    """Abort whatever a page asks outside the live server (no CDN, no third party) and return the
+    list of those addresses, for the test to find empty."""
+    outside: list[str] = []
 
     def check(route):
         url = route.request.url
-        if url.startswith(live_server.url) or url.startswith("data:"):
+        if url.startswith(server_url) or url.startswith("data:"):
             route.continue_()
         else:
             outside.append(url)
@@ -80,6 +80,12 @@ def blocked_requests(page, live_server):
 
     page.route("**/*", check)
     return outside
+
+
+@pytest.fixture
+def blocked_requests(page, live_server):
+    """Fail loudly if a page asks anything outside the live server (no CDN, no third party)."""
+    return requests_kept_home(page, live_server.url)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from annotation.figures import figures_read
 from annotation.models import Campaign, Vote
 from annotation.services import assignment_next, vote_cast
 from core.exports import CSV_TIME
+from tests.e2e.conftest import requests_kept_home
 from tests.factories import AnswerFactory, CandidateModelFactory, DatasetFactory, ItemFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -135,15 +136,7 @@ def test_the_campaign_bundle_opens_in_a_spreadsheet_with_the_models_named(
     words = WORDS[language]
     voted_adaptive_campaign()
     page = signed_in_page("res", language, viewport)
-    outside = []
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if route.request.url.startswith(live_server.url)
-            else (outside.append(route.request.url), route.abort())
-        ),
-    )
+    outside = requests_kept_home(page, live_server.url)
     page.goto(f"{live_server.url}/campaigns/bundle-pilot/")
     expect(page.get_by_role("heading", level=1)).to_have_text(words["heading"])
     link = page.get_by_role("link", name=words["bundle"])

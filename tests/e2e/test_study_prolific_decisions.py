@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from core.models import AuditEvent
 from curation.models import Submission
+from tests.e2e.conftest import requests_kept_home
 from tests.factories import StudyFactory, SubmissionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -111,15 +112,7 @@ def test_flagged_submissions_wait_in_neither_list_until_decided_on_their_row(
     words = WORDS[language]
     finished = flagged_study()
     page = signed_in_page("res", language, viewport)
-    outside = []
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if route.request.url.startswith(live_server.url)
-            else (outside.append(route.request.url), route.abort())
-        ),
-    )
+    outside = requests_kept_home(page, live_server.url)
     page.goto(f"{live_server.url}/studies/decide/submissions/")
     rows = page.locator("#submissions-table tbody tr")
     expect(rows).to_have_count(6)
