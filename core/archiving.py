@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -99,7 +100,8 @@ def refuse_if_archived(obj: Archivable | None) -> None:
 # ("dataset"), a function naming its live users of it in words ("run #3", "campaign demo"). An
 # archived dataset under a live run or campaign would leave that run or campaign in the lists and
 # the annotators' queues without it, and a worker at work on it would meet an archived dataset.
-ArchiveUsers = Callable[[Archivable], list[str]]
+# Each function takes an object of its own kind (a Dataset for "dataset"), hence Any.
+ArchiveUsers = Callable[[Any], list[str]]
 ARCHIVE_USERS: dict[str, list[ArchiveUsers]] = {}
 # How many users the refusal names; the rest it counts.
 USERS_NAMED = 10

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib import admin
 from django.http import HttpRequest
 
@@ -15,7 +17,7 @@ class EndpointAdminForm(EndpointForm):
     class Meta(EndpointForm.Meta):
         fields = ["workspace", *ENDPOINT_FIELDS]
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["workspace"].required = True
 
