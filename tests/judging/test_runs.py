@@ -274,14 +274,17 @@ def test_pairwise_sides_are_seeded_and_outcomes_follow_the_candidate(judged, fak
         return f"[{{'model': '{winner}', 'rank': 1}}, {{'model': '{loser}', 'rank': 2}}]"
 
     fake_llm.reply = prefers_alpha
-    run = make_run(dataset, models, mode="pairwise", reference_model=models["ref"], seed=42)
+    # The sides hash the seed with the rows' ids, which differ between runs (PostgreSQL does not
+    # reset its sequences): the first seed from 42 that puts these pairs on both sides is taken,
+    # so that the run really meets both (with seed 42 alone, 1 run in 128 met one side only).
+    pairs = [(i.pk, m.pk) for i in items for m in (models["alpha"], models["beta"])]
+    seed = next(s for s in range(42, 1042) if len({pair_order(s, *pair) for pair in pairs}) == 2)
+    run = make_run(dataset, models, mode="pairwise", reference_model=models["ref"], seed=seed)
     run_execute_inline(run=run)
     outcomes = sorted(run.judgments.values_list("model__name", "outcome"))
     assert outcomes == [("alpha", "win")] * 4 + [("beta", "lose")] * 4
     orders = {(j.item_id, j.model_id): j.order for j in run.judgments.all()}
-    assert orders == {
-        (i.pk, m.pk): pair_order(42, i.pk, m.pk) for i in items for m in (models["alpha"], models["beta"])
-    }
+    assert orders == {pair: pair_order(seed, *pair) for pair in pairs}
     assert len(set(orders.values())) == 2  # both sides occur
     assert all("alpaca" not in p and "ref answers" in p for p in fake_llm.prompts())
 
