@@ -1,16 +1,15 @@
-"""The annotation API. Annotators' endpoints carry only assignment tokens and rendered text,
-never a model's name or id; researchers' endpoints may name models."""
+"""The researchers' annotation API: campaigns, their figures, manifests and archiving; these may
+name models. The annotators' endpoints are in annotation/annotate_api.py."""
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import APIException, NotFound, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import AnnotatorPermission, ResearcherPermission, annotator_campaign, researcher_campaign
+from annotation.access import ResearcherPermission, researcher_campaign
 from annotation.campaigns import (
     DEFAULT_UNIFORM_SHARE,
     MAX_BUDGET,
@@ -25,8 +24,6 @@ from annotation.models import Campaign
 from annotation.reliability_report import RELIABILITY_ROUNDS
 from annotation.report import default_run_for
 from annotation.selectors import (
-    annotator_progress,
-    assignment_display,
     campaign_list_with_counts,
 )
 from annotation.serializers import (
@@ -34,16 +31,6 @@ from annotation.serializers import (
     AnnotatorQualitySerializer,
     BTReportSerializer,
     StyleBTReportSerializer,
-)
-from annotation.services import (
-    CHOICES,
-    CLOSED,
-    WAIT,
-    assignment_next,
-    assignment_skip,
-    nothing_leased_reason,
-    vote_cast,
-    vote_undo,
 )
 from core.archive_views import ArchiveApi
 from core.params import ParameterError, int_param
@@ -159,132 +146,6 @@ class CampaignListApi(ListAPIView):
 
     def get_queryset(self):
         return campaign_list_with_counts(user=self.request.user)
-
-
-class ShownPairSerializer(serializers.Serializer):
-    class Meta:
-        ref_name = "BlindPair"
-
-    token = serializers.CharField(help_text="Random per assignment; identifies nothing else.")
-    question_html = serializers.CharField()
-    left_html = serializers.CharField(help_text="Answer A, sanitised HTML.")
-    right_html = serializers.CharField(help_text="Answer B, sanitised HTML.")
-    language = serializers.CharField()
-    leased_until = serializers.DateTimeField()
-
-
-# The most a client told to come back later waits before asking again.
-RETRY_AFTER_SECONDS = 60
-
-
-class CampaignClosed(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = gettext_lazy("This campaign is closed: it takes no new items.")
-    default_code = "campaign_closed"
-
-
-class NextPairApi(APIView):
-    """The annotator's current item, leased to them. 204 when nothing is left for them; 204 with
-    a Retry-After header (seconds) when the items left are leased to others and may come back to
-    them; 409 when the campaign is closed and they hold no item (one held when it closed is
-    still offered, and its vote counts)."""
-
-    permission_classes = [AnnotatorPermission]
-
-    class OutputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "NextPair"
-
-        pair = ShownPairSerializer()
-        voted = serializers.IntegerField()
-        skipped = serializers.IntegerField(help_text="Items this annotator skipped.")
-        pairs = serializers.IntegerField()
-        can_undo = serializers.BooleanField()
-        campaign_votes = serializers.IntegerField(help_text="Votes on the campaign's ordinary pairs, by everyone.")
-        wanted = serializers.IntegerField(help_text="Votes the campaign wants: pairs x votes per pair.")
-        percent = serializers.IntegerField(help_text="campaign_votes as a whole percentage of wanted.")
-
-    @extend_schema(responses={200: OutputSerializer, 204: None, 409: None})
-    def get(self, request, slug):
-        campaign = annotator_campaign(request.user, slug)
-        assignment = assignment_next(campaign=campaign, annotator=request.user)
-        if assignment is None:
-            reason = nothing_leased_reason(campaign=campaign, annotator=request.user)
-            if reason == CLOSED:
-                raise CampaignClosed()
-            response = Response(status=status.HTTP_204_NO_CONTENT)
-            if reason == WAIT:
-                # A lease that runs out is offered again; a few minutes' wait is about a lease's worth.
-                response["Retry-After"] = str(min(campaign.lease_seconds, RETRY_AFTER_SECONDS))
-            return response
-        data = {
-            "pair": assignment_display(assignment=assignment),
-            **annotator_progress(campaign=campaign, annotator=request.user),
-        }
-        return Response(self.OutputSerializer(data).data)
-
-
-class VoteApi(APIView):
-    """Vote on the leased item. Sending the same token again stores nothing new (200, not 201)."""
-
-    permission_classes = [AnnotatorPermission]
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "VoteInput"
-
-        token = serializers.CharField(max_length=32)
-        choice = serializers.ChoiceField(choices=CHOICES)
-        comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
-
-    class OutputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "VoteStored"
-
-        stored = serializers.BooleanField()
-        created = serializers.BooleanField()
-
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 200: OutputSerializer})
-    def post(self, request, slug):
-        campaign = annotator_campaign(request.user, slug)
-        given = self.InputSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        _vote, created = vote_cast(campaign=campaign, annotator=request.user, **given.validated_data)
-        return Response(
-            {"stored": True, "created": created}, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        )
-
-
-class SkipApi(APIView):
-    """Give the leased item back; the annotator never sees it again."""
-
-    permission_classes = [AnnotatorPermission]
-
-    class InputSerializer(serializers.Serializer):
-        class Meta:
-            ref_name = "SkipInput"
-
-        token = serializers.CharField(max_length=32)
-
-    @extend_schema(request=InputSerializer, responses={204: None})
-    def post(self, request, slug):
-        campaign = annotator_campaign(request.user, slug)
-        given = self.InputSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        assignment_skip(campaign=campaign, annotator=request.user, token=given.validated_data["token"])
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class UndoApi(APIView):
-    """Take back the latest vote; its item is leased to the annotator again."""
-
-    permission_classes = [AnnotatorPermission]
-
-    @extend_schema(request=None, responses={204: None})
-    def post(self, request, slug):
-        campaign = annotator_campaign(request.user, slug)
-        vote_undo(campaign=campaign, annotator=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def _bounded_int(request, name, default, low, high):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, campaign_edit_api
+from annotation import annotate_api, api, campaign_edit_api
 
 urlpatterns = [
     path("campaigns/", api.CampaignListApi.as_view(), name="api-campaigns"),
@@ -12,8 +12,8 @@ urlpatterns = [
     path("campaigns/<slug:slug>/quality/", api.CampaignQualityApi.as_view(), name="api-campaign-quality"),
     path("campaigns/<slug:key>/archive/", api.CampaignArchiveApi.as_view(archived=True), name="api-campaign-archive"),
     path("campaigns/<slug:key>/restore/", api.CampaignArchiveApi.as_view(archived=False), name="api-campaign-restore"),
-    path("annotate/<slug:slug>/next/", api.NextPairApi.as_view(), name="api-annotate-next"),
-    path("annotate/<slug:slug>/votes/", api.VoteApi.as_view(), name="api-annotate-vote"),
-    path("annotate/<slug:slug>/skip/", api.SkipApi.as_view(), name="api-annotate-skip"),
-    path("annotate/<slug:slug>/undo/", api.UndoApi.as_view(), name="api-annotate-undo"),
+    path("annotate/<slug:slug>/next/", annotate_api.NextPairApi.as_view(), name="api-annotate-next"),
+    path("annotate/<slug:slug>/votes/", annotate_api.VoteApi.as_view(), name="api-annotate-vote"),
+    path("annotate/<slug:slug>/skip/", annotate_api.SkipApi.as_view(), name="api-annotate-skip"),
+    path("annotate/<slug:slug>/undo/", annotate_api.UndoApi.as_view(), name="api-annotate-undo"),
 ]

@@ -90,9 +90,12 @@ def sessions_for(people) -> list[str]:
     return keys
 
 
-def client_process(base, slug, sessions, began_at, seconds, think, results):
-    """One client process: a thread per annotator session, each looping next + vote with a pause
-    of `think` (low, high) seconds until `seconds` after `began_at` (wall clock)."""
+def client_process(base, slug, sessions, began_at, seconds, think, results, one_request=True):
+    """One client process: a thread per annotator session, each voting with a pause of `think`
+    (low, high) seconds until `seconds` after `began_at` (wall clock). A round is what an
+    annotator waits for between choosing and seeing the next pair: with `one_request`, the vote
+    that carries the next pair (`votes/?next=1`); without,
+    `next/` then the vote, timed from the first request's start to the second's end."""
     rounds: list[tuple[float, float]] = []
     confirmed: list[str] = []
     errors: list[str] = []
@@ -105,29 +108,39 @@ def client_process(base, slug, sessions, began_at, seconds, think, results):
         connection.cookies.update({"sessionid": session_key, "csrftoken": csrf})
         headers = {"X-CSRFToken": csrf, "Accept": "application/json"}
         posting = {**headers, "Content-Type": "application/json"}
+        vote_url = f"/api/annotate/{slug}/votes/" + ("?next=1" if one_request else "")
         time.sleep(max(0.0, began_at - time.time()) + rng.uniform(0, think[1]))
+        shown = None  # the pair the last vote's answer carried (one request a round)
         while time.time() < began_at + seconds:
             try:
                 started = time.perf_counter()
-                status, content = connection.request("GET", f"/api/annotate/{slug}/next/", headers=headers)
-                if status == 204:
-                    break
-                if status != 200:
-                    errors.append(f"next {status}")
-                    continue
-                body = {"token": json.loads(content)["pair"]["token"], "choice": rng.choice(CHOICES)}
-                status, content = connection.request(
-                    "POST", f"/api/annotate/{slug}/votes/", json.dumps(body).encode(), posting
-                )
+                if shown is None:
+                    status, content = connection.request("GET", f"/api/annotate/{slug}/next/", headers=headers)
+                    if status == 204:
+                        break
+                    if status != 200:
+                        errors.append(f"next {status}")
+                        continue
+                    shown = json.loads(content)
+                    if one_request:  # the first pair of the session, before any vote: not a round
+                        started = time.perf_counter()
+                body = {"token": shown["pair"]["token"], "choice": rng.choice(CHOICES)}
+                status, content = connection.request("POST", vote_url, json.dumps(body).encode(), posting)
                 elapsed = (time.perf_counter() - started) * 1000
             except OSError as error:
                 errors.append(type(error).__name__)
                 connection.http.close()
                 continue
+            shown = None
             with lock:
                 if status == 201:
                     confirmed.append(body["token"])
                     rounds.append((time.time() - began_at, elapsed))
+                    if one_request:
+                        answer = json.loads(content)
+                        if answer["next"] is None and answer["next_reason"] == "done":
+                            break
+                        shown = answer["next"]
                 else:
                     errors.append(f"vote {status}")
             time.sleep(rng.uniform(*think))
@@ -307,7 +320,16 @@ def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dic
         clients = [
             context.Process(
                 target=client_process,
-                args=(base, slug, group, began_at, options.seconds, (0.5, 2.0), results),
+                args=(
+                    base,
+                    slug,
+                    group,
+                    began_at,
+                    options.seconds,
+                    (0.5, 2.0),
+                    results,
+                    options.round == "one-request",
+                ),
                 daemon=True,
             )
             for group in groups

@@ -351,6 +351,12 @@ def main():
     )
     parser.add_argument("--no-judge", action="store_true", help="stress: no judge run beside the researchers")
     parser.add_argument(
+        "--round",
+        choices=["one-request", "two-requests"],
+        default="one-request",
+        help="stress: a vote that carries the next pair (votes/?next=1), or next/ then the vote",
+    )
+    parser.add_argument(
         "--sampling",
         choices=["fixed", "adaptive", "both"],
         default="both",

@@ -37,8 +37,8 @@ def environ_for(method: str, path: str, session: str, csrf: str, body: bytes = b
     """The WSGI environ gunicorn hands Django for this request."""
     return {
         "REQUEST_METHOD": method,
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
+        "PATH_INFO": path.partition("?")[0],
+        "QUERY_STRING": path.partition("?")[2],
         "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000",
         "SERVER_PROTOCOL": "HTTP/1.1",
@@ -69,22 +69,55 @@ def call(handler, environ: dict) -> tuple[str, bytes]:
     return status[0], content
 
 
-def rounds_of(handler, slug: str, sessions: list[str], rounds: int, start: int = 0) -> int:
-    """`rounds` next + vote rounds, annotators in turn; returns how many voted."""
+def rounds_of(
+    handler, slug: str, sessions: list[str], rounds: int, start: int = 0, one_request: bool = False, shown=None
+) -> int:
+    """`rounds` vote -> next rounds, annotators in turn; returns how many voted. Each annotator
+    holds the pair they were last shown until their next turn, as a person holds it while reading
+    (`shown`, kept from one call to the next; the first is leased by next/, not counted as a round).
+    A round is the vote then next/, or with `one_request` the vote that carries the annotator's
+    next pair (`votes/?next=1`)."""
     voted = 0
+    shown = {} if shown is None else shown
+    csrf = "c" * 32
     for n in range(start, start + rounds):
         session = sessions[n % len(sessions)]
-        csrf = "c" * 32
-        status, content = call(handler, environ_for("GET", f"/api/annotate/{slug}/next/", session, csrf))
-        if not status.startswith("200"):
-            raise SystemExit(f"next answered {status}: {content[:300]!r}")
-        token = json.loads(content)["pair"]["token"]
-        body = json.dumps({"token": token, "choice": CHOICES[n % 4]}).encode()
-        status, content = call(handler, environ_for("POST", f"/api/annotate/{slug}/votes/", session, csrf, body))
+        if session not in shown:
+            shown[session] = next_token(handler, slug, session, csrf)
+        body = json.dumps({"token": shown.pop(session), "choice": CHOICES[n % 4]}).encode()
+        path = f"/api/annotate/{slug}/votes/" + ("?next=1" if one_request else "")
+        status, content = call(handler, environ_for("POST", path, session, csrf, body))
         if not status.startswith("201"):
             raise SystemExit(f"vote answered {status}: {content[:300]!r}")
+        if one_request:
+            shown[session] = json.loads(content)["next"]["pair"]["token"]
+        else:
+            shown[session] = next_token(handler, slug, session, csrf)
         voted += 1
     return voted
+
+
+def next_token(handler, slug: str, session: str, csrf: str) -> str:
+    status, content = call(handler, environ_for("GET", f"/api/annotate/{slug}/next/", session, csrf))
+    if not status.startswith("200"):
+        raise SystemExit(f"next answered {status}: {content[:300]!r}")
+    return json.loads(content)["pair"]["token"]
+
+
+ROUND_NAMES = {"two-requests": "next/ then the vote", "one-request": "the vote with the next pair (?next=1)"}
+
+
+def backend_cpu(connection) -> float:
+    """CPU seconds PostgreSQL's backend for this connection has used: its /proc entry's user and
+    system ticks, when the server runs on this machine (0 otherwise, and the figure reads 0)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def by_package(stats: pstats.Stats) -> dict[str, float]:
@@ -110,6 +143,12 @@ def main() -> None:
     parser.add_argument("--profile", default="", help="write cProfile stats here and print a summary")
     parser.add_argument("--top", type=int, default=45)
     parser.add_argument("--queries", action="store_true", help="print the SQL of one round first")
+    parser.add_argument(
+        "--round",
+        choices=["both", "one-request", "two-requests"],
+        default="both",
+        help="a round as next/ then the vote, as the vote that carries the next pair, or both in turns",
+    )
     options = parser.parse_args()
 
     name = f"ub_bench_round_cpu_{os.getpid()}"
@@ -127,7 +166,7 @@ def main() -> None:
             "ALLOWED_HOSTS": "127.0.0.1,testserver",
             "SECURE_SSL_REDIRECT": "0",
             "LOG_LEVEL": "WARNING",
-            "DB_CONN_MAX_AGE": "60",
+            "DB_CONN_MAX_AGE": "3600",  # one backend throughout: its CPU is read from /proc
             "STATIC_ROOT": tempfile.mkdtemp(prefix="ub-bench-static-"),
         }
     )
@@ -151,31 +190,59 @@ def main() -> None:
             cursor.execute("ANALYZE")
         connections.close_all()
         handler = WSGIHandler()
-        rounds_of(handler, campaign.slug, sessions, options.warm)
+        shown: dict[str, str] = {}
+        rounds_of(handler, campaign.slug, sessions, options.warm, shown=shown)
         if options.queries:
             from django.test.utils import CaptureQueriesContext
 
-            with CaptureQueriesContext(connection) as captured:
-                rounds_of(handler, campaign.slug, sessions, 1, start=options.warm)
-            print(f"SQL of one next + vote round: {len(captured.captured_queries)} statements")
-            for query in captured.captured_queries:
-                print("  " + " ".join(query["sql"].split())[:220])
-        # CPU time, not wall: waits on PostgreSQL are not the web worker's work.
+            for one_request in (False, True):
+                with CaptureQueriesContext(connection) as captured:
+                    rounds_of(handler, campaign.slug, sessions, 1, options.warm, one_request=one_request, shown=shown)
+                print(
+                    f"SQL of one round, {ROUND_NAMES['one-request' if one_request else 'two-requests']}: "
+                    f"{len(captured.captured_queries)} statements"
+                )
+                for query in captured.captured_queries:
+                    print(f"  {float(query['time']) * 1000:6.2f} ms " + " ".join(query["sql"].split())[:200])
+        # CPU time, not wall: waits on PostgreSQL are not the web worker's work. PostgreSQL's own
+        # CPU is read from its backend process's /proc entry when it runs on this machine.
         profiler = cProfile.Profile(time.process_time) if options.profile else None
         load = os.getloadavg()
-        began_cpu, began_wall = time.process_time(), time.perf_counter()
-        if profiler:
-            profiler.enable()
-        voted = rounds_of(handler, campaign.slug, sessions, options.rounds, start=options.warm)
-        if profiler:
-            profiler.disable()
-        cpu, wall = time.process_time() - began_cpu, time.perf_counter() - began_wall
+        modes = ["two-requests", "one-request"] if options.round == "both" else [options.round]
+        spent = {mode: [0.0, 0.0, 0.0, 0] for mode in modes}  # web CPU, wall, PostgreSQL CPU, rounds
+        block = max(1, options.rounds // (4 * len(modes)))
+        done = 0
+        while done < options.rounds:
+            for mode in modes:
+                backend = backend_cpu(connection)
+                began_cpu, began_wall = time.process_time(), time.perf_counter()
+                if profiler:
+                    profiler.enable()
+                voted = rounds_of(
+                    handler,
+                    campaign.slug,
+                    sessions,
+                    block,
+                    start=options.warm + done,
+                    one_request=mode == "one-request",
+                    shown=shown,
+                )
+                if profiler:
+                    profiler.disable()
+                figures = spent[mode]
+                figures[0] += time.process_time() - began_cpu
+                figures[1] += time.perf_counter() - began_wall
+                figures[2] += backend_cpu(connection) - backend
+                figures[3] += voted
+                done += block
         print(f"load average before: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} on {os.cpu_count()} cores")
-        print(
-            f"{voted} next + vote rounds through the WSGI handler: {1000 * cpu / voted:.2f} ms of this process's CPU "
-            f"a round ({'under cProfile, ' if profiler else ''}wall {1000 * wall / voted:.2f} ms, PostgreSQL's share "
-            f"not counted)"
-        )
+        for mode, (cpu, wall, pg_cpu, voted) in spent.items():
+            print(
+                f"{voted} rounds, {ROUND_NAMES[mode]}, through the WSGI handler: {1000 * cpu / voted:.2f} ms of this "
+                f"process's CPU a round ({'under cProfile, ' if profiler else ''}wall {1000 * wall / voted:.2f} ms), "
+                f"PostgreSQL's backend {1000 * pg_cpu / voted:.2f} ms"
+            )
+        voted = sum(figures[3] for figures in spent.values())
         if profiler:
             profiler.dump_stats(options.profile)
             stats = pstats.Stats(options.profile)
