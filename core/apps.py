@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 from django.contrib.auth.signals import user_login_failed
 from django.core.management import call_command
+from django.db import connections
 from django.db.models.signals import post_migrate
 from django.utils.translation import gettext_lazy as _
 
@@ -37,3 +38,21 @@ def create_cache_table(sender, using="default", verbosity=1, **kwargs):
     database run with the default settings, and count there."""
     call_command("createcachetable", database=using, verbosity=0)
     call_command("createcachetable", CACHE_TABLE, database=using, verbosity=0)
+    cache_table_unlogged(using)
+
+
+def cache_table_unlogged(using: str) -> None:
+    """On PostgreSQL the cache's table writes no WAL (UNLOGGED). Every API request counts against
+    its throttle there, one upsert a request; logged, each is a commit waiting on the disk, which
+    at a crowd's pace was a tenth of PostgreSQL's work a vote (bench/README.md, "A vote's cost").
+    What is lost with it is lost harmlessly: PostgreSQL empties an unlogged table after a crash
+    (never on a clean restart), and rate-limit counts start again from zero; nothing else is kept
+    in the cache. An unlogged table is not copied to standby servers, which need no counts."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE oid = to_regclass(%s)", [CACHE_TABLE])
+        row = cursor.fetchone()
+        if row is not None and row[0] == "p":
+            cursor.execute(f'ALTER TABLE "{CACHE_TABLE}" SET UNLOGGED')
