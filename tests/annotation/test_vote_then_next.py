@@ -1,12 +1,16 @@
 """A vote that asks for the next pair (`POST votes/?next=1`) answers what `GET next/` would have:
 the same lease, the same blind payload, the same reasons when nothing is left, in one request."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotation.annotate_api import NextPairSerializer, next_pair_data
 from annotation.models import Assignment, Vote
+from annotation.selectors import annotator_progress, assignment_display
 from annotation.services import assignment_next
 from tests.annotation.conftest import MODEL_NAMES
 
@@ -149,3 +153,18 @@ def test_one_request_a_round_runs_fewer_statements_than_two(client, build_campai
         vote(client, campaign.slug, token)
 
     assert len(one.captured_queries) < len(two.captured_queries)
+
+
+def test_the_pair_is_written_as_its_serializer_writes_it(client, build_campaign):
+    """next/ and the vote write the pair directly, not through NextPairSerializer (its fields
+    deep-copied on every request); the schema still documents that serializer, so both must agree."""
+    campaign, _models, _items, people = build_campaign(questions=3, models=3)
+    client.force_login(people[0])
+    lease = assignment_next(campaign=campaign, annotator=people[0])
+    shown = assignment_display(assignment=lease)
+    progress = annotator_progress(campaign=campaign, annotator=people[0])
+
+    written = next_pair_data(shown, progress)
+
+    assert json.dumps(written) == json.dumps(NextPairSerializer({"pair": shown, **progress}).data)
+    assert next_pair(client, campaign.slug).json() == written
