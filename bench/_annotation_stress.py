@@ -92,10 +92,10 @@ def sessions_for(people) -> list[str]:
 
 def client_process(base, slug, sessions, began_at, seconds, think, results, one_request=True):
     """One client process: a thread per annotator session, each voting with a pause of `think`
-    (low, high) seconds until `seconds` after `began_at` (wall clock). A round is what an
-    annotator waits for between choosing and seeing the next pair: with `one_request`, the vote
-    that carries the next pair (`votes/?next=1`); without,
-    `next/` then the vote, timed from the first request's start to the second's end."""
+    (low, high) seconds until `seconds` after `began_at` (wall clock), holding the pair shown while
+    it pauses, as a person reading it does. A round is what an annotator waits for between choosing
+    and seeing the next pair: with `one_request`, the vote that carries the next pair
+    (`votes/?next=1`); without, the vote and then `next/`."""
     rounds: list[tuple[float, float]] = []
     confirmed: list[str] = []
     errors: list[str] = []
@@ -109,40 +109,49 @@ def client_process(base, slug, sessions, began_at, seconds, think, results, one_
         headers = {"X-CSRFToken": csrf, "Accept": "application/json"}
         posting = {**headers, "Content-Type": "application/json"}
         vote_url = f"/api/annotate/{slug}/votes/" + ("?next=1" if one_request else "")
+
+        def next_pair():
+            """The pair next/ leases, None when it has none (204), or an error's name."""
+            status, content = connection.request("GET", f"/api/annotate/{slug}/next/", headers=headers)
+            return json.loads(content) if status == 200 else None if status == 204 else f"next {status}"
+
         time.sleep(max(0.0, began_at - time.time()) + rng.uniform(0, think[1]))
-        shown = None  # the pair the last vote's answer carried (one request a round)
+        shown = None  # the pair on the annotator's screen
         while time.time() < began_at + seconds:
             try:
-                started = time.perf_counter()
-                if shown is None:
-                    status, content = connection.request("GET", f"/api/annotate/{slug}/next/", headers=headers)
-                    if status == 204:
+                if shown is None:  # the session's first pair, or the one held after an error: not a round
+                    shown = next_pair()
+                    if shown is None:
                         break
-                    if status != 200:
-                        errors.append(f"next {status}")
+                    if isinstance(shown, str):
+                        errors.append(shown)
+                        shown = None
                         continue
-                    shown = json.loads(content)
-                    if one_request:  # the first pair of the session, before any vote: not a round
-                        started = time.perf_counter()
+                started = time.perf_counter()
                 body = {"token": shown["pair"]["token"], "choice": rng.choice(CHOICES)}
                 status, content = connection.request("POST", vote_url, json.dumps(body).encode(), posting)
+                following = None
+                if status == 201:
+                    following = json.loads(content)["next"] if one_request else next_pair()
                 elapsed = (time.perf_counter() - started) * 1000
             except OSError as error:
                 errors.append(type(error).__name__)
                 connection.http.close()
+                shown = None
                 continue
             shown = None
             with lock:
-                if status == 201:
-                    confirmed.append(body["token"])
-                    rounds.append((time.time() - began_at, elapsed))
-                    if one_request:
-                        answer = json.loads(content)
-                        if answer["next"] is None and answer["next_reason"] == "done":
-                            break
-                        shown = answer["next"]
-                else:
+                if status != 201:
                     errors.append(f"vote {status}")
+                    continue
+                confirmed.append(body["token"])
+                rounds.append((time.time() - began_at, elapsed))
+                if isinstance(following, str):
+                    errors.append(following)
+                    continue
+            if following is None:  # nothing left for this annotator (done, or held by others)
+                break
+            shown = following
             time.sleep(rng.uniform(*think))
 
     threads = [threading.Thread(target=annotator, args=(key,)) for key in sessions]
@@ -307,7 +316,9 @@ def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dic
     keys, chief_keys = sessions_for(people), sessions_for(chiefs)
     print(
         f"\n{slug}: {campaign.pairs_planned} pairs x {campaign.votes_per_pair} votes, {len(people)} annotators, "
-        f"{researchers} researchers{', a judge run' if judge else ''}; seeded in {time.monotonic() - started:.0f} s"
+        f"{researchers} researchers{', a judge run' if judge else ''}; seeded in {time.monotonic() - started:.0f} s; "
+        f"a round is {'the vote with the next pair' if options.round == 'one-request' else 'the vote, then next/'}, "
+        f"{options.pause[0]:g}-{options.pause[1]:g} s apart"
     )
     alone = judge.launch(datasets[0]).outcome() if judge else None
     connections.close_all()
@@ -326,7 +337,7 @@ def stress_run(options, env, slug, sampling, researchers, workers, judge) -> dic
                     group,
                     began_at,
                     options.seconds,
-                    (0.5, 2.0),
+                    tuple(options.pause),
                     results,
                     options.round == "one-request",
                 ),

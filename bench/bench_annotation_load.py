@@ -351,6 +351,14 @@ def main():
     )
     parser.add_argument("--no-judge", action="store_true", help="stress: no judge run beside the researchers")
     parser.add_argument(
+        "--pause",
+        type=float,
+        nargs=2,
+        default=[0.5, 2.0],
+        metavar=("LOW", "HIGH"),
+        help="stress: seconds between an annotator's votes, drawn uniformly (10 30: a human pace)",
+    )
+    parser.add_argument(
         "--round",
         choices=["one-request", "two-requests"],
         default="one-request",
