@@ -2,9 +2,9 @@
 tokens and rendered text, never a model's name or id.
 
 A vote may ask for the annotator's next pair in its answer (`?next=1`): the same lease and the
-same answer as `GET next/`, one request a round instead of two. An annotator votes a few times a
-minute, and at a lab's scale the fixed cost of a request (its session, its user, its throttle
-count, its campaign) is as much as the vote itself (bench/README.md, "A vote's cost")."""
+same answer as `GET next/`, one request a round instead of two. A request's own work (its
+session, its user, its throttle count, its campaign: 4 of a round's 26 statements, and Django's
+and DRF's per-request work) is then paid once a round (bench/README.md, "A vote's cost")."""
 
 from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -83,7 +83,7 @@ def next_for(*, campaign: Campaign, annotator) -> tuple[dict | None, str, int | 
 
 
 # One field instance for every request: a serializer instance deep-copies its declared fields,
-# which was a tenth of the web's work a round (bench/bench_round_cpu.py --profile).
+# 6 % of the web's work a round under cProfile (bench/bench_round_cpu.py --profile).
 _LEASED_UNTIL = serializers.DateTimeField()
 
 
