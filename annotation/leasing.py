@@ -117,15 +117,20 @@ def _statements(vendor: str) -> dict[str, str]:
         # has a free slot (as far as this statement's snapshot sees: see slots_taken): its votes
         # are read from the pair, its running leases counted (at most votes_per_pair of them).
         # Only pairs that need votes are walked (pair_needs_votes_idx), in id order.
+        # The integers are cast to the columns' type: psycopg sends a small integer as smallint,
+        # and once the statement is prepared, PostgreSQL's generic plan for smallint parameters
+        # walked the pairs that no longer need votes as well (ten times the work a lease).
         "free": f"""
             SELECT p.id AS id, {shown}
             FROM {table["pair"]} p
             JOIN {table["item"]} i ON i.id = p.item_id
-            WHERE p.campaign_id = %s AND p.needs_votes AND NOT p.is_gold AND p.id > %s
+            WHERE p.campaign_id = CAST(%s AS BIGINT) AND p.needs_votes AND NOT p.is_gold
+              AND p.id > CAST(%s AS BIGINT)
               AND NOT EXISTS (SELECT 1 FROM {table["assignment"]} mine
-                              WHERE mine.pair_id = p.id AND mine.annotator_id = %s)
+                              WHERE mine.pair_id = p.id AND mine.annotator_id = CAST(%s AS BIGINT))
               AND p.votes_cast + (SELECT COUNT(*) FROM {table["assignment"]} s
-                             WHERE s.pair_id = p.id AND s.status = '{_LEASED}' AND s.leased_until > %s) < %s
+                             WHERE s.pair_id = p.id AND s.status = '{_LEASED}' AND s.leased_until > %s)
+                  < CAST(%s AS BIGINT)
             ORDER BY p.id
             LIMIT 1{lock_free_pair}""",
         # One annotator's votes in a campaign (and how many of them on gold pairs) and the items

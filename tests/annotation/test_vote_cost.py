@@ -8,7 +8,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.adaptive import MAX_DRAWN_UNVOTED
@@ -314,3 +314,38 @@ def test_many_annotators_in_threads_lose_and_double_no_vote(sampling):
     per_pair = Counter(Vote.objects.filter(campaign=campaign).values_list("assignment__pair_id", flat=True))
     assert max(per_pair.values()) == 3
     assert counters_mismatches(campaign=campaign) == []
+
+
+@on_postgresql
+@pytest.mark.django_db
+def test_the_lease_lookup_stays_on_its_index_with_a_generic_plan():
+    """psycopg prepares a statement once a connection has run it 5 times, and PostgreSQL may then
+    plan it once for any parameters (a generic plan). The parameters' types are part of that plan:
+    sent as they came (small integers go as smallint), the lookup's generic plan walked the pairs
+    that no longer need votes as well, ten times the work a lease (bench/README.md). Forced here
+    for every execution, the lookup still reads only the pairs that need votes."""
+    from annotation import leasing
+
+    campaign, person = filled_campaign(200, "generic")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+    try:
+        with transaction.atomic():
+            before = rows_touched()
+            for _ in range(8):  # past psycopg's prepare threshold
+                assert (
+                    leasing.free_pair(
+                        campaign_id=campaign.pk,
+                        annotator_id=person.pk,
+                        now=timezone.now(),
+                        votes_per_pair=campaign.votes_per_pair,
+                    )
+                    is not None
+                )
+            touched = rows_touched() - before
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET plan_cache_mode")
+    # 1,080 of the 1,200 pairs are full: a walk over them would read over 8,000 rows in 8 lookups.
+    assert touched["annotation_comparisonpair"] < 8 * 20, touched
