@@ -104,6 +104,7 @@ class Gates:
         self.renewed_at = time.monotonic()
         self._background: set[asyncio.Task] = set()
         self.asked = 0  # transactions on a budget's row (asks and renewals), for the logs
+        self.missed = False  # an ask came while another was under way
 
     def room(self, in_use: int) -> float:
         """Calls that may start now without asking the database."""
@@ -119,15 +120,26 @@ class Gates:
 
     def ask(self, in_use: int, estimates: list[int]) -> None:
         """Ask for what the next `estimates` calls need (one at a time: a stream asks once)."""
-        if self.asking is None and estimates:
+        if not estimates:
+            return
+        if self.asking is None:
             self.asking = asyncio.create_task(self._ask(in_use, estimates))
+        else:
+            self.ask_again()
+
+    def ask_again(self) -> None:
+        """The stream wanted to ask while an ask was under way: it is woken when that one ends."""
+        self.missed = True
 
     async def _ask(self, in_use: int, estimates: list[int]) -> None:
-        # An ask that only finds a budget waiting (the provider's wait, or starved a moment ago)
-        # and asks the database nothing changes nothing: it does not wake the stream, the timer
-        # set when the wait began does. Woken at once, the stream would ask again at once, and so
-        # on until the timer: a worker waiting at its limit spun a core doing nothing.
-        asked_database = waiting = False
+        # An ask that asks the database nothing changes nothing: it does not wake the stream. It
+        # found a budget waiting (the provider's wait, or starved a moment ago: the timer set when
+        # the wait began wakes it), or every budget already covering the calls (credits booked
+        # for later: the timer set for each wakes it). Woken at once, the stream would ask again
+        # at once, and so on until a timer: a worker waiting at its limit, or holding calls
+        # booked a moment ahead, spun a core doing nothing.
+        asked_database = False
+        self.missed = False
         try:
             now = time.monotonic()
             # Budgets that only count calls in flight are asked first: a request or token of the
@@ -136,7 +148,6 @@ class Gates:
             # calls by the endpoint could then get fewer slots from its run and waste the rest.
             if any(now < budget.wait_until for budget in self.budgets):
                 estimates = []  # woken when the wait is over (call_later)
-                waiting = True
             for budget in sorted(self.budgets, key=lambda budget: budget.limits.paced):
                 if not estimates:
                     break
@@ -145,7 +156,6 @@ class Gates:
                     continue
                 if now < budget.starved_until:
                     estimates = estimates[: int(room)]
-                    waiting = True
                     break
                 asked_database = True
                 if budget.id is None:
@@ -205,7 +215,7 @@ class Gates:
                     break
         finally:
             self.asking = None
-            if asked_database or not waiting:
+            if asked_database or self.missed:
                 self.on_change()
 
     async def renew(self, *, in_use: int, wanted: int) -> None:

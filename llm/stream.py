@@ -351,6 +351,8 @@ class CallStream:
             # to ask them (estimating a window of calls) at every call that ended.
             if gates.asking is None:
                 gates.ask(self.active, self._estimates(room))
+            else:
+                gates.ask_again()
 
     def _estimates(self, room: int) -> list[int]:
         """The tokens of the next `room` calls to start: retries first, then new calls."""
