@@ -204,7 +204,7 @@ def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
 def _take(
     budget: SharedBudget, limits: BudgetLimits, now: datetime, estimates: list[int]
 ) -> tuple[int, float, tuple[float, ...], float]:
-    """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
+    """How many of the calls the buckets grant (taken from them, booked up to half of the
     burst ahead), how long until asking again is worth it when not all, and when each granted
     call may go (the row is locked)."""
     paces = _paces(limits)

@@ -1,11 +1,12 @@
 """A stream's side of the shared budgets (llm/budget.py): what it may send now without asking.
 
 A stream holds a lease of slots and credits for calls granted from the requests and tokens
-buckets, each from the moment the buckets booked it for (at once, or a little ahead); it sends
-while they last and asks the database for more only when they run out (one round trip for all
-the calls it could start), or when the buckets will book the next call. A credit is used at
-its moment: one later than the pacing allows (llm/pacing.py, `credit_seconds`) is dropped
-rather than sent late. Every few seconds the lease is renewed,
+buckets, each from the moment the buckets booked it for (at once, or up to half a burst ahead);
+it sends while they last and asks the database for more only when they run out (one round trip
+for all the calls it could start), or, holding calls booked ahead, when the last of them is a
+quarter burst away (llm/pacing.py, ASK_AHEAD_FRACTION): each ask then books several calls. A
+credit is used at its moment, counted from when the buckets were read: one later than the
+pacing allows (llm/pacing.py, `credit_seconds`) is dropped rather than sent late. Every few seconds the lease is renewed,
 and slots the stream does not use (its window shrank, its share fell because another worker
 joined, it has nothing left to send) go back to the others.
 """

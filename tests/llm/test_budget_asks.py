@@ -128,3 +128,56 @@ def test_two_streams_at_the_requests_per_minute_ask_the_budget_less_than_once_pe
     assert all(isinstance(outcome, ChatResult) for outcome in first + second)
     assert server.limits.refused <= 2
     assert len(asks) < len(first + second), len(asks)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ask_that_finds_the_calls_booked_already_does_not_wake_the_stream(settings):
+    """The stream holds calls booked for a moment later: asking again changes nothing, and
+    waking the stream for it made it ask again at once, in a loop until their moment."""
+    settings.LLM_RATE_WINDOW_SECONDS = 60
+    settings.LLM_BURST_SECONDS = 10  # 1,200 a minute: 14 calls at once, the next 54 ms apart
+    endpoint = BudgetLimits(key="endpoint:booked", requests_per_minute=1200)
+    woken: list[int] = []
+
+    async def ask_twice():
+        gates = Gates(endpoint, lambda: woken.append(1))
+        gates.ask(0, [0] * 20)  # the database books 20: six of them for later
+        await gates.asking
+        asked = len(woken)
+        gates.ask(0, [0] * 20)  # covered by the calls booked
+        await gates.asking
+        await gates.close()
+        return asked
+
+    assert async_to_sync(ask_twice)() == 1
+    assert len(woken) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stream_waiting_for_its_database_to_answer_asks_no_budget(server, monkeypatch):  # noqa: F811
+    """Its calls allowed before the database answers again are spent (llm/delivery.py's bound):
+    nothing may start, so the budgets are not asked. Asked, an ask woke the stream, which asked
+    again: thousands of asks a second until the database answered."""
+    from llm.stream import CallStream, window_for
+
+    counted: list[int] = []
+    original = Gates._ask
+
+    async def counting(self, in_use, estimates):
+        counted.append(in_use)
+        await original(self, in_use, estimates)
+
+    monkeypatch.setattr(Gates, "_ask", counting)
+    endpoint = endpoint_for(server, max_in_flight=8)
+
+    async def wait_for_the_database():
+        stream = CallStream(endpoint, window=window_for(endpoint, 8), on_outcome=lambda *_: None, use_cache=False)
+        stream.allow_until(0)  # nothing may start until the database answers
+        running = asyncio.create_task(stream.run(requests(8, tag="held")))
+        await asyncio.sleep(0.3)
+        stream.stop()
+        await running
+
+    async_to_sync(wait_for_the_database)()
+    assert server.count == 0
+    assert len(counted) <= 1, len(counted)
