@@ -10,6 +10,8 @@ the database (llm/budget.py). For each number of workers it prints:
   - the wall time, from the first call's arrival to the last reply, against the time the
     limits allow: full windows of what the minute allows, the last one taking as long as
     its calls take at the in-flight limit (target: within 1.15x);
+  - the transactions the workers ran on the shared budgets' rows per call, and the grants they
+    dropped unsent, too late for the pacing (from their logs: llm/gate.py says both);
   - the CPU the workers used, in all and per second of the run: a worker waiting at a limit
     should wait, not spin (target: a small share of one core per worker).
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -50,11 +53,24 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 
 
-def start_worker(name: str, env: dict) -> subprocess.Popen:
+def start_worker(name: str, env: dict) -> tuple[subprocess.Popen, str]:
     log = tempfile.NamedTemporaryFile(prefix=f"bench-limits-{name}-", suffix=".log", delete=False)
     command = [PY, "manage.py", "db_worker", "--queue-name", "judging", "--interval", "0.05"]
     command += ["--no-startup-delay", "--no-reload", "--worker-id", name]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT), log.name
+
+
+def budget_counts(logs: list[str]) -> tuple[int, int]:
+    """Transactions on the shared budgets' rows and grants dropped too late, from the workers'
+    logs (llm/gate.py says both as a stream ends)."""
+    transactions = dropped = 0
+    for path in logs:
+        for line in Path(path).read_text(errors="replace").splitlines():
+            found = re.search(r"shared budgets: (\d+) transactions, (\d+) grants dropped", line)
+            if found:
+                transactions += int(found.group(1))
+                dropped += int(found.group(2))
+    return transactions, dropped
 
 
 def allowed_seconds(calls: int, per_window: int, window: float, in_flight: int, latency: float) -> float:
@@ -123,13 +139,15 @@ def one(args, workers: int) -> dict:
     env = {
         **os.environ,
         "LLM_RATE_WINDOW_SECONDS": str(args.window),
-        "LOG_LEVEL": "WARNING",
+        # INFO: a stream's count of budget transactions is read from the logs.
+        "LOG_LEVEL": "INFO",
     }
     # The workers' CPU: what this process's reaped children used, before and after.
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_before = children.ru_utime + children.ru_stime
     started = time.monotonic()
-    processes = [start_worker(f"{tag}-{n}", env) for n in range(workers)]
+    started_workers = [start_worker(f"{tag}-{n}", env) for n in range(workers)]
+    processes = [process for process, _log in started_workers]
     try:
         time.sleep(3)  # the workers start (import Django and the SDK) before the run is queued
         run_enqueue(run=run)
@@ -156,6 +174,7 @@ def one(args, workers: int) -> dict:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     worker_cpu = children.ru_utime + children.ru_stime - cpu_before
     run.refresh_from_db()
+    transactions, dropped = budget_counts([log for _process, log in started_workers])
     # The calls' tokens as the server counted them: what the minute's tokens allow per window.
     tokens_per_call = sum(provider_tokens(body) for body in server.requests) / max(1, server.count)
     assert limits.rpm is not None and limits.tpm is not None  # the bench states both
@@ -175,6 +194,8 @@ def one(args, workers: int) -> dict:
         # Cores the workers kept busy over their lifetime (start-up included), per worker.
         "cores_per_worker": worker_cpu / lifetime / workers,
         "slow_to_stop": slow_to_stop,
+        "transactions_per_call": transactions / max(1, server.count),
+        "dropped": dropped,
     }
 
 
@@ -203,7 +224,7 @@ def main(argv=None) -> int:
     )
     print(
         f"{'workers':>7} {'status':>9} {'requests':>8} {'429 %':>6} {'peak':>5} {'wall s':>7} {'allowed s':>9} "
-        f"{'ratio':>6} {'worker CPU s':>12} {'cores/worker':>12}"
+        f"{'ratio':>6} {'worker CPU s':>12} {'cores/worker':>12} {'budget tx/call':>14} {'dropped':>7}"
     )
     busy = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -212,7 +233,8 @@ def main(argv=None) -> int:
             print(
                 f"{row['workers']:>7} {row['status']:>9} {row['requests']:>8} {100 * row['429_share']:>6.2f} "
                 f"{row['peak_in_flight']:>5} {row['wall_s']:>7.1f} {row['allowed_s']:>9.1f} {row['ratio']:>6.2f} "
-                f"{row['worker_cpu_s']:>12.1f} {row['cores_per_worker']:>12.2f}  load {os.getloadavg()[0]:.1f}"
+                f"{row['worker_cpu_s']:>12.1f} {row['cores_per_worker']:>12.2f} "
+                f"{row['transactions_per_call']:>14.2f} {row['dropped']:>7}  load {os.getloadavg()[0]:.1f}"
                 + (f", {row['slow_to_stop']} worker(s) killed a minute after SIGTERM" if row["slow_to_stop"] else ""),
                 flush=True,
             )

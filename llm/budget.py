@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from llm.calls import ChatRequest
 from llm.models import BudgetLease, SharedBudget
-from llm.pacing import Bucket, Pace, booking_seconds, buckets_take
+from llm.pacing import Bucket, Pace, ask_ahead_seconds, booking_seconds, buckets_take
 
 # Characters per token of ASCII text (other characters count one token each): an estimate
 # that is never below what OpenAI-style tokenizers count for English or Chinese text.
@@ -107,6 +107,12 @@ class Grant:
     offsets: tuple[float, ...] = ()
     # How late after its moment a call granted may still be sent (llm/pacing.py, Pace.lateness).
     late: float = 0.0
+    # The clock time (seconds since the epoch) the offsets count from: the moment the buckets
+    # were read, so a worker places its calls where the buckets booked them, however long the
+    # answer took to reach its event loop (counted from its arrival, a worker's calls slid
+    # later by that delay and another's did not: two workers' calls met closer than the
+    # buckets allow, and a provider counting over 2 s refused some).
+    at: float = 0.0
 
 
 def budget_row(key: str) -> int:
@@ -137,15 +143,25 @@ def budget_acquire(
 ) -> Grant:
     """Take what a worker may send now: `want` more slots than the `in_use` its calls hold (when
     the budget limits calls in flight) and, of the calls whose token `estimates` are given in
-    order, as many as the requests and tokens per minute allow. The lease is renewed."""
+    order, as many as the requests and tokens per minute allow. The lease is renewed.
+
+    Each ask holds the budget's row locked, so every worker waits for it: only what the ask
+    needs is read and written (a budget of requests and tokens only has no leases to read; a
+    lease is written when its slots change or a quarter of its time has gone; the buckets when
+    something was taken from them): four or five statements, BEGIN and COMMIT included, where
+    there were seven."""
     budget = _lock(budget_id)
     now = timezone.now()
-    BudgetLease.objects.filter(budget_id=budget_id, expires_at__lt=now).delete()
-    leases = list(BudgetLease.objects.filter(budget_id=budget_id))
-    mine = next((lease for lease in leases if lease.holder == holder), None)
-    others = [lease for lease in leases if lease.holder != holder]
     share = None
+    mine: BudgetLease | None = None
     if limits.in_flight:
+        leases = list(BudgetLease.objects.filter(budget_id=budget_id))
+        expired = [lease.pk for lease in leases if lease.expires_at < now]
+        if expired:
+            BudgetLease.objects.filter(pk__in=expired).delete()
+            leases = [lease for lease in leases if lease.expires_at >= now]
+        mine = next((lease for lease in leases if lease.holder == holder), None)
+        others = [lease for lease in leases if lease.holder != holder]
         free = max(0, limits.in_flight - sum(lease.slots for lease in others))
         share = _fair_share(limits.in_flight, [*others, BudgetLease(holder=holder, wanted=in_use + want)], holder)
         cap = min(free, share) if share is not None else free
@@ -161,15 +177,19 @@ def budget_acquire(
         calls, wait = 0, (budget.not_before - now).total_seconds()
     elif calls and limits.paced:
         calls, again, offsets, late = _take(budget, limits, now, estimates[:calls])
-    lease_values = {"slots": slots, "wanted": in_use + want, "expires_at": now + timedelta(seconds=lease_seconds())}
-    if not limits.in_flight:
-        pass  # no lease: nothing in flight is counted
-    elif mine is None:
-        if slots or want:
-            BudgetLease.objects.create(budget_id=budget_id, holder=holder, **lease_values)
-    else:
-        BudgetLease.objects.filter(pk=mine.pk).update(**lease_values)
-    return Grant(slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets, late=late)
+    if limits.in_flight:
+        expires_at = now + timedelta(seconds=lease_seconds())
+        renew_after = timedelta(seconds=lease_seconds() / 4)
+        if mine is None:
+            if slots or want:
+                BudgetLease.objects.create(
+                    budget_id=budget_id, holder=holder, slots=slots, wanted=in_use + want, expires_at=expires_at
+                )
+        elif (mine.slots, mine.wanted) != (slots, in_use + want) or mine.expires_at < expires_at - renew_after:
+            BudgetLease.objects.filter(pk=mine.pk).update(slots=slots, wanted=in_use + want, expires_at=expires_at)
+    return Grant(
+        slots=slots, calls=calls, share=share, wait=wait, again=again, offsets=offsets, late=late, at=now.timestamp()
+    )
 
 
 def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
@@ -184,7 +204,7 @@ def _paces(limits: BudgetLimits) -> tuple[Pace, ...]:
 def _take(
     budget: SharedBudget, limits: BudgetLimits, now: datetime, estimates: list[int]
 ) -> tuple[int, float, tuple[float, ...], float]:
-    """How many of the calls the buckets grant (taken from them, booked up to a quarter of the
+    """How many of the calls the buckets grant (taken from them, booked up to half of the
     burst ahead), how long until asking again is worth it when not all, and when each granted
     call may go (the row is locked)."""
     paces = _paces(limits)
@@ -210,20 +230,30 @@ def _take(
     take = buckets_take(
         buckets, paces=paces, now=now.timestamp(), costs=costs, horizon=booking_seconds(burst_seconds())
     )
-    after = iter(take.buckets)
-    values: dict[str, object] = {"paced_at": datetime.fromtimestamp(take.buckets[0].at, tz=UTC)}
-    if limits.requests_per_minute:
-        values["requests_level"] = next(after).level
-    if limits.tokens_per_minute:
-        values["tokens_level"] = next(after).level
-    SharedBudget.objects.filter(pk=budget.pk).update(**values)
-    return take.calls, take.wait, take.offsets, take.late
+    if take.calls:
+        # Nothing taken, nothing written: the buckets filled from their last write give the same levels.
+        after = iter(take.buckets)
+        values: dict[str, object] = {"paced_at": datetime.fromtimestamp(take.buckets[0].at, tz=UTC)}
+        if limits.requests_per_minute:
+            values["requests_level"] = next(after).level
+        if limits.tokens_per_minute:
+            values["tokens_level"] = next(after).level
+        SharedBudget.objects.filter(pk=budget.pk).update(**values)
+    again = 0.0
+    if take.wait:
+        # Asked again a little before the next call's moment (llm/pacing.py, ASK_AHEAD_FRACTION),
+        # not as soon as it comes within the booking: each ask then books several calls.
+        burst = burst_seconds()
+        again = take.wait + max(0.0, booking_seconds(burst) - ask_ahead_seconds(burst))
+    return take.calls, again, take.offsets, take.late
 
 
-@transaction.atomic
 def budget_renew(*, budget_id: int, holder: str, slots: int, wanted: int) -> None:
-    """Keep the lease alive, holding `slots` (fewer gives slots back to the other workers)."""
-    _lock(budget_id)
+    """Keep the lease alive, holding `slots` (fewer gives slots back to the other workers).
+
+    One statement, without the budget's lock: a worker renews with at most the slots it holds
+    (llm/gate.py), and a worker that reads the lease before the update counts more slots taken
+    than there are, never fewer."""
     BudgetLease.objects.filter(budget_id=budget_id, holder=holder).update(
         slots=slots, wanted=wanted, expires_at=timezone.now() + timedelta(seconds=lease_seconds())
     )

@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from django.db import connection
 
 from llm.budget import BudgetLimits
 from llm.cache import CacheRow, cache_store
@@ -84,6 +85,12 @@ class _Interrupt:
 
     stop: Callable[[int], object] | None = None
     received: list[int] = field(default_factory=list)
+
+
+def database_answers() -> None:
+    """One round trip to the database: it answers (a worker cut off from it waits here)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
 
 
 async def deliver_chunked(
@@ -212,6 +219,14 @@ async def deliver_chunked(
             nudge.clear()
             try:
                 wrote = bool(buffer or paid)
+                if guarded and spent and wrote:
+                    # The calls allowed are spent and replies wait to be written: the quickest
+                    # answer from the database comes first, so the stream goes on while they
+                    # are written (a flush of a window of judgments takes tens of milliseconds,
+                    # more on a busy machine, and the window drained while it ran).
+                    sent_before = stream.started
+                    await sync_to_async(database_answers)()
+                    stream.allow_until(sent_before + window.size)
                 sent_before = stream.started  # what this step answers for: every reply before it
                 await flush()
                 # Spent with nothing to write (retries free no place and deliver nothing): the

@@ -1,11 +1,12 @@
 """A stream's side of the shared budgets (llm/budget.py): what it may send now without asking.
 
 A stream holds a lease of slots and credits for calls granted from the requests and tokens
-buckets, each from the moment the buckets booked it for (at once, or a little ahead); it sends
-while they last and asks the database for more only when they run out (one round trip for all
-the calls it could start), or when the buckets will book the next call. A credit is used at
-its moment: one later than the pacing allows (llm/pacing.py, `credit_seconds`) is dropped
-rather than sent late. Every few seconds the lease is renewed,
+buckets, each from the moment the buckets booked it for (at once, or up to half a burst ahead);
+it sends while they last and asks the database for more only when they run out (one round trip
+for all the calls it could start), or, holding calls booked ahead, when the last of them is a
+quarter burst away (llm/pacing.py, ASK_AHEAD_FRACTION): each ask then books several calls. A
+credit is used at its moment, counted from when the buckets were read: one later than the
+pacing allows (llm/pacing.py, `credit_seconds`) is dropped rather than sent late. Every few seconds the lease is renewed,
 and slots the stream does not use (its window shrank, its share fell because another worker
 joined, it has nothing left to send) go back to the others.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import logging
 import math
 import os
 import time
@@ -34,7 +36,9 @@ from llm.budget import (
     lease_seconds,
 )
 from llm.config import EndpointConfig
-from llm.pacing import credit_seconds
+from llm.pacing import ask_ahead_seconds, credit_seconds
+
+logger = logging.getLogger(__name__)
 
 # A stream that asked for slots and got none asks again after this (or when a call of its own
 # ends): not once per call while other workers hold the limit.
@@ -67,6 +71,10 @@ class _Budget:
         self.credits: deque[float] = deque()
         self.wait_until = 0.0
         self.starved_until = 0.0
+        # When the lease was last written (an ask or a renewal) and with how many slots wanted.
+        self.leased_at = -math.inf
+        self.wanted = -1
+        self.dropped = 0  # credits dropped unsent, too late for the pacing
 
     def room(self, in_use: int, now: float, *, booked: bool = False) -> float:
         """Calls that may start now; with `booked`, counting the credits booked for later too
@@ -80,6 +88,7 @@ class _Budget:
         if self.limits.paced:
             while self.credits and now - self.credits[0] > self.credit_seconds:
                 self.credits.popleft()  # too late to send: dropped
+                self.dropped += 1
             room = min(room, len(self.credits) if booked else bisect.bisect_right(self.credits, now))
         return room
 
@@ -95,6 +104,8 @@ class Gates:
         self.asking: asyncio.Task | None = None
         self.renewed_at = time.monotonic()
         self._background: set[asyncio.Task] = set()
+        self.asked = 0  # transactions on a budget's row (asks and renewals), for the logs
+        self.missed = False  # an ask came while another was under way
 
     def room(self, in_use: int) -> float:
         """Calls that may start now without asking the database."""
@@ -110,15 +121,26 @@ class Gates:
 
     def ask(self, in_use: int, estimates: list[int]) -> None:
         """Ask for what the next `estimates` calls need (one at a time: a stream asks once)."""
-        if self.asking is None and estimates:
+        if not estimates:
+            return
+        if self.asking is None:
             self.asking = asyncio.create_task(self._ask(in_use, estimates))
+        else:
+            self.ask_again()
+
+    def ask_again(self) -> None:
+        """The stream wanted to ask while an ask was under way: it is woken when that one ends."""
+        self.missed = True
 
     async def _ask(self, in_use: int, estimates: list[int]) -> None:
-        # An ask that only finds a budget waiting (the provider's wait, or starved a moment ago)
-        # and asks the database nothing changes nothing: it does not wake the stream, the timer
-        # set when the wait began does. Woken at once, the stream would ask again at once, and so
-        # on until the timer: a worker waiting at its limit spun a core doing nothing.
-        asked_database = waiting = False
+        # An ask that asks the database nothing changes nothing: it does not wake the stream. It
+        # found a budget waiting (the provider's wait, or starved a moment ago: the timer set when
+        # the wait began wakes it), or every budget already covering the calls (credits booked
+        # for later: the timer set for each wakes it). Woken at once, the stream would ask again
+        # at once, and so on until a timer: a worker waiting at its limit, or holding calls
+        # booked a moment ahead, spun a core doing nothing.
+        asked_database = False
+        self.missed = False
         try:
             now = time.monotonic()
             # Budgets that only count calls in flight are asked first: a request or token of the
@@ -127,7 +149,6 @@ class Gates:
             # calls by the endpoint could then get fewer slots from its run and waste the rest.
             if any(now < budget.wait_until for budget in self.budgets):
                 estimates = []  # woken when the wait is over (call_later)
-                waiting = True
             for budget in sorted(self.budgets, key=lambda budget: budget.limits.paced):
                 if not estimates:
                     break
@@ -136,13 +157,14 @@ class Gates:
                     continue
                 if now < budget.starved_until:
                     estimates = estimates[: int(room)]
-                    waiting = True
                     break
                 asked_database = True
                 if budget.id is None:
                     budget.id = await sync_to_async(budget_row)(budget.limits.key)
                 # Calls its credits already cover are not asked for again: only the ones after them.
                 covered = len(budget.credits) if budget.limits.paced else 0
+                self.asked += 1
+                asked_at = time.monotonic()
                 grant = await sync_to_async(budget_acquire)(
                     budget_id=budget.id,
                     limits=budget.limits,
@@ -152,6 +174,8 @@ class Gates:
                     estimates=estimates[covered:],
                 )
                 now = time.monotonic()
+                # The lease was renewed: it holds for at least three quarters of its time from now.
+                budget.leased_at, budget.wanted = asked_at, in_use + len(estimates)
                 budget.slots, budget.share = grant.slots, grant.share
                 if budget.limits.paced:
                     offsets = grant.offsets or (0.0,) * grant.calls
@@ -159,19 +183,28 @@ class Gates:
                         # A large call may be sent less late than a small one (llm/pacing.py).
                         most = credit_seconds(burst_seconds())
                         budget.credit_seconds = min(most, grant.late or most)
-                    budget.credits.extend(now + offset for offset in offsets)
+                    # The moments the buckets booked, on this clock (the offsets count from when
+                    # the buckets were read, not from when the answer came back).
+                    base = now + (grant.at - time.time()) if grant.at else now
+                    budget.credits.extend(base + offset for offset in offsets)
                     if any(a > b for a, b in zip(budget.credits, list(budget.credits)[1:], strict=False)):
                         budget.credits = deque(sorted(budget.credits))
                     loop = asyncio.get_running_loop()
-                    for offset in sorted({offset for offset in offsets if offset > 0}):
-                        loop.call_later(offset, self.on_change)  # the stream wakes when a credit is due
+                    for offset in sorted({offset for offset in offsets if base + offset > now}):
+                        loop.call_later(base + offset - now, self.on_change)  # the stream wakes when a credit is due
                 if grant.wait:
                     budget.wait_until = now + grant.wait
                     asyncio.get_running_loop().call_later(grant.wait, self.on_change)
-                elif grant.again and budget.room(in_use, now, booked=True) < len(estimates):
-                    # The buckets hold the next call after `again`: asked then, not sooner.
-                    budget.starved_until = now + grant.again
-                    asyncio.get_running_loop().call_later(grant.again, self.on_change)
+                elif budget.limits.paced and (grant.again or grant.calls):
+                    # The buckets hold the next call after `again`; and while the calls booked
+                    # reach further ahead than the ask's lead, the stream has calls to send and
+                    # asks when the last of them is near: then it books several at once, where
+                    # asking as each call ended booked them one by one (a transaction per call).
+                    ahead = budget.credits[-1] - now - ask_ahead_seconds(burst_seconds()) if budget.credits else 0.0
+                    pause = max(grant.again, ahead)
+                    if pause > 0:
+                        budget.starved_until = now + pause
+                        asyncio.get_running_loop().call_later(pause, self.on_change)
                 elif budget.room(in_use, now, booked=True) < len(estimates):
                     budget.starved_until = now + STARVED_SECONDS
                     asyncio.get_running_loop().call_later(STARVED_SECONDS, self.on_change)
@@ -183,7 +216,7 @@ class Gates:
                     break
         finally:
             self.asking = None
-            if asked_database or not waiting:
+            if asked_database or self.missed:
                 self.on_change()
 
     async def renew(self, *, in_use: int, wanted: int) -> None:
@@ -196,9 +229,12 @@ class Gates:
             if budget.id is None or not budget.limits.in_flight:
                 continue
             keep = max(in_use, min(budget.slots, wanted, budget.share or budget.slots))
+            if (keep, wanted) == (budget.slots, budget.wanted) and now - budget.leased_at < lease_seconds() / 4:
+                continue  # an ask renewed it a moment ago, holding as much
             # Given back only after the database says so; taken back at once, so never over.
+            self.asked += 1
             await sync_to_async(budget_renew)(budget_id=budget.id, holder=self.holder, slots=keep, wanted=wanted)
-            budget.slots = keep
+            budget.slots, budget.leased_at, budget.wanted = keep, now, wanted
 
     def hold_back(self, seconds: float) -> None:
         """The provider said to wait: this stream waits at once, every worker once it is written."""
@@ -228,3 +264,9 @@ class Gates:
         for budget in self.budgets:
             if budget.id is not None:
                 await sync_to_async(budget_leave)(budget_id=budget.id, holder=self.holder)
+        if self.asked:
+            logger.info(
+                "shared budgets: %d transactions, %d grants dropped too late to send",
+                self.asked,
+                sum(budget.dropped for budget in self.budgets),
+            )

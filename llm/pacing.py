@@ -34,8 +34,14 @@ from dataclasses import dataclass
 # loaded machine (load 19) dropped so many late grants that a run took 1.77x.
 BURST_FRACTION = 1 / 14
 REFILL_SHARE = 1 - BURST_FRACTION
-# How far ahead a worker books calls, as a fraction of the burst (a quarter second by default).
-BOOKING_FRACTION = 1 / 4
+# How far ahead a worker books calls, as a fraction of the burst (half a second by default), and
+# how far ahead of the next call's moment it asks again (a quarter): each ask then books at least
+# a quarter burst of calls (about five at 1,200 a minute) instead of the one call that had just
+# come within reach, and a worker that wakes late still asks before the bucket could overflow.
+# At a quarter and asking as soon as one call came within reach, two workers at 1,200 a minute
+# asked the database about twice per call.
+BOOKING_FRACTION = 1 / 2
+ASK_AHEAD_FRACTION = 1 / 4
 
 
 # A grant is never dropped sooner than this after its moment (an event loop's wake-up).
@@ -44,6 +50,11 @@ MIN_LATENESS_SECONDS = 0.01
 
 def booking_seconds(burst: float) -> float:
     return burst * BOOKING_FRACTION
+
+
+def ask_ahead_seconds(burst: float) -> float:
+    """How long before the next call's moment a worker that was not granted it asks again."""
+    return burst * ASK_AHEAD_FRACTION
 
 
 @dataclass(frozen=True)
