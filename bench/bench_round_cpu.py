@@ -214,7 +214,7 @@ def main() -> None:
         profiler = cProfile.Profile(time.process_time) if options.profile else None
         load = os.getloadavg()
         modes = ["two-requests", "one-request"] if options.round == "both" else [options.round]
-        spent = {mode: [0.0, 0.0, 0.0, 0] for mode in modes}  # web CPU, wall, PostgreSQL CPU, rounds
+        spent = {mode: [0.0, 0.0, 0.0, 0.0] for mode in modes}  # web CPU, wall, PostgreSQL CPU, rounds
         block = max(1, options.rounds // (4 * len(modes)))
         done = 0
         while done < options.rounds:
@@ -241,13 +241,13 @@ def main() -> None:
                 figures[3] += voted
                 done += block
         print(f"load average before: {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} on {os.cpu_count()} cores")
-        for mode, (cpu, wall, pg_cpu, voted) in spent.items():
+        for mode, (cpu, wall, pg_cpu, rounds) in spent.items():
             print(
-                f"{voted} rounds, {ROUND_NAMES[mode]}, through the WSGI handler: {1000 * cpu / voted:.2f} ms of this "
-                f"process's CPU a round ({'under cProfile, ' if profiler else ''}wall {1000 * wall / voted:.2f} ms), "
-                f"PostgreSQL's backend {1000 * pg_cpu / voted:.2f} ms"
+                f"{rounds:.0f} rounds, {ROUND_NAMES[mode]}, through the WSGI handler: {1000 * cpu / rounds:.2f} ms of "
+                f"this process's CPU a round ({'under cProfile, ' if profiler else ''}wall {1000 * wall / rounds:.2f} "
+                f"ms), PostgreSQL's backend {1000 * pg_cpu / rounds:.2f} ms"
             )
-        voted = sum(figures[3] for figures in spent.values())
+        voted = int(sum(figures[3] for figures in spent.values()))
         if profiler:
             profiler.dump_stats(options.profile)
             stats = pstats.Stats(options.profile)
