@@ -232,7 +232,7 @@ def _answers_restore(request: AuthenticatedHttpRequest, dataset: Dataset) -> Htt
     earlier = earlier_versions(dataset=dataset).filter(model__name=model)
     target = earlier.filter(version=int(version)).first() if version.isdigit() else None
     try:
-        refuse_if_archived(dataset)
+        # An archived dataset was refused with the page's other actions (dataset_answers).
         if target is None:
             raise AnswerVersionRefused(
                 _("%(model)s has no earlier version %(version)s of answers on %(dataset)s.")
