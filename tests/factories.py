@@ -1,5 +1,7 @@
 """factory-boy factories for Userbench's models. Tests build exactly what they assert on."""
 
+import datetime
+
 import factory
 from django.contrib.auth import get_user_model
 
@@ -176,3 +178,22 @@ def two_model_judge_run(endpoint, *, dataset_name: str, items: int, shard_size: 
         shard_size=shard_size,
     )
     return run_create(spec=spec)
+
+
+# When the finished submissions below consented, so that their durations are known.
+SUBMISSIONS_T0 = datetime.datetime(2026, 3, 1, 9, 0, tzinfo=datetime.UTC)
+
+
+def finished_submission(study, pid: str, minutes: float, *, excluded=False, passed=None, **fields):
+    """A submitted case of Prolific participant `pid` that took `minutes` from consent; an excluded
+    one failed the attention check (its `attention_passed` is `not excluded` unless `passed` says)."""
+    return SubmissionFactory(
+        study=study,
+        prolific_pid=pid,
+        consented_at=SUBMISSIONS_T0,
+        submitted_at=SUBMISSIONS_T0 + datetime.timedelta(minutes=minutes),
+        attention_passed=(not excluded) if passed is None else passed,
+        excluded=excluded,
+        exclusion_reason="Failed the attention check." if excluded else "",
+        **fields,
+    )

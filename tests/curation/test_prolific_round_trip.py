@@ -3,8 +3,6 @@ researcher decides it (audited, undoable); a study opens to participants only wi
 screened-out participant gets the screen-out code and the way back to Prolific; a second Prolific
 ID in the same browser meets a confirmation page about the browser."""
 
-import datetime
-
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -13,23 +11,12 @@ from core.models import AuditEvent
 from curation.models import Study, Submission
 from curation.studies.prolific import prolific_decisions, study_review
 from tests.curation.study_helpers import Participant, small_study  # noqa: F401
-from tests.factories import StudyFactory, SubmissionFactory, UserFactory
+from tests.factories import SUBMISSIONS_T0, StudyFactory, SubmissionFactory, UserFactory
+from tests.factories import finished_submission as finished
 
 pytestmark = pytest.mark.django_db
 
-T0 = datetime.datetime(2026, 3, 1, 9, 0, tzinfo=datetime.UTC)
-
-
-def finished(study, pid, minutes, *, excluded=False):
-    return SubmissionFactory(
-        study=study,
-        prolific_pid=pid,
-        consented_at=T0,
-        submitted_at=T0 + datetime.timedelta(minutes=minutes),
-        attention_passed=not excluded,
-        excluded=excluded,
-        exclusion_reason="Failed the attention check." if excluded else "",
-    )
+T0 = SUBMISSIONS_T0  # the moment finished_submission's cases consented
 
 
 @pytest.fixture

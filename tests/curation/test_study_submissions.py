@@ -12,24 +12,12 @@ from django.urls import reverse
 from core.models import AuditEvent
 from curation.models import Submission
 from curation.studies.prolific import prolific_decisions, study_review
-from tests.factories import StudyFactory, SubmissionFactory
+from tests.factories import SUBMISSIONS_T0, StudyFactory, SubmissionFactory
+from tests.factories import finished_submission as finished
 
 pytestmark = pytest.mark.django_db
 
-T0 = datetime.datetime(2026, 3, 1, 9, 0, tzinfo=datetime.UTC)
-
-
-def finished(study, pid, minutes, *, excluded=False, passed=True, **fields):
-    return SubmissionFactory(
-        study=study,
-        prolific_pid=pid,
-        consented_at=T0,
-        submitted_at=T0 + datetime.timedelta(minutes=minutes),
-        attention_passed=passed,
-        excluded=excluded,
-        exclusion_reason="Failed the attention check." if excluded else "",
-        **fields,
-    )
+T0 = SUBMISSIONS_T0  # the moment finished_submission's cases consented
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from core.models import AuditEvent
 from curation.models import Submission
 from tests.e2e.conftest import requests_kept_home
-from tests.factories import StudyFactory, SubmissionFactory, UserFactory
+from tests.factories import SUBMISSIONS_T0, StudyFactory, SubmissionFactory, UserFactory, finished_submission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,7 +19,7 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # What the page says under the lists: what is in them, and how many wait for a decision.
 LIST_NOTE = "section[aria-labelledby=decisions-heading] > p.hint"
-T0 = datetime.datetime(2026, 3, 1, 9, 0, tzinfo=datetime.UTC)
+T0 = SUBMISSIONS_T0  # the moment finished_submission's cases consented
 WORDS = {
     "en": {
         "waiting": "Waiting for you",
@@ -76,15 +76,7 @@ def flagged_study():
     study = StudyFactory(slug="decide", title_en="Decisions", completion_code="DONE-1", screenout_code="SCR-1")
     finished = {}
     for pid, minutes, excluded in (("aaa", 10, False), ("bbb", 12, False), ("scr", 9, True), ("fast", 1, False)):
-        finished[pid] = SubmissionFactory(
-            study=study,
-            prolific_pid=pid,
-            consented_at=T0,
-            submitted_at=T0 + datetime.timedelta(minutes=minutes),
-            attention_passed=not excluded,
-            excluded=excluded,
-            exclusion_reason="Failed the attention check." if excluded else "",
-        )
+        finished[pid] = finished_submission(study, pid, minutes, excluded=excluded)
     finished["twice"] = SubmissionFactory(
         study=study, prolific_pid="twice", consented_at=T0, submitted_at=T0 + datetime.timedelta(minutes=11)
     )

@@ -2,19 +2,17 @@
 Chinese, at desktop and phone width: the table with its flags, the filter, and the copy buttons
 for the study URL and the IDs to approve (read back from the clipboard)."""
 
-import datetime
-
 import pytest
 from playwright.sync_api import expect
 
 from curation.models import Submission
-from tests.factories import StudyFactory, SubmissionFactory, UserFactory
+from tests.factories import SUBMISSIONS_T0, StudyFactory, SubmissionFactory, UserFactory, finished_submission
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-T0 = datetime.datetime(2026, 3, 1, 9, 0, tzinfo=datetime.UTC)
+T0 = SUBMISSIONS_T0  # the moment finished_submission's cases consented
 WORDS = {
     "en": {
         "table": "Submissions for Prolific",
@@ -61,15 +59,7 @@ def test_researcher_reviews_submissions_and_copies_what_prolific_needs(
     page.set_viewport_size(viewport)
     study = StudyFactory(slug="prolific", title_en="Prolific study", completion_code="C0MPL3TE", screenout_code="SCR")
     for pid, minutes, excluded in (("aaa", 10, False), ("bbb", 12, False), ("fast", 1, False), ("scr", 9, True)):
-        SubmissionFactory(
-            study=study,
-            prolific_pid=pid,
-            consented_at=T0,
-            submitted_at=T0 + datetime.timedelta(minutes=minutes),
-            attention_passed=not excluded,
-            excluded=excluded,
-            exclusion_reason="Failed the attention check." if excluded else "",
-        )
+        finished_submission(study, pid, minutes, excluded=excluded)
     SubmissionFactory(study=study, prolific_pid="<i>typed</i>", status=Submission.Status.IN_PROGRESS)
     UserFactory(username="res", roles=["researcher"])
     page.context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
