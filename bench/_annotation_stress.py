@@ -126,6 +126,7 @@ def client_process(base, slug, sessions, began_at, seconds, think, results, one_
                     if isinstance(shown, str):
                         errors.append(shown)
                         shown = None
+                        time.sleep(rng.uniform(*think))  # as after every error: a failing server is not hammered
                         continue
                 started = time.perf_counter()
                 body = {"token": shown["pair"]["token"], "choice": rng.choice(CHOICES)}
@@ -138,20 +139,18 @@ def client_process(base, slug, sessions, began_at, seconds, think, results, one_
                 errors.append(type(error).__name__)
                 connection.http.close()
                 shown = None
+                time.sleep(rng.uniform(*think))
                 continue
-            shown = None
+            failed = f"vote {status}" if status != 201 else following if isinstance(following, str) else ""
             with lock:
-                if status != 201:
-                    errors.append(f"vote {status}")
-                    continue
-                confirmed.append(body["token"])
-                rounds.append((time.time() - began_at, elapsed))
-                if isinstance(following, str):
-                    errors.append(following)
-                    continue
-            if following is None:  # nothing left for this annotator (done, or held by others)
+                if status == 201:
+                    confirmed.append(body["token"])
+                    rounds.append((time.time() - began_at, elapsed))
+                if failed:
+                    errors.append(failed)
+            if not failed and following is None:  # nothing left for this annotator (done, or held by others)
                 break
-            shown = following
+            shown = None if failed else following  # after an error, next/ offers the pair held again
             time.sleep(rng.uniform(*think))
 
     threads = [threading.Thread(target=annotator, args=(key,)) for key in sessions]
