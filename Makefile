@@ -14,6 +14,9 @@ XDIST := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist load
 # rewrites every test module's assertions again (about 7 s each) and every server, worker and
 # command a test starts compiles the project again. It goes to __pycache__ (git-ignored).
 SUITE := env -u PYTHONDONTWRITEBYTECODE
+# A failure's traceback without each frame's whole source: the failing line and its error come
+# first in a long log, not after a browser test's hundred lines of listing.
+TRACEBACK := --tb=short
 
 .PHONY: run test lint lint-fix typecheck test-sqlite test-postgres test-browser install browser messages bench clean
 
@@ -67,7 +70,7 @@ lint-fix: install
 
 test-sqlite: install
 	@echo "== SQLite"
-	$(SUITE) -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright $(XDIST)
+	$(SUITE) -u DATABASE_URL $(PY) -m pytest --ignore=tests/e2e -p no:playwright $(TRACEBACK) $(XDIST)
 
 # Runs only when DATABASE_URL points at PostgreSQL (.ci/run starts one and sets it). Every test
 # that touches the database runs here again; the ones that never reach one (pure statistics,
@@ -76,12 +79,12 @@ test-sqlite: install
 test-postgres: install
 	@if [[ "$${DATABASE_URL:-}" == postgres* ]]; then \
 		echo "== PostgreSQL: $${DATABASE_URL%%@*}@..."; \
-		$(SUITE) $(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(XDIST); \
+		$(SUITE) $(PY) -m pytest --ignore=tests/e2e -p no:playwright --database-tests-only $(TRACEBACK) $(XDIST); \
 	else echo "== PostgreSQL suite skipped: DATABASE_URL is not a postgres:// URL (.ci/run sets one)."; fi
 
 test-browser: install browser
 	@echo "== Browser (Chromium)"
-	$(SUITE) -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(XDIST)
+	$(SUITE) -u DATABASE_URL DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest tests/e2e $(TRACEBACK) $(XDIST)
 
 # Playwright drives Debian's Chromium in the build it uses for headless runs (browsers cannot be
 # downloaded here; tests/e2e/conftest.py); the Chinese pages need a CJK font.
