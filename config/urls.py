@@ -12,6 +12,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 
+from core import api_schema  # noqa: F401 - the schema's description of the session sign-in
 from core.api import ApiRootApi, MeApi
 from core.token_api import TokenDetailApi, TokenListApi
 from home import urls as home_urls

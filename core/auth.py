@@ -11,7 +11,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.db import connection
-from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
 
@@ -103,9 +102,3 @@ class CurrentWorkspaceMixin:
 
 class WorkspaceSessionAuthentication(CurrentWorkspaceMixin, SessionAuthentication):
     """DRF's session authentication (with its CSRF check), the workspace named as for tokens."""
-
-
-class WorkspaceSessionScheme(SessionScheme):
-    """The API schema describes the session sign-in as DRF's own (a cookie)."""
-
-    target_class = "core.auth.WorkspaceSessionAuthentication"

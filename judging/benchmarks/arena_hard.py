@@ -22,7 +22,6 @@ from curation.registry import DatasetFormat
 from judging.answers.imports import AnswerRecord, answer_record
 from judging.benchmarks.registry import Benchmark, GenerationPreset, PublishedConfig, TemplateSet, benchmark_register
 from judging.models import Answer, JudgeRun
-from judging.papers.arena_scores import arena_leaderboard, average_length, battle_of
 from judging.papers.tables import arena_lines
 from judging.prompts.building import DefaultTemplate
 from judging.verdicts.parsing import COPIED_FROM_ANSWER, ECHOED_EXAMPLE, PairwiseParse, normalise
@@ -254,6 +253,11 @@ def answer_length():
 def run_board(run: JudgeRun, *, baseline: str = BASELINE) -> dict:
     """A run's leaderboard as Arena-Hard-Auto shows it, from its judgments (each one a battle) and
     the answers they judged."""
+    # Imported here, not with the module: every process registers the benchmarks when it starts,
+    # and the scores' SciPy would add a quarter of a second to each start-up (`manage.py judge`
+    # included) that only a leaderboard needs.
+    from judging.papers.arena_scores import arena_leaderboard, average_length, battle_of
+
     judgments = list(
         run.judgments.replied().filter(model__is_probe=False).values_list("item_id", "model__name", "outcome", "scores")
     )
