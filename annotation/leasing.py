@@ -206,6 +206,7 @@ def _statements(vendor: str) -> dict[str, str]:
             JOIN {table["campaign"]} c ON c.id = p.campaign_id
             WHERE s.token = %s AND s.annotator_id = %s
             LIMIT 1{lock_own_row}""",
+        "status_set": f"""UPDATE {table["assignment"]} SET status = %s WHERE id = %s""",
         "taken": f"""
             SELECT COUNT(*) FROM {table["assignment"]} s
             WHERE s.pair_id = %s AND s.id <> %s AND {holding_a_slot}""",
@@ -300,6 +301,11 @@ def assignment_to_vote_on(*, token: str, annotator_id: int) -> Assignment | None
     campaign's `votes_per_pair`. None when no such assignment is theirs.
     Call inside a transaction."""
     return raw_first(Assignment, _sql("mine"), [token, annotator_id])
+
+
+def assignment_status_set(*, assignment_id: int, status: str) -> None:
+    """Set an assignment's status (a vote cast on it: VOTED)."""
+    _execute("status_set", [str(status), assignment_id])
 
 
 def pair_lock(*, pair_id: int) -> None:

@@ -27,6 +27,7 @@ from annotation.adaptive import MAX_DRAWN_UNVOTED, pair_draw
 from annotation.errors import AnnotationError
 from annotation.figures import figures_votes_changed
 from annotation.models import Assignment, Campaign, ComparisonPair, Vote, Winner
+from core.raw_rows import raw_insert
 from judging.models import Answer
 
 # What the annotator clicks, in screen terms; the vote is stored in model terms.
@@ -50,11 +51,13 @@ def _with_answer_texts(pairs):
 def _lease(pair: ComparisonPair, annotator: User, campaign: Campaign, now) -> Assignment:
     if not pair.is_gold:
         leasing.last_pair_note(campaign_id=campaign.pk, annotator_id=annotator.pk, pair_id=pair.pk)
-    assignment = Assignment.objects.create(
-        pair=pair,
-        annotator=annotator,
-        model_a_on_left=secrets.randbelow(2) == 1,
-        leased_until=now + timedelta(seconds=campaign.lease_seconds),
+    assignment = raw_insert(
+        Assignment(
+            pair=pair,
+            annotator=annotator,
+            model_a_on_left=secrets.randbelow(2) == 1,
+            leased_until=now + timedelta(seconds=campaign.lease_seconds),
+        )
     )
     assignment.answer_a_text, assignment.answer_b_text = pair.answer_a_text, pair.answer_b_text
     return assignment
@@ -269,7 +272,7 @@ def vote_cast(
         # An expired lease already holds no slot, so nothing needs releasing here.
         if others >= assignment.votes_per_pair:
             raise AnnotationError(_("Your time for this item ran out and others have voted on it."))
-    vote = Vote.objects.create(
+    vote = Vote(
         item_id=assignment.pair_item_id,
         model_a_id=assignment.pair_model_a_id,
         model_b_id=assignment.pair_model_b_id,
@@ -283,8 +286,10 @@ def vote_cast(
         choice_probability=assignment.pair_choice_probability,
         seconds_spent=max(0.0, (now - (assignment.undone_at or assignment.created_at)).total_seconds()),
     )
+    # Written as fixed statements: the ORM's save composes each anew, twice the CPU of the write.
+    raw_insert(vote)
+    leasing.assignment_status_set(assignment_id=assignment.pk, status=Assignment.Status.VOTED)
     assignment.status = Assignment.Status.VOTED
-    assignment.save(update_fields=["status"])
     _count_vote(assignment, annotator.pk, 1)
     _refresh_figures_after_commit(assignment.pair_campaign_id)
     return vote, True
