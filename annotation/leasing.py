@@ -22,8 +22,9 @@ campaign's row lock (so concurrent draws take turns), given back when nothing co
 and an unused question for a model pair.
 """
 
+import weakref
 from functools import cache
-from typing import cast
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import Model
@@ -427,3 +428,43 @@ def model_pair_drawn(*, campaign_id: int, model_ids: tuple[int, int], used_up: b
     """Count one more question drawn for the two models (`used_up`: none is left, whatever the count said)."""
     low, high = sorted(model_ids)
     _execute("model_pair_used_up" if used_up else "model_pair_drawn", [campaign_id, low, high])
+
+
+# Prepared statements (DB_PREPARED_STATEMENTS) keep the plan PostgreSQL made for them on a
+# connection until the tables' statistics change. Made while the annotation tables were nearly
+# empty (a new deployment, an adaptive campaign's first pairs), a plan reads them whole, and goes
+# on reading them as they fill, until autovacuum's ANALYZE comes by: up to a minute, or for ever
+# where autovacuum is off (a fresh adaptive campaign's PostgreSQL CPU a round grew from 10 to
+# 160 ms over 3,000 rounds on such a server; bench/README.md, "Plans made on empty tables").
+# So a connection drops its plans after its 32nd lease, its 64th, 128th and so on, as a table
+# that a campaign fills from empty doubles, then every 1,024th: each time the next executions
+# plan again on the tables as they are. About twenty statements planned again now and then cost
+# PostgreSQL a few milliseconds per thousand leases.
+PLAN_AGAIN_FIRST = 32
+PLAN_AGAIN_EVERY = 1024
+# psycopg connection -> the leases it has made.
+_leases_made: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def plan_again_due(leases: int) -> bool:
+    """Whether a connection plans again after its `leases`-th lease: at PLAN_AGAIN_FIRST times a
+    power of two below PLAN_AGAIN_EVERY, then at every multiple of PLAN_AGAIN_EVERY."""
+    if leases % PLAN_AGAIN_EVERY == 0:
+        return True
+    share, rest = divmod(leases, PLAN_AGAIN_FIRST)
+    return rest == 0 and share > 0 and share & (share - 1) == 0 and leases < PLAN_AGAIN_EVERY
+
+
+def plans_renew_as_tables_grow() -> None:
+    """Count a lease on this connection and, when plan_again_due says so, drop the statements it
+    prepared (PostgreSQL with prepared statements only). Sent straight to the driver: it is the
+    connection's upkeep, not one of the request's queries."""
+    if connection.vendor != "postgresql":
+        return
+    driver = connection.connection
+    if driver is None or getattr(driver, "prepare_threshold", None) is None:
+        return
+    leases = _leases_made[driver] = _leases_made.get(driver, 0) + 1
+    if plan_again_due(leases):
+        # psycopg forgets its own prepared statements too when it sees this command succeed.
+        driver.execute("DEALLOCATE ALL")
