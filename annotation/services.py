@@ -287,7 +287,7 @@ def vote_cast(
         choice_probability=assignment.pair_choice_probability,
         seconds_spent=max(0.0, (now - (assignment.undone_at or assignment.created_at)).total_seconds()),
     )
-    # Written as fixed statements: the ORM's save composes each anew, twice the CPU of the write.
+    # Fixed statements: save() composes each anew on every vote (bench/README.md, "Fixed statements").
     raw_insert(vote)
     leasing.assignment_status_set(assignment_id=assignment.pk, status=Assignment.Status.VOTED)
     assignment.status = Assignment.Status.VOTED
