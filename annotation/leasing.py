@@ -455,7 +455,7 @@ def plan_again_due(leases: int) -> bool:
     return rest == 0 and share > 0 and share & (share - 1) == 0 and leases < PLAN_AGAIN_EVERY
 
 
-def plans_renew_as_tables_grow() -> None:
+def prepared_plans_renew_when_due() -> None:
     """Count a lease on this connection and, when plan_again_due says so, drop the statements it
     prepared (PostgreSQL with prepared statements only). Sent straight to the driver: it is the
     connection's upkeep, not one of the request's queries."""

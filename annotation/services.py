@@ -60,7 +60,7 @@ def _lease(pair: ComparisonPair, annotator: User, campaign: Campaign, now) -> As
         )
     )
     assignment.answer_a_text, assignment.answer_b_text = pair.answer_a_text, pair.answer_b_text
-    leasing.plans_renew_as_tables_grow()
+    leasing.prepared_plans_renew_when_due()
     return assignment
 
 

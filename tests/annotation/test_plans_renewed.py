@@ -1,6 +1,6 @@
 """A connection drops the statements it prepared as a campaign's tables fill from empty, so that
 PostgreSQL plans them again on the tables as they are (annotation/leasing.py,
-plans_renew_as_tables_grow). A plan PostgreSQL made on nearly empty tables read them whole for
+prepared_plans_renew_when_due). A plan PostgreSQL made on nearly empty tables read them whole for
 every lease as they filled, until an ANALYZE came by (never, where autovacuum is off):
 bench/README.md, "Plans made on empty tables", counts the rows and the milliseconds. What the
 planner then chooses depends on the statistics of the moment, so these tests hold the mechanism:
@@ -29,19 +29,26 @@ def prepared_statements() -> list[str]:
         return [statement for (statement,) in cursor.fetchall()]
 
 
+def campaign_leased_by(monkeypatch, *, plan_again_first: int, prefix: str, rounds: int):
+    """A campaign and its annotator after `rounds` rounds on this connection, whose lease count
+    starts with the campaign and whose plans are first due at lease `plan_again_first`."""
+    monkeypatch.setattr(leasing, "_leases_made", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(leasing, "PLAN_AGAIN_FIRST", plan_again_first)
+    dataset, models, _items, (person, other) = world(questions=30, models=4, annotators=2, prefix=prefix)
+    campaign = campaign_create(
+        slug=prefix, title=prefix, dataset=dataset, candidates=models, question_count=30,
+        pairs_per_question=6, votes_per_pair=2, annotators=[person, other],
+    )  # fmt: skip
+    for _ in range(rounds):
+        a_round(campaign, person)
+    return campaign, person
+
+
 @on_postgresql
 @pytest.mark.django_db
 def test_a_connection_drops_its_prepared_plans_when_due_and_prepares_them_again(monkeypatch):
-    # This connection's count starts here, and its plans are due for dropping at its 9th lease.
-    monkeypatch.setattr(leasing, "_leases_made", weakref.WeakKeyDictionary())
-    monkeypatch.setattr(leasing, "PLAN_AGAIN_FIRST", 9)
-    dataset, models, _items, (person, other) = world(questions=30, models=4, annotators=2, prefix="plans")
-    campaign = campaign_create(
-        slug="plans", title="Plans", dataset=dataset, candidates=models, question_count=30,
-        pairs_per_question=6, votes_per_pair=2, annotators=[person, other],
-    )  # fmt: skip
-    for _ in range(8):  # past psycopg's prepare threshold (5): the lookups are prepared now
-        a_round(campaign, person)
+    # Past psycopg's prepare threshold (5): the lookups are prepared; the 9th lease is due.
+    campaign, person = campaign_leased_by(monkeypatch, plan_again_first=9, prefix="plans", rounds=8)
     assert any("SKIP LOCKED" in statement for statement in prepared_statements())  # the free-pair lookup
 
     lease = assignment_next(campaign=campaign, annotator=person)  # the 9th lease
@@ -58,15 +65,7 @@ def test_a_connection_drops_its_prepared_plans_when_due_and_prepares_them_again(
 @pytest.mark.django_db
 def test_without_a_due_lease_the_plans_stay(monkeypatch):
     """The test above cannot pass for another reason: leases that are not due drop nothing."""
-    monkeypatch.setattr(leasing, "_leases_made", weakref.WeakKeyDictionary())
-    monkeypatch.setattr(leasing, "PLAN_AGAIN_FIRST", 64)
-    dataset, models, _items, (person, other) = world(questions=30, models=4, annotators=2, prefix="kept")
-    campaign = campaign_create(
-        slug="kept", title="Kept", dataset=dataset, candidates=models, question_count=30,
-        pairs_per_question=6, votes_per_pair=2, annotators=[person, other],
-    )  # fmt: skip
-    for _ in range(9):
-        a_round(campaign, person)
+    campaign_leased_by(monkeypatch, plan_again_first=64, prefix="kept", rounds=9)
     assert any("SKIP LOCKED" in statement for statement in prepared_statements())
 
 
